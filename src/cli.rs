@@ -1,0 +1,134 @@
+//! The command line (DESIGN §2).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{ConfigError, Settings};
+use crate::metrics::Metrics;
+use crate::startup::{Application, Signals};
+use crate::store::Store;
+use crate::{telemetry, tenants};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "merchantd",
+    version,
+    about = "Multi-tenant merchant commerce API server"
+)]
+pub struct Cli {
+    /// Configuration file (default: merchantd.toml in the working directory, if present).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Migrate, apply every manifest in the tenants folder, and serve the API.
+    Serve {
+        /// Address to listen on (default 127.0.0.1:8080).
+        #[arg(long)]
+        bind: Option<String>,
+        #[command(flatten)]
+        db: DbArgs,
+        /// Folder of tenant manifests (default tenants/).
+        #[arg(long)]
+        tenants: Option<PathBuf>,
+    },
+    /// Apply database migrations and exit.
+    Migrate {
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Manage tenant manifests.
+    Tenant {
+        #[command(subcommand)]
+        command: TenantCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TenantCommand {
+    /// Create or update merchants from manifests (idempotent); prints the ids as JSON.
+    Apply {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct DbArgs {
+    /// Database URL: sqlite://PATH or postgres://... (default sqlite://data/merchantd.db).
+    #[arg(long)]
+    pub database_url: Option<String>,
+}
+
+impl Cli {
+    /// Settings from the file and the environment, with this command's flags on top.
+    pub fn settings(&self) -> Result<Settings, ConfigError> {
+        let mut settings = Settings::load(self.config.as_deref(), |k| std::env::var(k).ok())?;
+        let db = match &self.command {
+            Command::Serve {
+                bind, db, tenants, ..
+            } => {
+                if let Some(bind) = bind {
+                    settings.bind = bind.clone();
+                }
+                if let Some(dir) = tenants {
+                    settings.tenants = dir.clone();
+                }
+                db
+            }
+            Command::Migrate { db } => db,
+            Command::Tenant {
+                command: TenantCommand::Apply { db, .. },
+            } => db,
+        };
+        if let Some(url) = &db.database_url {
+            settings.database_url = url.clone();
+        }
+        Ok(settings)
+    }
+
+    /// Runs the command; the result is the process's exit status.
+    pub async fn run(self) -> anyhow::Result<()> {
+        let settings = self.settings()?;
+        telemetry::init(&settings);
+        match self.command {
+            Command::Serve { .. } => {
+                let app = Application::build(settings, Signals::Handle).await?;
+                tracing::info!(port = app.port(), "merchantd listening");
+                app.run_until_stopped().await
+            }
+            Command::Migrate { .. } => {
+                let store = Store::connect(&settings.database_url, Metrics::new()).await?;
+                store.migrate().await?;
+                store.close().await;
+                println!(
+                    "{}",
+                    serde_json::json!({"migrated": true, "backend": store.backend().name()})
+                );
+                Ok(())
+            }
+            Command::Tenant {
+                command: TenantCommand::Apply { files, .. },
+            } => {
+                // Validate every file before touching the database.
+                let manifests = tenants::load_all(&files)?;
+                let store = Store::connect(&settings.database_url, Metrics::new()).await?;
+                store.migrate().await?;
+                let applied = store
+                    .apply_manifests(&manifests, settings.pbkdf2_iterations)
+                    .await;
+                store.close().await;
+                let applied = applied?;
+                println!("{}", serde_json::to_string_pretty(&applied)?);
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! Bearer authentication of the API: the gate every API route sits behind, the [`Caller`]
+//! extractor handlers use, and the access-token cache.
+
+use std::future::{ready, Ready};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::{header, Method};
+use actix_web::middleware::Next;
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
+
+use super::error::ApiError;
+use super::{version, AppState};
+use crate::crypto;
+use crate::domain::{Role, Scope, ScopeSet};
+use crate::store::oauth::AccessTokenRecord;
+use crate::store::{now_millis, Store};
+
+/// Who is calling: the token's merchant, user, application and scopes.
+#[derive(Clone, Debug)]
+pub struct Caller {
+    pub merchant_id: i64,
+    pub employee_id: i64,
+    pub application_id: i64,
+    pub role: Role,
+    pub scopes: ScopeSet,
+    pub family_id: String,
+}
+
+impl FromRequest for Caller {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(
+            req.extensions()
+                .get::<Caller>()
+                .cloned()
+                .ok_or_else(|| ApiError::TokenInvalid {
+                    detail: "no bearer token was sent".into(),
+                }),
+        )
+    }
+}
+
+/// Access tokens by hash, in front of the database. Entries live briefly so a revocation made
+/// by another process is seen within that bound; revocations in this process evict at once.
+#[derive(Clone)]
+pub struct TokenCache {
+    cache: moka::future::Cache<String, Option<Arc<AccessTokenRecord>>>,
+}
+
+impl TokenCache {
+    pub fn new() -> Self {
+        Self {
+            cache: moka::future::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(Duration::from_secs(30))
+                .build(),
+        }
+    }
+
+    pub async fn lookup(
+        &self,
+        store: &Store,
+        hash: &str,
+    ) -> Result<Option<Arc<AccessTokenRecord>>, ApiError> {
+        if let Some(hit) = self.cache.get(hash).await {
+            return Ok(hit);
+        }
+        let found = store.find_access_token(hash).await?.map(Arc::new);
+        self.cache.insert(hash.to_owned(), found.clone()).await;
+        Ok(found)
+    }
+
+    pub async fn evict(&self, hash: &str) {
+        self.cache.invalidate(hash).await;
+    }
+
+    /// Drops every cached entry (used after a family or application revocation, where the
+    /// affected token hashes are not all known here).
+    pub fn evict_all(&self) {
+        self.cache.invalidate_all();
+    }
+}
+
+impl Default for TokenCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The token from `Authorization: Bearer <t>` (or the legacy `OAuth <t>`).
+fn presented_token(req: &ServiceRequest) -> Result<&str, ApiError> {
+    let Some(value) = req.headers().get(header::AUTHORIZATION) else {
+        return Err(ApiError::TokenInvalid {
+            detail: "no bearer token was sent".into(),
+        });
+    };
+    let value = value.to_str().map_err(|_| ApiError::TokenInvalid {
+        detail: "the header is not text".into(),
+    })?;
+    let (scheme, token) = value.trim().split_once(' ').ok_or(ApiError::TokenInvalid {
+        detail: "expected \"Bearer <token>\"".into(),
+    })?;
+    if !(scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("oauth")) {
+        return Err(ApiError::TokenInvalid {
+            detail: "expected \"Bearer <token>\"".into(),
+        });
+    }
+    let token = token.trim();
+    if token.is_empty() || token.len() > 512 {
+        return Err(ApiError::TokenInvalid {
+            detail: "the token is malformed".into(),
+        });
+    }
+    Ok(token)
+}
+
+/// Resolves the caller of an API request, or says why not (401).
+pub async fn authenticate(state: &AppState, req: &ServiceRequest) -> Result<Caller, ApiError> {
+    let token = presented_token(req)?;
+    let record = state
+        .tokens
+        .lookup(&state.store, &crypto::sha256_hex(token))
+        .await?
+        .ok_or_else(|| ApiError::TokenInvalid {
+            detail: "the token is unknown or revoked".into(),
+        })?;
+    let now = now_millis();
+    if record.expires_at <= now {
+        return Err(ApiError::TokenExpired);
+    }
+    if record.exit_date.is_some_and(|exit| exit <= now) {
+        return Err(ApiError::TokenInvalid {
+            detail: "the token's user no longer works for the merchant".into(),
+        });
+    }
+    let role = Role::from_id(record.role_id).ok_or_else(|| {
+        ApiError::internal(anyhow::anyhow!(
+            "employee has unknown role {}",
+            record.role_id
+        ))
+    })?;
+    let scopes = ScopeSet::parse(&record.scope)
+        .ok()
+        .flatten()
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("stored token scope is invalid")))?
+        // The role caps the token even if it changed after the grant.
+        .capped(role.highest_scope());
+    Ok(Caller {
+        merchant_id: record.merchant_id,
+        employee_id: record.employee_id,
+        application_id: record.application_id,
+        role,
+        scopes,
+        family_id: record.family_id.clone(),
+    })
+}
+
+/// The scope a request needs (DESIGN §5).
+pub fn needed_scope(method: &Method, path: &str) -> Scope {
+    let is_application = path == "/application" || path.starts_with("/application/");
+    match *method {
+        Method::GET | Method::HEAD | Method::OPTIONS => Scope::Read,
+        Method::DELETE => Scope::Admin,
+        _ if is_application => Scope::Admin,
+        _ => Scope::Write,
+    }
+}
+
+/// The gate in front of every API route: token (401), then scope (403), then version (400).
+pub async fn api_gate(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    match admit(&req).await {
+        Ok(caller) => {
+            req.extensions_mut().insert(caller);
+            Ok(next.call(req).await?.map_into_left_body())
+        }
+        // Answered here, while the request is at hand, so the outer layer sees a response.
+        Err(err) => Ok(req.error_response(err).map_into_right_body()),
+    }
+}
+
+async fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
+    let state = req
+        .app_data::<web::Data<AppState>>()
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state is missing")))?;
+    let caller = authenticate(state, req).await?;
+    let needed = needed_scope(req.method(), req.path());
+    if !caller.scopes.allows(needed) {
+        return Err(ApiError::InsufficientScope {
+            needed,
+            detail: format!(
+                "{} {} needs scope {needed}; the token has {}.",
+                req.method(),
+                req.path(),
+                caller.scopes.to_scope_string()
+            ),
+        });
+    }
+    version::check(req.headers())?;
+    Ok(caller)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_follow_methods_and_application_writes_need_admin() {
+        assert_eq!(needed_scope(&Method::GET, "/product"), Scope::Read);
+        assert_eq!(needed_scope(&Method::POST, "/product"), Scope::Write);
+        assert_eq!(needed_scope(&Method::PUT, "/product"), Scope::Write);
+        assert_eq!(needed_scope(&Method::DELETE, "/product"), Scope::Admin);
+        assert_eq!(needed_scope(&Method::POST, "/application"), Scope::Admin);
+        assert_eq!(needed_scope(&Method::GET, "/application"), Scope::Read);
+    }
+}

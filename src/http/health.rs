@@ -1,0 +1,39 @@
+//! Unauthenticated operational endpoints: liveness, readiness, status and metrics.
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{web, HttpResponse};
+
+use super::envelope::Reply;
+use super::error::ApiError;
+use super::AppState;
+
+pub async fn live() -> Reply {
+    Reply::ok().field("status", "live")
+}
+
+/// Ready only while the database answers (and not while shutting down).
+pub async fn ready(state: web::Data<AppState>) -> Result<Reply, ApiError> {
+    if state.store.ping().await {
+        Ok(Reply::ok().field("status", "ready"))
+    } else {
+        Err(ApiError::Unavailable("database is not answering".into()))
+    }
+}
+
+pub async fn status() -> Reply {
+    Reply::ok().field("status", "OK").field(
+        "serverTimestamp",
+        chrono::Utc::now()
+            .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+            .to_string(),
+    )
+}
+
+pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        ))
+        .body(state.metrics.render())
+}

@@ -1,0 +1,162 @@
+//! The outermost layer: request id, timing, panic containment, the envelope on every JSON
+//! answer, `x-api-version`, metrics and the one log line per request.
+
+use std::panic::AssertUnwindSafe;
+use std::time::Instant;
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::{web, HttpMessage};
+use futures_util::FutureExt;
+
+use super::auth::Caller;
+use super::envelope::{PendingEnvelope, CODE_BASE_VERSION};
+use super::error::ApiError;
+use super::AppState;
+
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+pub const API_VERSION: HeaderName = HeaderName::from_static("x-api-version");
+
+/// When the request arrived and its id, for handlers that need them.
+#[derive(Clone, Debug)]
+pub struct RequestMeta {
+    pub started: Instant,
+    pub request_id: String,
+}
+
+pub async fn envelope_layer(
+    req: ServiceRequest,
+    next: Next<BoxBody>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let started = Instant::now();
+    let request_id = uuid::Uuid::new_v4().to_string();
+    req.extensions_mut().insert(RequestMeta {
+        started,
+        request_id: request_id.clone(),
+    });
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let method = req.method().to_string();
+    let path = req.path().to_owned();
+
+    let response = if let Some(err) = state.as_ref().and_then(|s| declared_too_large(s, &req)) {
+        req.error_response(err)
+    } else {
+        match AssertUnwindSafe(next.call(req)).catch_unwind().await {
+            Ok(Ok(res)) => res,
+            Ok(Err(err)) => return Err(err),
+            Err(panic) => {
+                // The request went down with the handler, so there is no ServiceResponse to
+                // build: return the error and let actix render it (ApiError renders a complete
+                // envelope body on its own for exactly this path).
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "non-text panic payload".into());
+                if let Some(state) = &state {
+                    let labels = [method.as_str(), "unknown", "500"];
+                    state.metrics.http_requests.with_label_values(&labels).inc();
+                }
+                tracing::error!(
+                    target: "merchantd::http",
+                    method = %method,
+                    status = 500,
+                    request_id = %request_id,
+                    "handler panicked"
+                );
+                return Err(ApiError::internal(anyhow::anyhow!("handler panicked: {what}")).into());
+            }
+        }
+    };
+
+    let mut response = finalize(response, started, &method, &path);
+    let headers = response.headers_mut();
+    headers.insert(API_VERSION, HeaderValue::from_static(CODE_BASE_VERSION));
+    if let Ok(v) = HeaderValue::from_str(&request_id) {
+        headers.insert(REQUEST_ID, v);
+    }
+
+    let route = response
+        .request()
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_owned());
+    let status = response.status();
+    let elapsed = started.elapsed();
+    if let Some(state) = &state {
+        let labels = [method.as_str(), route.as_str(), status.as_str()];
+        state.metrics.http_requests.with_label_values(&labels).inc();
+        state
+            .metrics
+            .http_request_duration
+            .with_label_values(&labels)
+            .observe(elapsed.as_secs_f64());
+    }
+    let merchant_id = response
+        .request()
+        .extensions()
+        .get::<Caller>()
+        .map(|c| c.merchant_id);
+    tracing::info!(
+        target: "merchantd::http",
+        method = %method,
+        route = %route,
+        status = status.as_u16(),
+        duration_ms = elapsed.as_secs_f64() * 1000.0,
+        request_id = %request_id,
+        merchant_id = merchant_id,
+        "request"
+    );
+    Ok(response)
+}
+
+/// Rejects a body whose declared length is over the limit before reading any of it.
+fn declared_too_large(state: &AppState, req: &ServiceRequest) -> Option<ApiError> {
+    let declared: u64 = req
+        .headers()
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let limit = if req.path() == "/uploader" {
+        state.settings.max_upload_bytes
+    } else {
+        state.settings.max_body_bytes
+    } as u64;
+    (declared > limit).then(|| ApiError::PayloadTooLarge {
+        detail: format!("The body is {declared} bytes; at most {limit} are allowed."),
+    })
+}
+
+/// Writes the envelope: from the [`PendingEnvelope`] a handler or error left, or, for a bare
+/// error response made by actix itself, from its status.
+fn finalize(
+    mut res: ServiceResponse<BoxBody>,
+    started: Instant,
+    method: &str,
+    path: &str,
+) -> ServiceResponse<BoxBody> {
+    let pending = res
+        .response_mut()
+        .extensions_mut()
+        .remove::<PendingEnvelope>();
+    let pending = match pending {
+        Some(p) => p,
+        None if res.status().is_client_error() || res.status().is_server_error() => {
+            let cause = res.response().error().map(|e| e.to_string());
+            ApiError::from_status(res.status(), method, path, cause).envelope()
+        }
+        None => return res,
+    };
+    let body = pending.render(started.elapsed().as_millis() as u64);
+    res.map_body(|head, _| {
+        head.headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        body.boxed()
+    })
+}

@@ -1,0 +1,104 @@
+//! The HTTP surface: routes, extractors, the envelope and the error mapping.
+
+pub mod auth;
+pub mod envelope;
+pub mod error;
+pub mod health;
+pub mod messages;
+pub mod middleware;
+mod test_hooks;
+pub mod version;
+
+use std::sync::Arc;
+
+use actix_web::error::{JsonPayloadError, PayloadError};
+use actix_web::middleware::{from_fn, Compress};
+use actix_web::{web, HttpRequest};
+
+use crate::config::Settings;
+use crate::metrics::Metrics;
+use crate::store::Store;
+use error::ApiError;
+
+/// Everything handlers share. Built once per server; no globals.
+pub struct AppState {
+    pub settings: Arc<Settings>,
+    pub store: Store,
+    pub metrics: Metrics,
+    pub tokens: auth::TokenCache,
+}
+
+/// Registers every route and the layers around them.
+pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve_metrics: bool) {
+    let limit = state.settings.max_body_bytes;
+    let test_hooks = state.settings.test_hooks;
+    cfg.app_data(state)
+        .app_data(
+            web::JsonConfig::default()
+                .limit(limit)
+                .error_handler(|err, req| json_error(err, req).into()),
+        )
+        .app_data(web::FormConfig::default().limit(limit))
+        .app_data(web::PayloadConfig::default().limit(limit))
+        .service(web::resource("/status").route(web::get().to(health::status)))
+        .service(web::resource("/health/live").route(web::get().to(health::live)))
+        .service(web::resource("/health/ready").route(web::get().to(health::ready)));
+    if serve_metrics {
+        cfg.service(web::resource("/metrics").route(web::get().to(health::metrics)));
+    }
+    if test_hooks {
+        test_hooks::configure(cfg);
+    }
+    // Everything else is the API: authorization first, then the version, then the route.
+    cfg.service(
+        web::scope("")
+            .wrap(from_fn(auth::api_gate))
+            .default_service(web::to(not_found)),
+    );
+}
+
+/// Builds the actix `App` for one worker.
+pub fn app(
+    state: web::Data<AppState>,
+    serve_metrics: bool,
+) -> actix_web::App<
+    impl actix_web::dev::ServiceFactory<
+        actix_web::dev::ServiceRequest,
+        Config = (),
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    actix_web::App::new()
+        .configure(|cfg| configure(cfg, state, serve_metrics))
+        .wrap(from_fn(middleware::envelope_layer))
+        .wrap(Compress::default())
+}
+
+async fn not_found(req: HttpRequest) -> Result<actix_web::HttpResponse, ApiError> {
+    Err(ApiError::NotFound {
+        detail: format!("No route {} {}.", req.method(), req.path()),
+    })
+}
+
+fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> ApiError {
+    match err {
+        JsonPayloadError::OverflowKnownLength { length, limit } => ApiError::PayloadTooLarge {
+            detail: format!("The body is {length} bytes; at most {limit} are allowed."),
+        },
+        JsonPayloadError::Overflow { limit } => ApiError::PayloadTooLarge {
+            detail: format!("The body is over {limit} bytes."),
+        },
+        JsonPayloadError::ContentType => ApiError::UnsupportedMediaType {
+            detail: "Content-Type: the body must be application/json.".into(),
+        },
+        JsonPayloadError::Deserialize(e) => {
+            ApiError::bad_body(format!("The body is not valid JSON: {e}."))
+        }
+        JsonPayloadError::Payload(PayloadError::Overflow) => ApiError::PayloadTooLarge {
+            detail: "The body is over the limit.".into(),
+        },
+        other => ApiError::bad_body(format!("The body could not be read: {other}.")),
+    }
+}

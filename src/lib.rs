@@ -1,0 +1,17 @@
+//! merchantd: a multi-tenant merchant commerce API server.
+//!
+//! Layout follows the request: `http` (routes, envelope, errors) → `store` (all SQL), with
+//! `domain` holding typed values and `tenants` the manifest importer.
+
+#![forbid(unsafe_code)]
+
+pub mod cli;
+pub mod config;
+pub mod crypto;
+pub mod domain;
+pub mod http;
+pub mod metrics;
+pub mod startup;
+pub mod store;
+pub mod telemetry;
+pub mod tenants;

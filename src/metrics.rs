@@ -1,0 +1,79 @@
+//! The Prometheus registry and the metrics of DESIGN §7. One registry per server instance (no
+//! globals), so tests can run several servers in one process.
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+};
+
+#[derive(Clone, Debug)]
+pub struct Metrics {
+    registry: Registry,
+    pub http_requests: IntCounterVec,
+    pub http_request_duration: HistogramVec,
+    pub db_query_duration: HistogramVec,
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let registry = Registry::new();
+        let http_requests = IntCounterVec::new(
+            Opts::new("http_requests_total", "HTTP requests answered."),
+            &["method", "route", "status"],
+        )
+        .expect("valid metric definition");
+        let http_request_duration = HistogramVec::new(
+            HistogramOpts::new(
+                "http_request_duration_seconds",
+                "Time from request to response head.",
+            )
+            .buckets(vec![
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+            ]),
+            &["method", "route", "status"],
+        )
+        .expect("valid metric definition");
+        let db_query_duration = HistogramVec::new(
+            HistogramOpts::new("db_query_duration_seconds", "Database operation latency.").buckets(
+                vec![
+                    0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
+                ],
+            ),
+            &["op"],
+        )
+        .expect("valid metric definition");
+        for collector in [
+            Box::new(http_requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(http_request_duration.clone()),
+            Box::new(db_query_duration.clone()),
+        ] {
+            registry
+                .register(collector)
+                .expect("each metric is registered once");
+        }
+        Self {
+            registry,
+            http_requests,
+            http_request_duration,
+            db_query_duration,
+        }
+    }
+
+    /// The registry later subsystems register their own metrics in.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Everything registered, in the Prometheus text format.
+    pub fn render(&self) -> String {
+        let mut buf = Vec::new();
+        // Encoding into a Vec cannot fail for the text format.
+        let _ = TextEncoder::new().encode(&self.registry.gather(), &mut buf);
+        String::from_utf8(buf).unwrap_or_default()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}

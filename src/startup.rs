@@ -1,0 +1,133 @@
+//! Building and running the server from [`Settings`] (no globals, so tests can run several).
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::{web, HttpServer};
+use anyhow::Context;
+
+use crate::config::Settings;
+use crate::http::{self, AppState};
+use crate::metrics::Metrics;
+use crate::store::Store;
+use crate::tenants;
+
+/// A server bound to its port(s) and ready to run.
+pub struct Application {
+    port: u16,
+    metrics_port: Option<u16>,
+    store: Store,
+    server: actix_web::dev::Server,
+    metrics_server: Option<actix_web::dev::Server>,
+}
+
+/// How the process hosting the server wants signals handled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signals {
+    /// Stop gracefully on SIGTERM/SIGINT (the binary).
+    Handle,
+    /// Leave signals alone (tests embedding the server).
+    Ignore,
+}
+
+impl Application {
+    /// Connects, migrates, applies the tenant manifests and binds the listener(s).
+    pub async fn build(settings: Settings, signals: Signals) -> anyhow::Result<Self> {
+        let metrics = Metrics::new();
+        let store = Store::connect(&settings.database_url, metrics.clone())
+            .await
+            .context("connecting to the database")?;
+        store.migrate().await.context("applying migrations")?;
+        let files = tenants::manifests_in(&settings.tenants)?;
+        let applied = tenants::apply_files(&store, &files, settings.pbkdf2_iterations).await?;
+        for t in &applied {
+            tracing::info!(file = %t.file, merchant = %t.key, merchant_id = t.id, "tenant applied");
+        }
+
+        let settings = Arc::new(settings);
+        let state = web::Data::new(AppState {
+            settings: settings.clone(),
+            store: store.clone(),
+            metrics,
+            tokens: http::auth::TokenCache::new(),
+        });
+
+        let listener = TcpListener::bind(&settings.bind)
+            .with_context(|| format!("binding {}", settings.bind))?;
+        let port = listener.local_addr()?.port();
+        let separate_metrics = settings.metrics_bind.is_some();
+        let api_state = state.clone();
+        let mut server = HttpServer::new(move || http::app(api_state.clone(), !separate_metrics))
+            .shutdown_timeout(settings.shutdown_timeout_secs)
+            .client_request_timeout(Duration::from_secs(30));
+        if settings.workers > 0 {
+            server = server.workers(settings.workers);
+        }
+        if signals == Signals::Ignore {
+            server = server.disable_signals();
+        }
+        let server = server.listen(listener)?.run();
+
+        let (metrics_port, metrics_server) = match &settings.metrics_bind {
+            Some(bind) => {
+                let listener =
+                    TcpListener::bind(bind).with_context(|| format!("binding {bind}"))?;
+                let port = listener.local_addr()?.port();
+                let metrics_state = state.clone();
+                let mut ms = HttpServer::new(move || {
+                    actix_web::App::new()
+                        .app_data(metrics_state.clone())
+                        .route("/metrics", web::get().to(http::health::metrics))
+                })
+                .workers(1);
+                if signals == Signals::Ignore {
+                    ms = ms.disable_signals();
+                }
+                (Some(port), Some(ms.listen(listener)?.run()))
+            }
+            None => (None, None),
+        };
+
+        Ok(Self {
+            port,
+            metrics_port,
+            store,
+            server,
+            metrics_server,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn metrics_port(&self) -> Option<u16> {
+        self.metrics_port
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// A handle that stops the server gracefully.
+    pub fn handle(&self) -> actix_web::dev::ServerHandle {
+        self.server.handle()
+    }
+
+    /// Serves until stopped (a signal or the handle), lets in-flight requests finish within
+    /// `shutdown_timeout_secs`, then closes the pool.
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let metrics_handle = self.metrics_server.as_ref().map(|s| s.handle());
+        if let Some(ms) = self.metrics_server {
+            actix_rt::spawn(ms);
+        }
+        let result = self.server.await;
+        if let Some(h) = metrics_handle {
+            h.stop(true).await;
+        }
+        self.store.close().await;
+        tracing::info!("server stopped");
+        Ok(result?)
+    }
+}

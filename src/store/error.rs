@@ -1,0 +1,28 @@
+use thiserror::Error;
+
+/// Failures of the storage layer. The HTTP layer maps them to 500/503 without showing internals.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("database configuration: {0}")]
+    Config(String),
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("migration error: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("stored data is inconsistent: {0}")]
+    Corrupt(String),
+}
+
+impl StoreError {
+    /// True when the database could not be reached at all, as opposed to a failed statement.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Database(
+                sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
+            )
+        )
+    }
+}

@@ -1,0 +1,276 @@
+//! Applying tenant manifests: create or update, never duplicate, all files in one transaction.
+
+use std::collections::BTreeMap;
+
+use sqlx::AnyConnection;
+
+use super::{now_millis, Store, StoreError};
+use crate::crypto;
+use crate::tenants::{AppliedTenant, Manifest, PasswordSpec, UserSpec};
+
+impl Store {
+    /// Applies validated manifests in one transaction. Applying the same manifests again writes
+    /// nothing: rows are only touched when a value differs, and a password that still verifies
+    /// against the stored hash keeps that hash (a fresh salt would change the row every time).
+    pub async fn apply_manifests(
+        &self,
+        manifests: &[Manifest],
+        pbkdf2_iterations: u32,
+    ) -> Result<Vec<AppliedTenant>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let mut applied = Vec::with_capacity(manifests.len());
+        for manifest in manifests {
+            applied.push(self.apply_one(&mut tx, manifest, pbkdf2_iterations).await?);
+        }
+        tx.commit().await?;
+        Ok(applied)
+    }
+
+    async fn apply_one(
+        &self,
+        conn: &mut AnyConnection,
+        m: &Manifest,
+        iterations: u32,
+    ) -> Result<AppliedTenant, StoreError> {
+        let now = now_millis();
+        let existing: Option<(i64, String)> =
+            sqlx::query_as("SELECT id, name FROM merchants WHERE manifest_key = $1")
+                .bind(&m.merchant_key)
+                .fetch_optional(&mut *conn)
+                .await?;
+        let merchant_id = match existing {
+            Some((id, name)) => {
+                if name != m.merchant_name {
+                    sqlx::query("UPDATE merchants SET name = $1, updated_at = $2 WHERE id = $3")
+                        .bind(&m.merchant_name)
+                        .bind(now)
+                        .bind(id)
+                        .execute(&mut *conn)
+                        .await?;
+                }
+                id
+            }
+            None => {
+                let id = self.next_id(conn).await?;
+                sqlx::query(
+                    "INSERT INTO merchants (id, manifest_key, name, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $4)",
+                )
+                .bind(id)
+                .bind(&m.merchant_key)
+                .bind(&m.merchant_name)
+                .bind(now)
+                .execute(&mut *conn)
+                .await?;
+                id
+            }
+        };
+
+        let mut stores = BTreeMap::new();
+        for spec in &m.stores {
+            let existing: Option<(i64, String)> = sqlx::query_as(
+                "SELECT id, name FROM stores WHERE merchant_id = $1 AND manifest_key = $2",
+            )
+            .bind(merchant_id)
+            .bind(&spec.key)
+            .fetch_optional(&mut *conn)
+            .await?;
+            let id = match existing {
+                Some((id, name)) => {
+                    if name != spec.name {
+                        sqlx::query(
+                            "UPDATE stores SET name = $1 WHERE merchant_id = $2 AND id = $3",
+                        )
+                        .bind(&spec.name)
+                        .bind(merchant_id)
+                        .bind(id)
+                        .execute(&mut *conn)
+                        .await?;
+                    }
+                    id
+                }
+                None => {
+                    let id = self.next_id(conn).await?;
+                    sqlx::query(
+                        "INSERT INTO stores (merchant_id, id, manifest_key, name, active_date) \
+                         VALUES ($1, $2, $3, $4, $5)",
+                    )
+                    .bind(merchant_id)
+                    .bind(id)
+                    .bind(&spec.key)
+                    .bind(&spec.name)
+                    .bind(now)
+                    .execute(&mut *conn)
+                    .await?;
+                    id
+                }
+            };
+            stores.insert(spec.key.clone(), id);
+        }
+
+        let mut users = BTreeMap::new();
+        for spec in &m.users {
+            let id = self
+                .apply_user(conn, merchant_id, spec, iterations, now)
+                .await?;
+            users.insert(spec.email.clone(), id);
+        }
+
+        let mut applications = BTreeMap::new();
+        for spec in &m.applications {
+            let uris = serde_json::to_string(&spec.redirect_uris)
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            let existing: Option<(i64, i64, String, String, String, Option<String>)> =
+                sqlx::query_as(
+                    "SELECT merchant_id, id, secret_hash, name, redirect_uris, description \
+                     FROM applications WHERE client_id = $1",
+                )
+                .bind(&spec.client_id)
+                .fetch_optional(&mut *conn)
+                .await?;
+            let id = match existing {
+                Some((owner, ..)) if owner != merchant_id => {
+                    return Err(StoreError::Conflict(format!(
+                        "{}: applications ({}): client_id: already registered by another merchant",
+                        m.file, spec.client_id
+                    )))
+                }
+                Some((_, id, hash, name, stored_uris, description)) => {
+                    if hash != spec.secret_hash
+                        || name != spec.name
+                        || stored_uris != uris
+                        || description != spec.description
+                    {
+                        sqlx::query(
+                            "UPDATE applications SET secret_hash = $1, name = $2, \
+                             redirect_uris = $3, description = $4 \
+                             WHERE merchant_id = $5 AND id = $6",
+                        )
+                        .bind(&spec.secret_hash)
+                        .bind(&spec.name)
+                        .bind(&uris)
+                        .bind(&spec.description)
+                        .bind(merchant_id)
+                        .bind(id)
+                        .execute(&mut *conn)
+                        .await?;
+                    }
+                    id
+                }
+                None => {
+                    let id = self.next_id(conn).await?;
+                    sqlx::query(
+                        "INSERT INTO applications (merchant_id, id, client_id, secret_hash, name, \
+                         description, redirect_uris, active_date) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                    )
+                    .bind(merchant_id)
+                    .bind(id)
+                    .bind(&spec.client_id)
+                    .bind(&spec.secret_hash)
+                    .bind(&spec.name)
+                    .bind(&spec.description)
+                    .bind(&uris)
+                    .bind(now)
+                    .execute(&mut *conn)
+                    .await?;
+                    id
+                }
+            };
+            applications.insert(spec.client_id.clone(), id);
+        }
+
+        Ok(AppliedTenant {
+            file: m.file.clone(),
+            key: m.merchant_key.clone(),
+            id: merchant_id,
+            stores,
+            users,
+            applications,
+        })
+    }
+
+    async fn apply_user(
+        &self,
+        conn: &mut AnyConnection,
+        merchant_id: i64,
+        spec: &UserSpec,
+        iterations: u32,
+        now: i64,
+    ) -> Result<i64, StoreError> {
+        type Row = (i64, i64, Option<String>, Option<String>, Option<String>);
+        let existing: Option<Row> = sqlx::query_as(
+            "SELECT id, role_id, password_hash, first_name, last_name FROM employees \
+             WHERE merchant_id = $1 AND email = $2",
+        )
+        .bind(merchant_id)
+        .bind(&spec.email)
+        .fetch_optional(&mut *conn)
+        .await?;
+        let stored_hash = existing.as_ref().and_then(|row| row.2.clone());
+        let hash =
+            password_hash_for(spec.password.clone(), stored_hash.clone(), iterations).await?;
+        match existing {
+            Some((id, role_id, _, first, last)) => {
+                // Names set through the API survive a manifest that leaves them out.
+                let new_first = spec.first_name.clone().or(first.clone());
+                let new_last = spec.last_name.clone().or(last.clone());
+                if role_id != spec.role.id()
+                    || stored_hash.as_deref() != Some(hash.as_str())
+                    || new_first != first
+                    || new_last != last
+                {
+                    sqlx::query(
+                        "UPDATE employees SET role_id = $1, password_hash = $2, first_name = $3, \
+                         last_name = $4 WHERE merchant_id = $5 AND id = $6",
+                    )
+                    .bind(spec.role.id())
+                    .bind(&hash)
+                    .bind(&new_first)
+                    .bind(&new_last)
+                    .bind(merchant_id)
+                    .bind(id)
+                    .execute(&mut *conn)
+                    .await?;
+                }
+                Ok(id)
+            }
+            None => {
+                let id = self.next_id(conn).await?;
+                sqlx::query(
+                    "INSERT INTO employees (merchant_id, id, email, first_name, last_name, role_id, \
+                     password_hash, active_date) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                )
+                .bind(merchant_id)
+                .bind(id)
+                .bind(&spec.email)
+                .bind(&spec.first_name)
+                .bind(&spec.last_name)
+                .bind(spec.role.id())
+                .bind(&hash)
+                .bind(now)
+                .execute(&mut *conn)
+                .await?;
+                Ok(id)
+            }
+        }
+    }
+}
+
+/// The hash to store for a manifest password: the stored one when it still verifies, else a new
+/// one. PBKDF2 is CPU-bound, so it runs off the async workers.
+async fn password_hash_for(
+    password: PasswordSpec,
+    stored: Option<String>,
+    iterations: u32,
+) -> Result<String, StoreError> {
+    match password {
+        PasswordSpec::Hash(hash) => Ok(hash),
+        PasswordSpec::Plain(plain) => tokio::task::spawn_blocking(move || match stored {
+            Some(stored) if crypto::verify_password(&plain, &stored) => stored,
+            _ => crypto::hash_password(&plain, iterations),
+        })
+        .await
+        .map_err(|e| StoreError::Corrupt(format!("password hashing task failed: {e}"))),
+    }
+}
