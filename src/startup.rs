@@ -16,6 +16,8 @@ use crate::tenants;
 /// A server bound to its port(s) and ready to run.
 pub struct Application {
     port: u16,
+    signals: Signals,
+    tenants: Vec<tenants::AppliedTenant>,
     metrics_port: Option<u16>,
     store: Store,
     server: actix_web::dev::Server,
@@ -64,10 +66,9 @@ impl Application {
         if settings.workers > 0 {
             server = server.workers(settings.workers);
         }
-        if signals == Signals::Ignore {
-            server = server.disable_signals();
-        }
-        let server = server.listen(listener)?.run();
+        // actix treats SIGINT as a forced stop; DESIGN §2 wants both signals graceful, so
+        // signals are handled here (see `run_until_stopped`).
+        let server = server.disable_signals().listen(listener)?.run();
 
         let (metrics_port, metrics_server) = match &settings.metrics_bind {
             Some(bind) => {
@@ -75,15 +76,13 @@ impl Application {
                     TcpListener::bind(bind).with_context(|| format!("binding {bind}"))?;
                 let port = listener.local_addr()?.port();
                 let metrics_state = state.clone();
-                let mut ms = HttpServer::new(move || {
+                let ms = HttpServer::new(move || {
                     actix_web::App::new()
                         .app_data(metrics_state.clone())
                         .route("/metrics", web::get().to(http::health::metrics))
                 })
-                .workers(1);
-                if signals == Signals::Ignore {
-                    ms = ms.disable_signals();
-                }
+                .workers(1)
+                .disable_signals();
                 (Some(port), Some(ms.listen(listener)?.run()))
             }
             None => (None, None),
@@ -91,6 +90,8 @@ impl Application {
 
         Ok(Self {
             port,
+            signals,
+            tenants: applied,
             metrics_port,
             store,
             server,
@@ -100,6 +101,11 @@ impl Application {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The merchants the manifests created or updated at start-up, with their ids.
+    pub fn tenants(&self) -> &[tenants::AppliedTenant] {
+        &self.tenants
     }
 
     pub fn metrics_port(&self) -> Option<u16> {
@@ -119,6 +125,14 @@ impl Application {
     /// `shutdown_timeout_secs`, then closes the pool.
     pub async fn run_until_stopped(self) -> anyhow::Result<()> {
         let metrics_handle = self.metrics_server.as_ref().map(|s| s.handle());
+        if self.signals == Signals::Handle {
+            let handle = self.server.handle();
+            actix_rt::spawn(async move {
+                wait_for_stop_signal().await;
+                tracing::info!("stop signal received; finishing requests in flight");
+                handle.stop(true).await;
+            });
+        }
         if let Some(ms) = self.metrics_server {
             actix_rt::spawn(ms);
         }
@@ -129,5 +143,31 @@ impl Application {
         self.store.close().await;
         tracing::info!("server stopped");
         Ok(result?)
+    }
+}
+
+/// Resolves on the first SIGTERM or SIGINT (Ctrl-C elsewhere).
+async fn wait_for_stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -1,6 +1,7 @@
 -- Foundation schema: the tables tenant manifests write.
 -- Times are epoch milliseconds (UTC) in BIGINT columns on both databases, so range queries and
--- indexes behave identically on SQLite and PostgreSQL.
+-- indexes behave identically on SQLite and PostgreSQL. Flags are BIGINT 0/1: sqlx's Any driver
+-- cannot carry SQLite booleans.
 
 -- SQLite has no sequences: one row hands out identifiers that are unique across all merchants.
 CREATE TABLE id_allocator (
@@ -33,7 +34,7 @@ CREATE TABLE stores (
     lat           DOUBLE PRECISION,
     lng           DOUBLE PRECISION,
     timezone      TEXT NOT NULL DEFAULT 'Europe/London',
-    sandbox       BOOLEAN NOT NULL DEFAULT FALSE,
+    sandbox       BIGINT NOT NULL DEFAULT 0,
     active_date   BIGINT,
     delete_date   BIGINT,
     PRIMARY KEY (merchant_id, id),

@@ -66,7 +66,11 @@ pub async fn envelope_layer(
                     request_id = %request_id,
                     "handler panicked"
                 );
-                return Err(ApiError::internal(anyhow::anyhow!("handler panicked: {what}")).into());
+                return Err(PanicError {
+                    request_id,
+                    cause: ApiError::internal(anyhow::anyhow!("handler panicked: {what}")),
+                }
+                .into());
             }
         }
     };
@@ -159,4 +163,26 @@ fn finalize(
         );
         body.boxed()
     })
+}
+
+/// A handler panic, answered as a 500 that still carries the request id.
+#[derive(Debug, thiserror::Error)]
+#[error("{cause}")]
+struct PanicError {
+    request_id: String,
+    cause: ApiError,
+}
+
+impl actix_web::ResponseError for PanicError {
+    fn status_code(&self) -> actix_web::http::StatusCode {
+        self.cause.status_code()
+    }
+
+    fn error_response(&self) -> actix_web::HttpResponse {
+        let mut response = self.cause.error_response();
+        if let Ok(v) = HeaderValue::from_str(&self.request_id) {
+            response.headers_mut().insert(REQUEST_ID, v);
+        }
+        response
+    }
 }

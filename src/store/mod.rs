@@ -3,8 +3,8 @@
 //! One [`Store`] serves SQLite (the embedded default) and PostgreSQL through sqlx's `Any` driver:
 //! every statement is written once in the dialect both understand (`$1` placeholders,
 //! `RETURNING`, `ON CONFLICT`), and the few places where the dialects differ branch on
-//! [`Backend`] next to the statement. Columns are BIGINT, TEXT, DOUBLE, BOOLEAN and BLOB only —
-//! the types `Any` carries faithfully on both — with times as epoch milliseconds and money as
+//! [`Backend`] next to the statement. Columns are BIGINT, TEXT, DOUBLE and BLOB only — the types
+//! `Any` carries faithfully on both — with flags as 0/1, times as epoch milliseconds and money as
 //! decimal text.
 
 mod error;

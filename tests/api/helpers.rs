@@ -1,0 +1,351 @@
+//! Starts the real server on a random loopback port with a fresh database, and gives tests
+//! typed helpers. Every test body runs against SQLite and, when `MERCHANTD_TEST_POSTGRES_URL`
+//! is set, against PostgreSQL in its own database (dropped afterwards).
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use merchantd::config::Settings;
+use merchantd::crypto;
+use merchantd::startup::{Application, Signals};
+use merchantd::store::oauth::NewFamily;
+use merchantd::store::{now_millis, Store};
+use merchantd::tenants::AppliedTenant;
+use sqlx::{Column, Connection, Row};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs a test body once per backend: `backend_tests! { async fn name(app) { ... } }` makes
+/// `name::sqlite` and `name::postgres`.
+#[macro_export]
+macro_rules! backend_tests {
+    ($(async fn $name:ident($app:ident) $body:block)*) => {
+        $(
+            mod $name {
+                #[allow(unused_imports)]
+                use super::*;
+                #[actix_rt::test]
+                async fn sqlite() {
+                    let $app = $crate::helpers::spawn_app($crate::helpers::Backend::Sqlite)
+                        .await
+                        .expect("sqlite test app");
+                    $body
+                }
+                #[actix_rt::test]
+                async fn postgres() {
+                    let Some($app) =
+                        $crate::helpers::spawn_app($crate::helpers::Backend::Postgres).await
+                    else {
+                        return;
+                    };
+                    $body
+                }
+            }
+        )*
+    };
+}
+
+/// A fresh database for one test: a SQLite file in a temp folder or a new PostgreSQL database.
+pub struct TestDb {
+    pub url: String,
+    _dir: tempfile::TempDir,
+    pg_drop: Option<(String, String)>,
+}
+
+impl TestDb {
+    /// `None` when PostgreSQL is not configured (and not required).
+    pub async fn new(backend: Backend) -> Option<Self> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        match backend {
+            Backend::Sqlite => Some(Self {
+                url: format!("sqlite://{}", dir.path().join("merchantd.db").display()),
+                _dir: dir,
+                pg_drop: None,
+            }),
+            Backend::Postgres => {
+                let admin_url = postgres_admin_url()?;
+                let name = format!("mcd_test_{}", uuid::Uuid::new_v4().simple());
+                let mut conn = match sqlx::PgConnection::connect(&admin_url).await {
+                    Ok(conn) => conn,
+                    Err(e) if !postgres_required() => {
+                        eprintln!("notice: PostgreSQL is unreachable ({e}); skipping its variant");
+                        return None;
+                    }
+                    Err(e) => {
+                        panic!("MERCHANTD_REQUIRE_POSTGRES=1 but PostgreSQL is unreachable: {e}")
+                    }
+                };
+                sqlx::query(&format!("CREATE DATABASE \"{name}\""))
+                    .execute(&mut conn)
+                    .await
+                    .expect("create test database");
+                let _ = conn.close().await;
+                let mut url = url::Url::parse(&admin_url).expect("valid postgres url");
+                url.set_path(&name);
+                Some(Self {
+                    url: url.to_string(),
+                    _dir: dir,
+                    pg_drop: Some((admin_url, name)),
+                })
+            }
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        self._dir.path()
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Some((admin_url, name)) = self.pg_drop.take() {
+            // Drop runs outside any runtime we may block: use a thread with its own.
+            let _ = std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                rt.block_on(async {
+                    if let Ok(mut conn) = sqlx::PgConnection::connect(&admin_url).await {
+                        let _ = sqlx::query(&format!(
+                            "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
+                        ))
+                        .execute(&mut conn)
+                        .await;
+                    }
+                });
+            })
+            .join();
+        }
+    }
+}
+
+/// The PostgreSQL URL tests create databases through, or `None` to skip. With
+/// `MERCHANTD_REQUIRE_POSTGRES=1` a missing URL fails the test instead.
+pub fn postgres_admin_url() -> Option<String> {
+    static NOTICE: Once = Once::new();
+    match std::env::var("MERCHANTD_TEST_POSTGRES_URL") {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            if postgres_required() {
+                panic!("MERCHANTD_REQUIRE_POSTGRES=1 but MERCHANTD_TEST_POSTGRES_URL is not set");
+            }
+            NOTICE.call_once(|| {
+                eprintln!(
+                    "notice: MERCHANTD_TEST_POSTGRES_URL is not set; PostgreSQL variants of the \
+                     tests are skipped"
+                )
+            });
+            None
+        }
+    }
+}
+
+fn postgres_required() -> bool {
+    std::env::var("MERCHANTD_REQUIRE_POSTGRES").as_deref() == Ok("1")
+}
+
+/// A folder holding the shipped demo manifest and the second fixture merchant.
+pub fn tenants_dir(into: &Path) -> PathBuf {
+    let dir = into.join("tenants");
+    std::fs::create_dir_all(&dir).expect("tenants dir");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(root.join("tenants/demo.toml"), dir.join("demo.toml")).expect("copy demo");
+    std::fs::copy(
+        root.join("tests/fixtures/second.toml"),
+        dir.join("second.toml"),
+    )
+    .expect("copy second");
+    dir
+}
+
+pub fn test_settings(db: &TestDb) -> Settings {
+    Settings {
+        bind: "127.0.0.1:0".into(),
+        database_url: db.url.clone(),
+        tenants: tenants_dir(db.dir()),
+        pbkdf2_iterations: 1_000,
+        test_hooks: true,
+        workers: 2,
+        shutdown_timeout_secs: 5,
+        log_level: std::env::var("TEST_LOG").unwrap_or_else(|_| "off".into()),
+        ..Settings::default()
+    }
+}
+
+pub struct TestApp {
+    pub address: String,
+    pub port: u16,
+    pub store: Store,
+    pub tenants: Vec<AppliedTenant>,
+    pub client: reqwest::Client,
+    pub backend: Backend,
+    pub db: TestDb,
+    handle: actix_web::dev::ServerHandle,
+}
+
+pub async fn spawn_app(backend: Backend) -> Option<TestApp> {
+    spawn_app_with(backend, |_| {}).await
+}
+
+pub async fn spawn_app_with(
+    backend: Backend,
+    tweak: impl FnOnce(&mut Settings),
+) -> Option<TestApp> {
+    let db = TestDb::new(backend).await?;
+    let mut settings = test_settings(&db);
+    tweak(&mut settings);
+    merchantd::telemetry::init(&settings);
+    let app = Application::build(settings, Signals::Ignore)
+        .await
+        .expect("server builds");
+    let port = app.port();
+    let store = app.store().clone();
+    let tenants = app.tenants().to_vec();
+    let handle = app.handle();
+    actix_rt::spawn(app.run_until_stopped());
+    Some(TestApp {
+        address: format!("http://127.0.0.1:{port}"),
+        port,
+        store,
+        tenants,
+        client: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client"),
+        backend,
+        db,
+        handle,
+    })
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address)
+    }
+
+    pub fn tenant(&self, key: &str) -> &AppliedTenant {
+        self.tenants
+            .iter()
+            .find(|t| t.key == key)
+            .unwrap_or_else(|| panic!("no tenant {key}"))
+    }
+
+    /// Mints an access token straight into the store for `email` of merchant `key`, bound to
+    /// that merchant's first application.
+    pub async fn token_for(&self, key: &str, email: &str, scope: &str, ttl_secs: i64) -> String {
+        let tenant = self.tenant(key);
+        let token = crypto::random_token("mcd_at_");
+        let family = NewFamily {
+            id: uuid::Uuid::new_v4().to_string(),
+            merchant_id: tenant.id,
+            employee_id: tenant.users[email],
+            application_id: *tenant.applications.values().next().expect("an application"),
+            scope: scope.to_owned(),
+        };
+        self.store
+            .insert_family_with_access_token(
+                &family,
+                &crypto::sha256_hex(&token),
+                now_millis() + ttl_secs * 1000,
+            )
+            .await
+            .expect("insert token");
+        token
+    }
+
+    /// The demo owner's full-scope token.
+    pub async fn owner_token(&self) -> String {
+        self.token_for("demo", "owner@demo.test", "read write admin", 3600)
+            .await
+    }
+
+    /// A request builder with a token and the version header.
+    pub fn api(&self, method: reqwest::Method, path: &str, token: &str) -> reqwest::RequestBuilder {
+        self.client
+            .request(method, self.url(path))
+            .bearer_auth(token)
+            .header("x-accept-version", "2.0")
+    }
+
+    pub async fn stop(&self) {
+        self.handle.stop(true).await;
+    }
+}
+
+/// Every row of every table, as text, for "nothing changed" and "no secret stored" checks.
+pub async fn dump_database(store: &Store) -> Vec<String> {
+    let tables: Vec<(String,)> = match store.backend() {
+        merchantd::store::Backend::Sqlite => sqlx::query_as(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
+             AND name <> '_sqlx_migrations' ORDER BY name",
+        ),
+        merchantd::store::Backend::Postgres => sqlx::query_as(
+            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' \
+             AND table_name <> '_sqlx_migrations' ORDER BY table_name",
+        ),
+    }
+    .fetch_all(store.pool())
+    .await
+    .expect("list tables");
+    let mut out = Vec::new();
+    for (table,) in tables {
+        let rows = sqlx::query(&format!("SELECT * FROM {table}"))
+            .fetch_all(store.pool())
+            .await
+            .expect("dump table");
+        let mut lines: Vec<String> = rows
+            .iter()
+            .map(|row| {
+                let cells: Vec<String> = (0..row.columns().len())
+                    .map(|i| {
+                        let name = row.columns()[i].name().to_owned();
+                        let value = row
+                            .try_get::<Option<i64>, _>(i)
+                            .map(|v| format!("{v:?}"))
+                            .or_else(|_| {
+                                row.try_get::<Option<String>, _>(i)
+                                    .map(|v| format!("{v:?}"))
+                            })
+                            .or_else(|_| row.try_get::<Option<f64>, _>(i).map(|v| format!("{v:?}")))
+                            .or_else(|_| {
+                                row.try_get::<Option<bool>, _>(i).map(|v| format!("{v:?}"))
+                            })
+                            .or_else(|_| {
+                                row.try_get::<Option<Vec<u8>>, _>(i).map(|v| {
+                                    format!(
+                                        "{:?}",
+                                        v.map(|b| String::from_utf8_lossy(&b).into_owned())
+                                    )
+                                })
+                            })
+                            .unwrap_or_else(|_| "<?>".into());
+                        format!("{name}={value}")
+                    })
+                    .collect();
+                format!("{table}: {}", cells.join(", "))
+            })
+            .collect();
+        lines.sort();
+        out.extend(lines);
+    }
+    out
+}
+
+/// The clear-text secrets of the fixture manifests, which must never be stored or logged.
+pub const FIXTURE_SECRETS: [&str; 5] = [
+    "demo-owner-password",
+    "demo-pos-secret",
+    "second-owner-password",
+    "second-guest-password",
+    "second-till-secret-0123",
+];
+
+/// The built `merchantd` binary, for tests that need a real process (signals, stderr).
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_merchantd")
+}

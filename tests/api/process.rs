@@ -1,0 +1,190 @@
+//! The real binary as operators run it: graceful shutdown and what reaches the logs.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use merchantd::metrics::Metrics;
+use merchantd::store::Store;
+
+use crate::helpers::{binary, dump_database, tenants_dir, Backend, TestDb, FIXTURE_SECRETS};
+
+/// A `merchantd serve` child process and everything it wrote to stderr.
+struct Served {
+    child: Child,
+    port: u16,
+    lines: mpsc::Receiver<String>,
+}
+
+fn serve(db: &TestDb, log_level: &str) -> Served {
+    let mut child = Command::new(binary())
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--database-url",
+            &db.url,
+            "--tenants",
+        ])
+        .arg(tenants_dir(db.dir()))
+        .env("MERCHANTD_PBKDF2_ITERATIONS", "1000")
+        .env("MERCHANTD_TEST_HOOKS", "true")
+        .env("MERCHANTD_LOG_FORMAT", "json")
+        .env("MERCHANTD_SHUTDOWN_TIMEOUT_SECS", "10")
+        .env("RUST_LOG", log_level)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start merchantd");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let port = loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("merchantd reports its port");
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
+            if v["message"] == "merchantd listening" {
+                break v["port"].as_u64().unwrap() as u16;
+            }
+        }
+    };
+    Served { child, port, lines }
+}
+
+impl Served {
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn signal(&self, sig: &str) {
+        let status = Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the process to exit and returns its status and every log line.
+    fn wait(mut self) -> (std::process::ExitStatus, Vec<String>) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("merchantd did not exit after the signal");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut lines = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(500)) {
+            lines.push(line);
+        }
+        (status, lines)
+    }
+}
+
+macro_rules! process_tests {
+    ($(async fn $name:ident($db:ident) $body:block)*) => {
+        $(
+            mod $name {
+                #[allow(unused_imports)]
+                use super::*;
+                #[actix_rt::test]
+                async fn sqlite() {
+                    let $db = TestDb::new(Backend::Sqlite).await.expect("sqlite db");
+                    $body
+                }
+                #[actix_rt::test]
+                async fn postgres() {
+                    let Some($db) = TestDb::new(Backend::Postgres).await else { return };
+                    $body
+                }
+            }
+        )*
+    };
+}
+
+process_tests! {
+    async fn sigterm_lets_a_request_in_flight_finish_and_exits_zero(db) {
+        for signal in ["-TERM", "-INT"] {
+            let served = serve(&db, "info");
+            let url = served.url("/__test/sleep/1500");
+            let request = tokio::spawn(async move { reqwest::get(url).await });
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            served.signal(signal);
+            let res = match request.await.unwrap() {
+                Ok(res) => res,
+                Err(e) => {
+                    let (_, lines) = tokio::task::spawn_blocking(move || served.wait()).await.unwrap();
+                    panic!("the request in flight was not answered: {e}\n{}", lines.join("\n"));
+                }
+            };
+            assert_eq!(res.status(), 200);
+            let body: serde_json::Value = res.json().await.unwrap();
+            assert_eq!(body["sleptMillis"], 1500);
+            let (status, _) = tokio::task::spawn_blocking(move || served.wait()).await.unwrap();
+            assert_eq!(status.code(), Some(0), "{signal}");
+        }
+    }
+
+    async fn no_secret_or_token_reaches_the_logs_or_the_database(db) {
+        let served = serve(&db, "trace");
+        // A token for the demo owner, straight into the same database.
+        let store = Store::connect(&db.url, Metrics::new()).await.unwrap();
+        let token = merchantd::crypto::random_token("mcd_at_");
+        let ids: Vec<(i64, i64, i64)> = sqlx::query_as(
+            "SELECT e.merchant_id, e.id, a.id FROM employees e JOIN applications a \
+             ON a.merchant_id = e.merchant_id WHERE e.email = 'owner@demo.test'",
+        )
+        .fetch_all(store.pool())
+        .await
+        .unwrap();
+        let (merchant_id, employee_id, application_id) = ids[0];
+        store
+            .insert_family_with_access_token(
+                &merchantd::store::oauth::NewFamily {
+                    id: "family-1".into(),
+                    merchant_id,
+                    employee_id,
+                    application_id,
+                    scope: "read".into(),
+                },
+                &merchantd::crypto::sha256_hex(&token),
+                merchantd::store::now_millis() + 60_000,
+            )
+            .await
+            .unwrap();
+        let client = reqwest::Client::new();
+        for path in ["/no-such-route", "/product"] {
+            let res = client
+                .get(served.url(path))
+                .bearer_auth(&token)
+                .header("x-accept-version", "2.0")
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 404);
+        }
+        let rows = dump_database(&store).await.join("\n");
+        store.close().await;
+        served.signal("-TERM");
+        let (status, lines) = tokio::task::spawn_blocking(move || served.wait()).await.unwrap();
+        assert_eq!(status.code(), Some(0));
+        let logs = lines.join("\n");
+        assert!(logs.contains("\"route\""), "request lines were logged");
+        for secret in FIXTURE_SECRETS.iter().copied().chain([token.as_str()]) {
+            assert!(!logs.contains(secret), "{secret} appeared in the logs");
+            assert!(!rows.contains(secret), "{secret} appeared in the database");
+        }
+    }
+}
