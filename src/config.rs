@@ -46,6 +46,10 @@ pub struct Settings {
     pub shutdown_timeout_secs: u64,
     /// PBKDF2 iterations for new password hashes (each hash records its own count).
     pub pbkdf2_iterations: u32,
+    /// Requests per minute to the token, revoke and introspect endpoints, per IP and per client.
+    pub oauth_requests_per_minute: u32,
+    /// Failed client authentications per minute and IP before those endpoints answer 429.
+    pub oauth_failed_auths_per_minute: u32,
     /// Test-only routes under `/__test/` (panic, slow request). Never enable in production.
     pub test_hooks: bool,
 }
@@ -75,6 +79,8 @@ impl Default for Settings {
             workers: 0,
             shutdown_timeout_secs: 30,
             pbkdf2_iterations: DEFAULT_PBKDF2_ITERATIONS,
+            oauth_requests_per_minute: 600,
+            oauth_failed_auths_per_minute: 20,
             test_hooks: false,
         }
     }

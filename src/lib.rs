@@ -5,12 +5,14 @@
 
 #![forbid(unsafe_code)]
 
+pub mod actors;
 pub mod cli;
 pub mod config;
 pub mod crypto;
 pub mod domain;
 pub mod http;
 pub mod metrics;
+pub mod oauth;
 pub mod startup;
 pub mod store;
 pub mod telemetry;

@@ -11,6 +11,8 @@ pub struct Metrics {
     pub http_requests: IntCounterVec,
     pub http_request_duration: HistogramVec,
     pub db_query_duration: HistogramVec,
+    pub oauth_tokens_issued: IntCounterVec,
+    pub oauth_token_errors: IntCounterVec,
 }
 
 impl Metrics {
@@ -41,10 +43,28 @@ impl Metrics {
             &["op"],
         )
         .expect("valid metric definition");
+        let oauth_tokens_issued = IntCounterVec::new(
+            Opts::new(
+                "oauth_tokens_issued_total",
+                "Token pairs issued by the token endpoint.",
+            ),
+            &["grant_type"],
+        )
+        .expect("valid metric definition");
+        let oauth_token_errors = IntCounterVec::new(
+            Opts::new(
+                "oauth_token_errors_total",
+                "Token endpoint errors by RFC 6749 error.",
+            ),
+            &["error"],
+        )
+        .expect("valid metric definition");
         for collector in [
             Box::new(http_requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(http_request_duration.clone()),
             Box::new(db_query_duration.clone()),
+            Box::new(oauth_tokens_issued.clone()),
+            Box::new(oauth_token_errors.clone()),
         ] {
             registry
                 .register(collector)
@@ -55,6 +75,8 @@ impl Metrics {
             http_requests,
             http_request_duration,
             db_query_duration,
+            oauth_tokens_issued,
+            oauth_token_errors,
         }
     }
 

@@ -7,11 +7,16 @@ use std::time::Duration;
 use actix_web::{web, HttpServer};
 use anyhow::Context;
 
+use crate::actors::TokenActors;
 use crate::config::Settings;
 use crate::http::{self, AppState};
 use crate::metrics::Metrics;
+use crate::oauth::OAuth;
 use crate::store::Store;
 use crate::tenants;
+
+/// Token actor shards: enough that unrelated credentials rarely wait on each other.
+const TOKEN_SHARDS: usize = 8;
 
 /// A server bound to its port(s) and ready to run.
 pub struct Application {
@@ -53,7 +58,9 @@ impl Application {
             store: store.clone(),
             metrics,
             tokens: http::auth::TokenCache::new(),
+            oauth: OAuth::new(TokenActors::start(store.clone(), TOKEN_SHARDS)),
         });
+        spawn_oauth_purge(store.clone());
 
         let listener = TcpListener::bind(&settings.bind)
             .with_context(|| format!("binding {}", settings.bind))?;
@@ -170,4 +177,20 @@ async fn wait_for_stop_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// Deletes OAuth tombstones a day after they expired, every ten minutes.
+fn spawn_oauth_purge(store: Store) {
+    actix_rt::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(600));
+        loop {
+            tick.tick().await;
+            let before = crate::store::now_millis() - 24 * 3600 * 1000;
+            match store.purge_expired_oauth(before).await {
+                Ok(n) if n > 0 => tracing::info!(removed = n, "expired OAuth records purged"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "OAuth purge failed"),
+            }
+        }
+    });
 }

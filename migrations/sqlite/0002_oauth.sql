@@ -51,3 +51,13 @@ CREATE TABLE refresh_tokens (
     successor_sealed TEXT
 );
 CREATE INDEX refresh_tokens_family ON refresh_tokens (family_id);
+
+-- A signed-in browser between the sign-in and the consent page (cookie `mcd_session`, hashed).
+-- Kept in the database so the two pages may be served by different replicas.
+CREATE TABLE oauth_sessions (
+    hash        TEXT PRIMARY KEY,
+    merchant_id BIGINT NOT NULL REFERENCES merchants (id),
+    employee_id BIGINT NOT NULL,
+    created_at  BIGINT NOT NULL,
+    expires_at  BIGINT NOT NULL
+);

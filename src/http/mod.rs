@@ -4,6 +4,7 @@ pub mod auth;
 pub mod envelope;
 pub mod error;
 pub mod health;
+mod me;
 pub mod messages;
 pub mod middleware;
 mod test_hooks;
@@ -26,6 +27,7 @@ pub struct AppState {
     pub store: Store,
     pub metrics: Metrics,
     pub tokens: auth::TokenCache,
+    pub oauth: crate::oauth::OAuth,
 }
 
 /// Registers every route and the layers around them.
@@ -43,6 +45,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve
         .service(web::resource("/status").route(web::get().to(health::status)))
         .service(web::resource("/health/live").route(web::get().to(health::live)))
         .service(web::resource("/health/ready").route(web::get().to(health::ready)));
+    cfg.configure(crate::oauth::configure);
     if serve_metrics {
         cfg.service(web::resource("/metrics").route(web::get().to(health::metrics)));
     }
@@ -53,6 +56,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve
     cfg.service(
         web::scope("")
             .wrap(from_fn(auth::api_gate))
+            .service(web::resource("/user").route(web::get().to(me::user)))
+            .service(web::resource("/merchant").route(web::get().to(me::merchant)))
             .default_service(web::to(not_found)),
     );
 }

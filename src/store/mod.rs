@@ -8,6 +8,7 @@
 //! decimal text.
 
 mod error;
+pub mod merchants;
 pub mod oauth;
 pub mod tenants;
 
