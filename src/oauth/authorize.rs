@@ -283,7 +283,6 @@ pub async fn post(
 }
 
 fn sign_in_again(
-    state: &AppState,
     request: &Request,
     csrf: &str,
     status: StatusCode,
@@ -300,7 +299,6 @@ fn sign_in_again(
             email,
         },
     );
-    let _ = state;
     builder.body(body)
 }
 
@@ -327,7 +325,6 @@ async fn sign_in(
         .or_else(|| throttle.wait_for(&ip_key, FREE_FAILURES_PER_IP))
     {
         return sign_in_again(
-            state,
             request,
             csrf,
             StatusCode::TOO_MANY_REQUESTS,
@@ -377,7 +374,6 @@ async fn sign_in(
             throttle.fail(&ip_key);
             tracing::info!(target: "merchantd::audit", event = "sign_in", outcome = "failed", "sign-in failed");
             return sign_in_again(
-                state,
                 request,
                 csrf,
                 StatusCode::UNAUTHORIZED,
@@ -486,7 +482,6 @@ async fn decide(
     let now = now_millis();
     let Some(session) = session.filter(|s| s.exit_date.is_none_or(|exit| exit > now)) else {
         return sign_in_again(
-            state,
             request,
             csrf,
             StatusCode::OK,
