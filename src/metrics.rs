@@ -2,7 +2,8 @@
 //! globals), so tests can run several servers in one process.
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
 };
 
 #[derive(Clone, Debug)]
@@ -13,6 +14,8 @@ pub struct Metrics {
     pub db_query_duration: HistogramVec,
     pub oauth_tokens_issued: IntCounterVec,
     pub oauth_token_errors: IntCounterVec,
+    pub merchant_actors_active: IntGauge,
+    pub merchant_actor_activations: IntCounter,
 }
 
 impl Metrics {
@@ -59,12 +62,22 @@ impl Metrics {
             &["error"],
         )
         .expect("valid metric definition");
+        let merchant_actors_active =
+            IntGauge::new("merchant_actors_active", "Merchant supervisors running.")
+                .expect("valid metric definition");
+        let merchant_actor_activations = IntCounter::new(
+            "merchant_actor_activations_total",
+            "Merchant supervisors started (first use or after passivation).",
+        )
+        .expect("valid metric definition");
         for collector in [
             Box::new(http_requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(http_request_duration.clone()),
             Box::new(db_query_duration.clone()),
             Box::new(oauth_tokens_issued.clone()),
             Box::new(oauth_token_errors.clone()),
+            Box::new(merchant_actors_active.clone()),
+            Box::new(merchant_actor_activations.clone()),
         ] {
             registry
                 .register(collector)
@@ -77,6 +90,8 @@ impl Metrics {
             db_query_duration,
             oauth_tokens_issued,
             oauth_token_errors,
+            merchant_actors_active,
+            merchant_actor_activations,
         }
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use actix_web::{web, HttpServer};
 use anyhow::Context;
 
-use crate::actors::TokenActors;
+use crate::actors::{Merchants, TokenActors};
 use crate::config::Settings;
 use crate::http::{self, AppState};
 use crate::metrics::Metrics;
@@ -56,9 +56,14 @@ impl Application {
         let state = web::Data::new(AppState {
             settings: settings.clone(),
             store: store.clone(),
-            metrics,
+            metrics: metrics.clone(),
             tokens: http::auth::TokenCache::new(),
             oauth: OAuth::new(TokenActors::start(store.clone(), TOKEN_SHARDS)),
+            merchants: Merchants::start(
+                store.clone(),
+                metrics.clone(),
+                Duration::from_secs(settings.merchant_idle_secs),
+            ),
         });
         spawn_oauth_purge(store.clone());
 

@@ -1,8 +1,11 @@
 //! Typed values parsed at the edge. No I/O lives here.
 
+pub mod dates;
+pub mod fields;
 pub mod redirect_uri;
 pub mod role;
 pub mod scope;
+pub mod store;
 
 pub use role::Role;
 pub use scope::{Scope, ScopeSet};

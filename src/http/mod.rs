@@ -1,12 +1,15 @@
 //! The HTTP surface: routes, extractors, the envelope and the error mapping.
 
 pub mod auth;
+pub mod batch;
 pub mod envelope;
 pub mod error;
+pub mod filters;
 pub mod health;
 mod me;
 pub mod messages;
 pub mod middleware;
+pub mod resources;
 mod test_hooks;
 pub mod version;
 
@@ -28,6 +31,7 @@ pub struct AppState {
     pub metrics: Metrics,
     pub tokens: auth::TokenCache,
     pub oauth: crate::oauth::OAuth,
+    pub merchants: crate::actors::Merchants,
 }
 
 /// Registers every route and the layers around them.
@@ -58,6 +62,13 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve
             .wrap(from_fn(auth::api_gate))
             .service(web::resource("/user").route(web::get().to(me::user)))
             .service(web::resource("/merchant").route(web::get().to(me::merchant)))
+            .service(
+                web::resource("/store")
+                    .route(web::get().to(resources::stores::list))
+                    .route(web::post().to(resources::stores::post))
+                    .route(web::put().to(resources::stores::put))
+                    .route(web::delete().to(resources::stores::delete)),
+            )
             .default_service(web::to(not_found)),
     );
 }

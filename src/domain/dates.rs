@@ -1,0 +1,36 @@
+//! Dates as the API reads and writes them: read as UTC ISO 8601 with milliseconds, written as
+//! that or `YYYY-MM-DD HH:MM:SS` (UTC). Stored as epoch milliseconds.
+
+use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
+
+pub fn to_iso(millis: i64) -> Option<String> {
+    DateTime::<Utc>::from_timestamp_millis(millis)
+        .map(|d| d.to_rfc3339_opts(SecondsFormat::Millis, true))
+}
+
+/// Parses a written date; `Err` says what forms are accepted.
+pub fn parse(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    if let Ok(d) = DateTime::parse_from_rfc3339(t) {
+        return Ok(d.with_timezone(&Utc).timestamp_millis());
+    }
+    NaiveDateTime::parse_from_str(t, "%Y-%m-%d %H:%M:%S")
+        .map(|n| n.and_utc().timestamp_millis())
+        .map_err(|_| {
+            format!("\"{t}\" is not a date (use 2026-03-28T13:58:00.000Z or 2026-03-28 13:58:00)")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_written_forms_read_back_the_same() {
+        let a = parse("2026-03-28T13:58:00.000Z").unwrap();
+        let b = parse("2026-03-28 13:58:00").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(to_iso(a).unwrap(), "2026-03-28T13:58:00.000Z");
+        assert!(parse("28/03/2026").is_err());
+    }
+}

@@ -1,0 +1,186 @@
+//! Reading the fields of one written object, collecting every problem with its field name.
+//! Updates are partial: [`Patch`] says whether a field was left out, set, or cleared with null.
+
+use serde_json::{Map, Value};
+
+use super::dates;
+
+/// A field of an update: left out, cleared (`null`) or set.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Patch<T> {
+    Keep,
+    Clear,
+    Set(T),
+}
+
+impl<T: Clone> Patch<T> {
+    /// The new value of a nullable field.
+    pub fn apply(self, current: Option<T>) -> Option<T> {
+        match self {
+            Patch::Keep => current,
+            Patch::Clear => None,
+            Patch::Set(v) => Some(v),
+        }
+    }
+}
+
+/// The fields of one object and the problems found so far.
+pub struct Fields {
+    map: Map<String, Value>,
+    pub problems: Vec<String>,
+}
+
+impl Fields {
+    /// Rejects fields outside `known` (read-only fields in `ignored` are dropped silently).
+    pub fn new(mut map: Map<String, Value>, known: &[&str], ignored: &[&str]) -> Self {
+        let mut problems = Vec::new();
+        for key in map.keys() {
+            if !known.contains(&key.as_str()) && !ignored.contains(&key.as_str()) {
+                problems.push(format!("{key}: unknown field."));
+            }
+        }
+        map.retain(|k, _| known.contains(&k.as_str()));
+        Self { map, problems }
+    }
+
+    pub fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
+    fn problem(&mut self, key: &str, message: impl AsRef<str>) {
+        self.problems.push(format!("{key}: {}", message.as_ref()));
+    }
+
+    /// A text field; `max` characters at most, empty text counts as missing.
+    pub fn text(&mut self, key: &str, max: usize) -> Patch<String> {
+        match self.map.get(key) {
+            None => Patch::Keep,
+            Some(Value::Null) => Patch::Clear,
+            Some(Value::String(s)) if s.trim().is_empty() => Patch::Clear,
+            Some(Value::String(s)) if s.chars().count() > max => {
+                self.problem(key, format!("at most {max} characters."));
+                Patch::Keep
+            }
+            Some(Value::String(s)) => Patch::Set(s.trim().to_owned()),
+            Some(_) => {
+                self.problem(key, "must be a string.");
+                Patch::Keep
+            }
+        }
+    }
+
+    /// A number given as a JSON number or a decimal string, within `min..=max`.
+    pub fn number(&mut self, key: &str, min: f64, max: f64) -> Patch<f64> {
+        let value = match self.map.get(key) {
+            None => return Patch::Keep,
+            Some(Value::Null) => return Patch::Clear,
+            Some(Value::Number(n)) => n.as_f64(),
+            Some(Value::String(s)) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+            Some(_) => None,
+        };
+        match value {
+            Some(v) if (min..=max).contains(&v) => Patch::Set(v),
+            Some(_) => {
+                self.problem(key, format!("must be between {min} and {max}."));
+                Patch::Keep
+            }
+            None => {
+                self.problem(key, "must be a number.");
+                Patch::Keep
+            }
+        }
+    }
+
+    pub fn boolean(&mut self, key: &str) -> Option<bool> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => {
+                self.problem(key, "must be true or false.");
+                None
+            }
+        }
+    }
+
+    pub fn date(&mut self, key: &str) -> Patch<i64> {
+        match self.map.get(key) {
+            None => Patch::Keep,
+            Some(Value::Null) => Patch::Clear,
+            Some(Value::String(s)) => match dates::parse(s) {
+                Ok(ms) => Patch::Set(ms),
+                Err(e) => {
+                    let e = e.clone();
+                    self.problem(key, e);
+                    Patch::Keep
+                }
+            },
+            Some(_) => {
+                self.problem(key, "must be a date string.");
+                Patch::Keep
+            }
+        }
+    }
+
+    /// Records a missing required field.
+    pub fn require<T>(&mut self, key: &str, value: &Option<T>) {
+        if value.is_none()
+            && !self
+                .problems
+                .iter()
+                .any(|p| p.starts_with(&format!("{key}:")))
+        {
+            self.problem(key, "required field is missing.");
+        }
+    }
+
+    /// Records a problem found by a rule that spans fields or needs state.
+    pub fn reject(&mut self, key: &str, message: impl AsRef<str>) {
+        self.problem(key, message);
+    }
+
+    pub fn finish(self) -> Result<(), Vec<String>> {
+        if self.problems.is_empty() {
+            Ok(())
+        } else {
+            Err(self.problems)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fields(v: Value) -> Fields {
+        Fields::new(
+            v.as_object().unwrap().clone(),
+            &["name", "lat", "when"],
+            &["id"],
+        )
+    }
+
+    #[test]
+    fn unknown_fields_are_named_and_read_only_ones_ignored() {
+        let f = fields(json!({"name": "x", "notAField": 1, "id": 3}));
+        assert_eq!(f.problems, vec!["notAField: unknown field."]);
+    }
+
+    #[test]
+    fn partial_updates_distinguish_keep_clear_and_set() {
+        let mut f = fields(json!({"name": null, "lat": "51.5"}));
+        assert_eq!(f.text("name", 10), Patch::Clear);
+        assert_eq!(f.number("lat", -90.0, 90.0), Patch::Set(51.5));
+        assert_eq!(f.date("when"), Patch::Keep);
+        assert!(f.finish().is_ok());
+    }
+
+    #[test]
+    fn bad_values_are_collected() {
+        let mut f = fields(json!({"name": 3, "lat": 91, "when": "yesterday"}));
+        f.text("name", 10);
+        f.number("lat", -90.0, 90.0);
+        f.date("when");
+        assert_eq!(f.finish().unwrap_err().len(), 3);
+    }
+}

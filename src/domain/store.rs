@@ -1,0 +1,222 @@
+//! A merchant's store (api-reference.md, Store).
+
+use serde_json::{json, Map, Value};
+
+use super::dates::to_iso;
+use super::fields::{Fields, Patch};
+
+pub const DEFAULT_TIMEZONE: &str = "Europe/London";
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoreRecord {
+    pub id: i64,
+    pub name: String,
+    pub address_line1: Option<String>,
+    pub address_line2: Option<String>,
+    pub address_line3: Option<String>,
+    pub city: Option<String>,
+    pub postcode: Option<String>,
+    pub country_id: Option<String>,
+    pub phone_number: Option<String>,
+    pub email: Option<String>,
+    pub lat: Option<f64>,
+    pub lng: Option<f64>,
+    pub timezone: String,
+    pub sandbox: bool,
+    pub active_date: Option<i64>,
+    pub delete_date: Option<i64>,
+}
+
+const KNOWN: [&str; 14] = [
+    "name",
+    "addressLine1",
+    "addressLine2",
+    "addressLine3",
+    "city",
+    "postcode",
+    "countryId",
+    "phoneNumber",
+    "email",
+    "lat",
+    "lng",
+    "timezone",
+    "sandbox",
+    "activeDate",
+];
+const READ_ONLY: [&str; 2] = ["id", "deleteDate"];
+
+impl StoreRecord {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "name": self.name,
+            "addressLine1": self.address_line1,
+            "addressLine2": self.address_line2,
+            "addressLine3": self.address_line3,
+            "city": self.city,
+            "postcode": self.postcode,
+            "countryId": self.country_id,
+            "phoneNumber": self.phone_number,
+            "email": self.email,
+            "lat": self.lat,
+            "lng": self.lng,
+            "timezone": self.timezone,
+            "sandbox": self.sandbox,
+            "activeDate": self.active_date.and_then(to_iso),
+            "deleteDate": self.delete_date.and_then(to_iso),
+        })
+    }
+
+    /// A new store from a create object; every problem is listed.
+    pub fn create(id: i64, fields: Map<String, Value>, now: i64) -> Result<Self, Vec<String>> {
+        let blank = StoreRecord {
+            id,
+            name: String::new(),
+            address_line1: None,
+            address_line2: None,
+            address_line3: None,
+            city: None,
+            postcode: None,
+            country_id: None,
+            phone_number: None,
+            email: None,
+            lat: None,
+            lng: None,
+            timezone: DEFAULT_TIMEZONE.into(),
+            sandbox: false,
+            active_date: Some(now),
+            delete_date: None,
+        };
+        blank.apply(fields, true)
+    }
+
+    /// This store with an update applied (fields left out keep their value).
+    pub fn update(&self, fields: Map<String, Value>) -> Result<Self, Vec<String>> {
+        self.clone().apply(fields, false)
+    }
+
+    fn apply(mut self, fields: Map<String, Value>, creating: bool) -> Result<Self, Vec<String>> {
+        let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
+        let name = f
+            .text("name", 200)
+            .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
+        self.address_line1 = f.text("addressLine1", 200).apply(self.address_line1);
+        self.address_line2 = f.text("addressLine2", 200).apply(self.address_line2);
+        self.address_line3 = f.text("addressLine3", 200).apply(self.address_line3);
+        self.city = f.text("city", 100).apply(self.city);
+        self.postcode = f.text("postcode", 20).apply(self.postcode);
+        self.country_id = match f.text("countryId", 2) {
+            Patch::Set(c) if c.len() == 2 && c.chars().all(|ch| ch.is_ascii_alphabetic()) => {
+                Some(c.to_ascii_uppercase())
+            }
+            Patch::Set(c) => {
+                f.reject(
+                    "countryId",
+                    format!("\"{c}\" is not an ISO 3166-1 alpha-2 code."),
+                );
+                self.country_id
+            }
+            other => other.apply(self.country_id),
+        };
+        self.phone_number = f.text("phoneNumber", 40).apply(self.phone_number);
+        self.email = match f.text("email", 254) {
+            Patch::Set(e) if !e.contains('@') => {
+                f.reject("email", "is not an email address.");
+                self.email
+            }
+            other => other.apply(self.email),
+        };
+        self.lat = f.number("lat", -90.0, 90.0).apply(self.lat);
+        self.lng = f.number("lng", -180.0, 180.0).apply(self.lng);
+        match f.text("timezone", 64) {
+            Patch::Set(tz) if tz.parse::<chrono_tz::Tz>().is_ok() => self.timezone = tz,
+            Patch::Set(tz) => f.reject("timezone", format!("\"{tz}\" is not an IANA time zone.")),
+            Patch::Clear => self.timezone = DEFAULT_TIMEZONE.into(),
+            Patch::Keep => {}
+        }
+        if let Some(sandbox) = f.boolean("sandbox") {
+            self.sandbox = sandbox;
+        }
+        self.active_date = f.date("activeDate").apply(self.active_date);
+        f.require("name", &name);
+        if creating {
+            for (key, value) in [
+                ("addressLine1", &self.address_line1),
+                ("city", &self.city),
+                ("postcode", &self.postcode),
+                ("countryId", &self.country_id),
+            ] {
+                f.require(key, value);
+            }
+        }
+        f.finish()?;
+        self.name = name.unwrap_or_default();
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn create_needs_the_address_and_defaults_the_rest() {
+        let s = StoreRecord::create(
+            1040,
+            obj(
+                json!({"name": "Station Kiosk", "addressLine1": "Unit 4", "city": "Bristol",
+                       "postcode": "BS1 6QF", "countryId": "gb"}),
+            ),
+            0,
+        )
+        .unwrap();
+        assert_eq!(s.country_id.as_deref(), Some("GB"));
+        assert_eq!(s.timezone, "Europe/London");
+        let errs = StoreRecord::create(1, obj(json!({"name": "x"})), 0).unwrap_err();
+        assert!(
+            errs.contains(&"city: required field is missing.".to_string()),
+            "{errs:?}"
+        );
+    }
+
+    #[test]
+    fn bad_values_and_unknown_fields_are_named() {
+        let errs = StoreRecord::create(
+            1,
+            obj(
+                json!({"name": "x", "addressLine1": "a", "city": "c", "postcode": "p",
+                       "countryId": "GBR", "lat": 100, "timezone": "Mars/Base", "notAField": 1}),
+            ),
+            0,
+        )
+        .unwrap_err();
+        let text = errs.join(" ");
+        for needle in [
+            "notAField: unknown field",
+            "countryId:",
+            "lat:",
+            "timezone:",
+        ] {
+            assert!(text.contains(needle), "{needle} in {text}");
+        }
+    }
+
+    #[test]
+    fn updates_are_partial() {
+        let s = StoreRecord::create(
+            1,
+            obj(json!({"name": "x", "addressLine1": "a", "city": "c", "postcode": "p", "countryId": "GB"})),
+            0,
+        )
+        .unwrap();
+        let u = s.update(obj(json!({"name": "y", "lat": "51.5"}))).unwrap();
+        assert_eq!(
+            (u.name.as_str(), u.city.as_deref(), u.lat),
+            ("y", Some("c"), Some(51.5))
+        );
+    }
+}

@@ -1,0 +1,112 @@
+//! Write bodies (DESIGN §6): `{"<plural>": {"<clientKey>": {...}, ...}}` as JSON, or the legacy
+//! form with one `postBody` field holding that JSON.
+
+use actix_web::http::header;
+use actix_web::HttpRequest;
+use serde_json::{Map, Value};
+
+use super::error::ApiError;
+
+/// One object of a batch: its client key and its fields, or why it is not an object.
+pub type BatchObject = (String, Result<Map<String, Value>, String>);
+
+/// The request's JSON document, from a JSON body or a `postBody` form.
+pub fn json_document(req: &HttpRequest, body: &[u8]) -> Result<Value, ApiError> {
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let mime = content_type.split(';').next().unwrap_or("").trim();
+    let text: std::borrow::Cow<'_, [u8]> = match mime {
+        "application/json" => body.into(),
+        "application/x-www-form-urlencoded" => {
+            let fields: Vec<(String, String)> = serde_urlencoded::from_bytes(body)
+                .map_err(|_| ApiError::bad_body("The form body could not be decoded."))?;
+            let post_body = fields
+                .into_iter()
+                .find(|(k, _)| k == "postBody")
+                .map(|(_, v)| v)
+                .ok_or_else(|| ApiError::bad_body("postBody: the form field is missing."))?;
+            post_body.into_bytes().into()
+        }
+        _ => {
+            return Err(ApiError::UnsupportedMediaType {
+                detail: "Content-Type: send application/json (or a postBody form).".into(),
+            })
+        }
+    };
+    serde_json::from_slice(&text)
+        .map_err(|e| ApiError::bad_body(format!("The body is not valid JSON: {e}.")))
+}
+
+/// The objects under `plural`, in the order sent. More than `max` is a 413 and nothing is
+/// looked at further.
+pub fn objects(document: Value, plural: &str, max: usize) -> Result<Vec<BatchObject>, ApiError> {
+    let shape = || {
+        ApiError::bad_body(format!(
+            "The body must be {{\"{plural}\": {{\"<clientKey>\": {{...}}}}}}."
+        ))
+    };
+    let Value::Object(mut top) = document else {
+        return Err(shape());
+    };
+    if let Some(other) = top.keys().find(|k| k.as_str() != plural) {
+        return Err(ApiError::bad_body(format!(
+            "{other}: unexpected top-level field; the body holds only \"{plural}\"."
+        )));
+    }
+    let Some(Value::Object(batch)) = top.remove(plural) else {
+        return Err(shape());
+    };
+    if batch.is_empty() {
+        return Err(ApiError::bad_body(format!(
+            "{plural}: the batch holds no object."
+        )));
+    }
+    if batch.len() > max {
+        return Err(ApiError::PayloadTooLarge {
+            detail: format!(
+                "{} objects in one request; at most {max} are allowed.",
+                batch.len()
+            ),
+        });
+    }
+    Ok(batch
+        .into_iter()
+        .map(|(key, value)| match value {
+            Value::Object(fields) => (key, Ok(fields)),
+            _ => (key, Err("the object must be a JSON object.".to_owned())),
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn objects_keep_their_client_keys() {
+        let got = objects(
+            json!({"categories": {"hot": {"title": "Hot"}, "bad": 3}}),
+            "categories",
+            200,
+        )
+        .unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0, "hot");
+        assert!(got[0].1.is_ok());
+        assert!(got[1].1.is_err());
+    }
+
+    #[test]
+    fn wrong_shapes_are_400_and_too_many_is_413() {
+        assert!(objects(json!([1]), "categories", 200).is_err());
+        assert!(objects(json!({"products": {}}), "categories", 200).is_err());
+        let many: Map<String, Value> = (0..201).map(|i| (format!("o{i}"), json!({}))).collect();
+        let err = objects(json!({"categories": many}), "categories", 200).unwrap_err();
+        assert!(matches!(err, ApiError::PayloadTooLarge { .. }));
+    }
+}

@@ -1,0 +1,179 @@
+//! Filter headers parsed at the edge (DESIGN §6): id lists, booleans and date-times. A bad value
+//! is a 400 (101) naming the header and the item.
+
+use std::collections::BTreeSet;
+
+use actix_web::http::header::HeaderMap;
+use chrono::{DateTime, NaiveDateTime, Utc};
+
+use super::error::ApiError;
+
+/// The text of a header, if sent. A header that is not visible ASCII is a 400.
+fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiError> {
+    match headers.get(name) {
+        None => Ok(None),
+        Some(v) => v
+            .to_str()
+            .map(Some)
+            .map_err(|_| ApiError::bad_header(name, "the value is not text.")),
+    }
+}
+
+/// Comma-separated identifiers: `9, 1040`. Spaces around items are ignored.
+pub fn id_list(headers: &HeaderMap, name: &str) -> Result<Option<BTreeSet<i64>>, ApiError> {
+    let Some(text) = header_text(headers, name)? else {
+        return Ok(None);
+    };
+    parse_id_list(name, text).map(Some)
+}
+
+/// The first of several names that was sent (`productIds` or `productId`).
+pub fn id_list_any(headers: &HeaderMap, names: &[&str]) -> Result<Option<BTreeSet<i64>>, ApiError> {
+    for name in names {
+        if let Some(ids) = id_list(headers, name)? {
+            return Ok(Some(ids));
+        }
+    }
+    Ok(None)
+}
+
+pub fn parse_id_list(name: &str, text: &str) -> Result<BTreeSet<i64>, ApiError> {
+    let mut ids = BTreeSet::new();
+    for (i, raw) in text.split(',').enumerate() {
+        let item = raw.trim();
+        if item.is_empty() {
+            return Err(ApiError::bad_header(
+                name,
+                format!("item {} is empty.", i + 1),
+            ));
+        }
+        if !item.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(ApiError::bad_header(
+                name,
+                format!("item \"{}\" is not a non-negative integer.", clip(item)),
+            ));
+        }
+        let id: i64 = item.parse().map_err(|_| {
+            ApiError::bad_header(name, format!("item \"{}\" is out of range.", clip(item)))
+        })?;
+        ids.insert(id);
+    }
+    Ok(ids)
+}
+
+/// `true` or `false`, nothing else.
+pub fn boolean(headers: &HeaderMap, name: &str) -> Result<Option<bool>, ApiError> {
+    match header_text(headers, name)?.map(str::trim) {
+        None => Ok(None),
+        Some("true") => Ok(Some(true)),
+        Some("false") => Ok(Some(false)),
+        Some(other) => Err(ApiError::bad_header(
+            name,
+            format!("\"{}\" is not true or false.", clip(other)),
+        )),
+    }
+}
+
+/// `YYYY-MM-DD HH:MM:SS`, UTC.
+pub fn date_time(headers: &HeaderMap, name: &str) -> Result<Option<DateTime<Utc>>, ApiError> {
+    let Some(text) = header_text(headers, name)? else {
+        return Ok(None);
+    };
+    NaiveDateTime::parse_from_str(text.trim(), "%Y-%m-%d %H:%M:%S")
+        .map(|naive| Some(naive.and_utc()))
+        .map_err(|_| {
+            ApiError::bad_header(
+                name,
+                format!(
+                    "\"{}\" is not a date-time of the form YYYY-MM-DD HH:MM:SS.",
+                    clip(text)
+                ),
+            )
+        })
+}
+
+/// Long values are cut in messages: they are for a developer to recognise, not to echo.
+fn clip(s: &str) -> String {
+    if s.chars().count() > 40 {
+        format!("{}…", s.chars().take(40).collect::<String>())
+    } else {
+        s.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::http::header::{HeaderName, HeaderValue};
+
+    fn headers(name: &'static str, value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_str(value).unwrap(),
+        );
+        h
+    }
+
+    fn detail(err: ApiError) -> String {
+        err.envelope().error.unwrap().details.join(" ")
+    }
+
+    #[test]
+    fn id_lists_ignore_spaces_and_deduplicate() {
+        let ids = id_list(&headers("storeids", " 9, 1040 ,9"), "storeids")
+            .unwrap()
+            .unwrap();
+        assert_eq!(ids.into_iter().collect::<Vec<_>>(), vec![9, 1040]);
+        assert_eq!(id_list(&HeaderMap::new(), "storeids").unwrap(), None);
+    }
+
+    #[test]
+    fn bad_items_name_the_header_and_the_item() {
+        for (value, expected) in [
+            ("1,,2", "categoryids: item 2 is empty."),
+            (
+                "1041,abc",
+                "categoryids: item \"abc\" is not a non-negative integer.",
+            ),
+            (
+                "-1",
+                "categoryids: item \"-1\" is not a non-negative integer.",
+            ),
+            (
+                "99999999999999999999",
+                "categoryids: item \"99999999999999999999\" is out of range.",
+            ),
+            ("", "categoryids: item 1 is empty."),
+        ] {
+            let err = id_list(&headers("categoryids", value), "categoryids").unwrap_err();
+            assert_eq!(detail(err), expected, "{value}");
+        }
+    }
+
+    #[test]
+    fn booleans_accept_only_true_and_false() {
+        assert_eq!(
+            boolean(&headers("active", "true"), "active").unwrap(),
+            Some(true)
+        );
+        assert_eq!(
+            boolean(&headers("active", "false"), "active").unwrap(),
+            Some(false)
+        );
+        assert!(
+            detail(boolean(&headers("active", "yes"), "active").unwrap_err()).contains("\"yes\"")
+        );
+    }
+
+    #[test]
+    fn date_times_take_one_form_only() {
+        let t = date_time(&headers("reportfrom", "2026-03-28 00:00:00"), "reportfrom")
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.to_rfc3339(), "2026-03-28T00:00:00+00:00");
+        let err =
+            date_time(&headers("reportfrom", "2026-03-28T00:00:00Z"), "reportfrom").unwrap_err();
+        assert!(detail(err).contains("YYYY-MM-DD HH:MM:SS"));
+    }
+}
