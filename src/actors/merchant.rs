@@ -2,7 +2,8 @@
 //! started, serializes every write (validate → one transaction → apply → publish), and publishes
 //! an immutable snapshot after each write so reads never wait in its mailbox.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +13,8 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use super::registry::{MerchantRegistry, Passivated};
+use super::resource::{Collection, Resource};
+use crate::domain::category::CategoryRecord;
 use crate::domain::store::StoreRecord;
 use crate::http::batch::BatchObject;
 use crate::http::messages::Message;
@@ -21,7 +24,37 @@ use crate::store::{now_millis, Store, StoreError};
 #[derive(Clone, Debug, Default)]
 pub struct MerchantState {
     pub merchant_id: i64,
-    pub stores: BTreeMap<i64, Arc<StoreRecord>>,
+    pub stores: Collection<StoreRecord>,
+    pub categories: Collection<CategoryRecord>,
+}
+
+impl MerchantState {
+    async fn load(store: &Store, merchant_id: i64) -> Result<Self, StoreError> {
+        let mut conn = store.pool().acquire().await?;
+        Ok(Self {
+            merchant_id,
+            stores: index(StoreRecord::load(&mut conn, merchant_id).await?),
+            categories: index(CategoryRecord::load(&mut conn, merchant_id).await?),
+        })
+    }
+
+    /// The live records of a collection, in id order.
+    pub fn live<R: Resource>(&self) -> impl Iterator<Item = &Arc<R>> {
+        R::collection(self)
+            .values()
+            .filter(|r| r.delete_date().is_none())
+    }
+
+    /// A live record by id.
+    pub fn find<R: Resource>(&self, id: i64) -> Option<&Arc<R>> {
+        R::collection(self)
+            .get(&id)
+            .filter(|r| r.delete_date().is_none())
+    }
+}
+
+fn index<R: Resource>(records: Vec<R>) -> Collection<R> {
+    records.into_iter().map(|r| (r.id(), Arc::new(r))).collect()
 }
 
 /// Where a supervisor is in its life, as readers see it.
@@ -46,18 +79,64 @@ pub struct ObjectOutcome {
     pub result: Result<(Message, Value, String), (Message, Vec<String>)>,
 }
 
-#[derive(Message, Clone)]
-#[rtype(result = "Result<Vec<ObjectOutcome>, StoreError>")]
-pub struct WriteStores {
+/// A batch write of one resource.
+pub struct Write<R> {
     pub mode: WriteMode,
     pub objects: Vec<BatchObject>,
+    _resource: PhantomData<fn() -> R>,
 }
 
-/// Soft-deletes; the answer lists, per requested id, whether it existed.
-#[derive(Message, Clone)]
-#[rtype(result = "Result<Vec<(i64, bool)>, StoreError>")]
-pub struct DeleteStores {
+impl<R> Write<R> {
+    pub fn new(mode: WriteMode, objects: Vec<BatchObject>) -> Self {
+        Self {
+            mode,
+            objects,
+            _resource: PhantomData,
+        }
+    }
+}
+
+impl<R> Clone for Write<R> {
+    fn clone(&self) -> Self {
+        Self::new(self.mode, self.objects.clone())
+    }
+}
+
+impl<R: Resource> actix::Message for Write<R> {
+    type Result = Result<Vec<ObjectOutcome>, StoreError>;
+}
+
+/// Soft-deletes; the answer lists, per requested id, whether it existed and was deleted.
+pub struct Delete<R> {
     pub ids: BTreeSet<i64>,
+    _resource: PhantomData<fn() -> R>,
+}
+
+impl<R> Delete<R> {
+    pub fn new(ids: BTreeSet<i64>) -> Self {
+        Self {
+            ids,
+            _resource: PhantomData,
+        }
+    }
+}
+
+impl<R> Clone for Delete<R> {
+    fn clone(&self) -> Self {
+        Self::new(self.ids.clone())
+    }
+}
+
+/// Per id: deleted, absent, or refused with a reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeleteOutcome {
+    Deleted,
+    Missing,
+    Refused(String),
+}
+
+impl<R: Resource> actix::Message for Delete<R> {
+    type Result = Result<Vec<(i64, DeleteOutcome)>, StoreError>;
 }
 
 pub struct MerchantSupervisor {
@@ -114,16 +193,10 @@ impl Actor for MerchantSupervisor {
         let merchant_id = self.merchant_id;
         // Nothing else runs until the state is loaded: messages queue behind `wait`.
         ctx.wait(
-            async move { store.load_stores(merchant_id).await }
+            async move { MerchantState::load(&store, merchant_id).await }
                 .into_actor(self)
                 .map(|loaded, act, ctx| match loaded {
-                    Ok(stores) => {
-                        let next = MerchantState {
-                            merchant_id: act.merchant_id,
-                            stores: stores.into_iter().map(|s| (s.id, Arc::new(s))).collect(),
-                        };
-                        act.install(next);
-                    }
+                    Ok(state) => act.install(state),
                     Err(e) => {
                         tracing::error!(merchant_id = act.merchant_id, error = %e, "merchant load failed");
                         act.publish.send_replace(Phase::Failed(e.to_string()));
@@ -149,173 +222,183 @@ impl Actor for MerchantSupervisor {
     }
 }
 
-/// Validates one object against the state, giving the record to write.
-fn decide_store(
+/// Validates one object against the working state, giving the record to write.
+fn decide<R: Resource>(
     state: &MerchantState,
     mode: WriteMode,
     fields: Map<String, Value>,
-    new_id: &mut impl Iterator<Item = i64>,
+    ids: &mut dyn Iterator<Item = i64>,
     now: i64,
-) -> Result<(bool, StoreRecord), (Message, Vec<String>)> {
+) -> Result<(bool, R), (Message, Vec<String>)> {
     let invalid = |problems| (Message::InvalidObject, problems);
     match fields.get("id") {
         None | Some(Value::Null) if mode == WriteMode::UpdateOnly => Err(invalid(vec![
             "id: required to update (PUT only updates).".into(),
         ])),
-        None | Some(Value::Null) => {
-            let id = new_id
-                .next()
-                .ok_or_else(|| invalid(vec!["no identifier was available.".into()]))?;
-            StoreRecord::create(id, fields, now)
-                .map(|r| (true, r))
-                .map_err(invalid)
-        }
+        None | Some(Value::Null) => R::create(ids, fields, state, now)
+            .map(|r| (true, r))
+            .map_err(invalid),
         Some(Value::Number(n)) => {
             let existing = n
                 .as_i64()
-                .and_then(|id| state.stores.get(&id))
-                .filter(|s| s.delete_date.is_none())
-                .ok_or_else(|| invalid(vec![format!("id: store {n} does not exist.")]))?;
-            existing.update(fields).map(|r| (false, r)).map_err(invalid)
+                .and_then(|id| state.find::<R>(id))
+                .ok_or_else(|| {
+                    invalid(vec![format!(
+                        "id: {} {n} does not exist.",
+                        R::NOUN.to_lowercase()
+                    )])
+                })?;
+            existing
+                .update(ids, fields, state, now)
+                .map(|r| (false, r))
+                .map_err(invalid)
         }
         Some(_) => Err(invalid(vec!["id: must be an integer.".into()])),
     }
 }
 
-impl Handler<WriteStores> for MerchantSupervisor {
+/// Writes records in one transaction.
+async fn persist_all<R: Resource>(
+    store: &Store,
+    merchant_id: i64,
+    changed: &[(bool, R)],
+) -> Result<(), StoreError> {
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let mut tx = store.pool().begin().await?;
+    for (is_new, record) in changed {
+        R::persist(&mut tx, merchant_id, record, *is_new).await?;
+    }
+    tx.commit().await?;
+    store.observe("write_batch", started);
+    Ok(())
+}
+
+impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
     type Result = AtomicResponse<Self, Result<Vec<ObjectOutcome>, StoreError>>;
 
-    fn handle(&mut self, msg: WriteStores, _: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, msg: Write<R>, _: &mut Self::Context) -> Self::Result {
         self.touch();
-        let state = self.state.clone();
+        let base = self.state.clone();
         let store = self.store.clone();
         let merchant_id = self.merchant_id;
         let fut = async move {
-            let creates = msg
+            let wanted: usize = msg
                 .objects
                 .iter()
-                .filter(|(_, o)| {
-                    o.as_ref()
-                        .is_ok_and(|m| m.get("id").is_none_or(Value::is_null))
-                })
-                .count();
-            let ids = if msg.mode == WriteMode::Upsert {
-                store.allocate_ids(creates).await?
-            } else {
-                Vec::new()
-            };
-            let mut ids = ids.into_iter();
+                .filter_map(|(_, o)| o.as_ref().ok())
+                .map(|m| R::ids_needed(m))
+                .sum();
+            let mut ids = store.allocate_ids(wanted).await?.into_iter();
             let now = now_millis();
+            // Objects are validated in order against a working copy, so a later object sees
+            // the earlier ones (a repeated id, a barcode taken a line above).
+            let mut next = (*base).clone();
+            let mut touched = BTreeSet::new();
             let mut outcomes = Vec::with_capacity(msg.objects.len());
-            let (mut created, mut updated) = (Vec::new(), Vec::new());
-            let mut seen = BTreeSet::new();
+            let mut changed: Vec<(bool, R)> = Vec::new();
             for (key, object) in msg.objects {
                 let decided = object
                     .map_err(|e| (Message::InvalidObject, vec![e]))
-                    .and_then(|fields| decide_store(&state, msg.mode, fields, &mut ids, now))
+                    .and_then(|fields| decide::<R>(&next, msg.mode, fields, &mut ids, now))
                     .and_then(|(is_new, record)| {
-                        if !is_new && !seen.insert(record.id) {
+                        if touched.insert(record.id()) {
+                            Ok((is_new, record))
+                        } else {
                             Err((
                                 Message::Conflict,
                                 vec![format!(
-                                    "id: store {} appears twice in this request.",
-                                    record.id
+                                    "id: {} {} appears twice in this request.",
+                                    R::NOUN.to_lowercase(),
+                                    record.id()
                                 )],
                             ))
-                        } else {
-                            Ok((is_new, record))
                         }
                     });
-                let result = match decided {
-                    Ok((true, record)) => {
-                        let out = (
-                            Message::Created,
-                            record.to_json(),
-                            format!("Store {} created.", record.id),
-                        );
-                        created.push(record);
-                        Ok(out)
-                    }
-                    Ok((false, record)) => {
-                        let out = (
-                            Message::Updated,
-                            record.to_json(),
-                            format!("Store {} updated.", record.id),
-                        );
-                        updated.push(record);
-                        Ok(out)
-                    }
-                    Err(e) => Err(e),
-                };
-                outcomes.push(ObjectOutcome { key, result });
+                let result = decided.map(|(is_new, record)| {
+                    let (message, verb) = if is_new {
+                        (Message::Created, "created")
+                    } else {
+                        (Message::Updated, "updated")
+                    };
+                    R::collection_mut(&mut next).insert(record.id(), Arc::new(record.clone()));
+                    let id = record.id();
+                    changed.push((is_new, record));
+                    (message, id, format!("{} {id} {verb}.", R::NOUN))
+                });
+                outcomes.push((key, result));
             }
-            if !created.is_empty() || !updated.is_empty() {
-                store.save_stores(merchant_id, &created, &updated).await?;
-            }
-            Ok::<_, StoreError>((outcomes, created, updated))
+            persist_all(&store, merchant_id, &changed).await?;
+            let next = (!changed.is_empty()).then_some(next);
+            Ok::<_, StoreError>((outcomes, next))
         }
         .into_actor(self)
         .map(|result, act, _| {
-            let (outcomes, created, updated) = result?;
-            if !created.is_empty() || !updated.is_empty() {
-                let mut next = (*act.state).clone();
-                for record in created.into_iter().chain(updated) {
-                    next.stores.insert(record.id, Arc::new(record));
-                }
+            let (outcomes, next) = result?;
+            if let Some(next) = next {
                 act.install(next);
             }
-            Ok(outcomes)
+            // Rendered against the state as it now is (category titles, nested records).
+            let state = act.state.clone();
+            Ok(outcomes
+                .into_iter()
+                .map(|(key, result)| ObjectOutcome {
+                    key,
+                    result: result.map(|(message, id, detail)| {
+                        let json = R::collection(&state)
+                            .get(&id)
+                            .map_or(Value::Null, |r| r.to_json(&state));
+                        (message, json, detail)
+                    }),
+                })
+                .collect())
         });
         AtomicResponse::new(Box::pin(fut))
     }
 }
 
-impl Handler<DeleteStores> for MerchantSupervisor {
-    type Result = AtomicResponse<Self, Result<Vec<(i64, bool)>, StoreError>>;
+impl<R: Resource> Handler<Delete<R>> for MerchantSupervisor {
+    type Result = AtomicResponse<Self, Result<Vec<(i64, DeleteOutcome)>, StoreError>>;
 
-    fn handle(&mut self, msg: DeleteStores, _: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, msg: Delete<R>, _: &mut Self::Context) -> Self::Result {
         self.touch();
         let now = now_millis();
-        let mut found = Vec::new();
-        let mut deleted = Vec::new();
+        let mut outcomes = Vec::new();
+        let mut changed = Vec::new();
         for id in &msg.ids {
-            match self
-                .state
-                .stores
-                .get(id)
-                .filter(|s| s.delete_date.is_none())
-            {
-                Some(s) => {
-                    let mut record = (**s).clone();
-                    record.delete_date = Some(now);
-                    deleted.push(record);
-                    found.push((*id, true));
-                }
-                None => found.push((*id, false)),
+            match self.state.find::<R>(*id) {
+                None => outcomes.push((*id, DeleteOutcome::Missing)),
+                Some(record) => match record.check_delete(&self.state) {
+                    Err(why) => outcomes.push((*id, DeleteOutcome::Refused(why))),
+                    Ok(()) => {
+                        let mut record = (**record).clone();
+                        record.mark_deleted(now);
+                        changed.push((false, record));
+                        outcomes.push((*id, DeleteOutcome::Deleted));
+                    }
+                },
             }
         }
         let store = self.store.clone();
         let merchant_id = self.merchant_id;
         let fut = async move {
-            if !deleted.is_empty() {
-                store.save_stores(merchant_id, &[], &deleted).await?;
-            }
-            Ok(deleted)
+            persist_all(&store, merchant_id, &changed).await?;
+            Ok::<_, StoreError>(changed)
         }
         .into_actor(self)
-        .map(
-            move |result: Result<Vec<StoreRecord>, StoreError>, act, _| {
-                let deleted = result?;
-                if !deleted.is_empty() {
-                    let mut next = (*act.state).clone();
-                    for record in deleted {
-                        next.stores.insert(record.id, Arc::new(record));
-                    }
-                    act.install(next);
+        .map(move |result, act, _| {
+            let changed = result?;
+            if !changed.is_empty() {
+                let mut next = (*act.state).clone();
+                for (_, record) in changed {
+                    R::collection_mut(&mut next).insert(record.id(), Arc::new(record));
                 }
-                Ok(found)
-            },
-        );
+                act.install(next);
+            }
+            Ok(outcomes)
+        });
         AtomicResponse::new(Box::pin(fut))
     }
 }

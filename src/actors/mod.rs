@@ -1,7 +1,9 @@
 //! Actors that own state and serialize the operations on it.
 
+pub mod catalogue;
 pub mod merchant;
 pub mod registry;
+pub mod resource;
 pub mod token;
 
 pub use registry::Merchants;

@@ -20,6 +20,13 @@ pub struct ExchangeCode {
     pub pair: NewPair,
 }
 
+/// Picks the new access scope from the family's scope and the user's current role id.
+pub type DecideScope = Box<dyn FnOnce(&str, i64) -> Result<String, String> + Send>;
+/// Seals the successor pair given its final scope.
+pub type SealSuccessor = Box<dyn FnOnce(&str) -> String + Send>;
+/// Opens a sealed successor and returns its refresh token's hash.
+pub type OpenSuccessor = Box<dyn FnOnce(&str) -> Option<String> + Send>;
+
 /// Rotates a refresh token. Carries the clear successor pair only to seal it for retries.
 #[derive(Message)]
 #[rtype(result = "Result<RefreshExchange, StoreError>")]
@@ -28,12 +35,9 @@ pub struct Rotate {
     pub application_id: i64,
     pub grace_millis: i64,
     pub pair: NewPair,
-    /// Decides the new access scope from the family's scope and the user's current role id.
-    pub decide: Box<dyn FnOnce(&str, i64) -> Result<String, String> + Send>,
-    /// Seals the successor pair given its final scope.
-    pub seal: Box<dyn FnOnce(&str) -> String + Send>,
-    /// Opens a sealed successor and returns its refresh token's hash.
-    pub successor_of: Box<dyn FnOnce(&str) -> Option<String> + Send>,
+    pub decide: DecideScope,
+    pub seal: SealSuccessor,
+    pub successor_of: OpenSuccessor,
 }
 
 struct TokenShard {

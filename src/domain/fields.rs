@@ -91,6 +91,21 @@ impl Fields {
         }
     }
 
+    /// A non-negative integer (an id).
+    pub fn integer(&mut self, key: &str) -> Patch<i64> {
+        match self.map.get(key) {
+            None => Patch::Keep,
+            Some(Value::Null) => Patch::Clear,
+            Some(Value::Number(n)) if n.as_i64().is_some_and(|v| v >= 0) => {
+                Patch::Set(n.as_i64().unwrap_or_default())
+            }
+            Some(_) => {
+                self.problem(key, "must be a non-negative integer.");
+                Patch::Keep
+            }
+        }
+    }
+
     pub fn boolean(&mut self, key: &str) -> Option<bool> {
         match self.map.get(key) {
             None | Some(Value::Null) => None,

@@ -1,5 +1,6 @@
 //! Typed values parsed at the edge. No I/O lives here.
 
+pub mod category;
 pub mod dates;
 pub mod fields;
 pub mod redirect_uri;

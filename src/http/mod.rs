@@ -62,13 +62,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve
             .wrap(from_fn(auth::api_gate))
             .service(web::resource("/user").route(web::get().to(me::user)))
             .service(web::resource("/merchant").route(web::get().to(me::merchant)))
-            .service(
-                web::resource("/store")
-                    .route(web::get().to(resources::stores::list))
-                    .route(web::post().to(resources::stores::post))
-                    .route(web::put().to(resources::stores::put))
-                    .route(web::delete().to(resources::stores::delete)),
-            )
+            .configure(resources::routes)
             .default_service(web::to(not_found)),
     );
 }

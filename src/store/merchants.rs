@@ -34,7 +34,8 @@ impl Store {
         merchant_id: i64,
         id: i64,
     ) -> Result<Option<EmployeeRecord>, StoreError> {
-        let row: Option<(i64, i64, Option<String>, Option<String>, String, i64)> = sqlx::query_as(
+        type Row = (i64, i64, Option<String>, Option<String>, String, i64);
+        let row: Option<Row> = sqlx::query_as(
             "SELECT id, merchant_id, first_name, last_name, email, role_id FROM employees \
              WHERE merchant_id = $1 AND id = $2",
         )

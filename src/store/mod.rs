@@ -11,6 +11,7 @@ pub mod catalogue;
 mod error;
 pub mod merchants;
 pub mod oauth;
+pub mod rows;
 pub mod tenants;
 
 use std::time::{Duration, Instant};

@@ -286,7 +286,8 @@ impl Store {
         &self,
         email: &str,
     ) -> Result<Vec<SignInCandidate>, StoreError> {
-        let rows: Vec<(i64, i64, i64, Option<String>, Option<i64>)> = sqlx::query_as(
+        type Row = (i64, i64, i64, Option<String>, Option<i64>);
+        let rows: Vec<Row> = sqlx::query_as(
             "SELECT merchant_id, id, role_id, password_hash, exit_date FROM employees \
              WHERE email = $1 AND delete_date IS NULL ORDER BY id",
         )
@@ -529,7 +530,7 @@ impl Store {
                         let family = load_family(&mut tx, &family_id).await?.ok_or_else(|| {
                             StoreError::Corrupt(format!("refresh without family {family_id}"))
                         })?;
-                        let in_grace = now - used_at <= request.grace_millis;
+                        let in_grace = now - used_at < request.grace_millis;
                         let retry = match (&sealed, in_grace, family.revoked) {
                             (Some(sealed), true, false)
                                 if family.application_id == request.application_id =>

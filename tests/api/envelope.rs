@@ -139,6 +139,50 @@ backend_tests! {
         assert_eq!(error_record(&body, "107")["code"], "payloadTooLarge");
     }
 
+    async fn a_chunked_body_over_the_limit_is_413_without_being_buffered(app) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        // No Content-Length: the limit must hold while the body streams in.
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", app.port)).await.unwrap();
+        let head = "POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+                    Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let chunk = vec![b' '; 64 * 1024];
+        for _ in 0..20 {
+            let framed = [format!("{:x}\r\n", chunk.len()).as_bytes(), &chunk, b"\r\n"].concat();
+            if stream.write_all(&framed).await.is_err() {
+                break; // the server may close early once over the limit
+            }
+        }
+        let _ = stream.write_all(b"0\r\n\r\n").await;
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer).await;
+        let text = String::from_utf8_lossy(&answer);
+        assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+        assert!(text.to_ascii_lowercase().contains("x-api-version: 2.0"), "{text}");
+        assert!(text.contains("\"codeBaseVersion\":\"2.0\""), "{text}");
+        assert!(text.contains("\"payloadTooLarge\""), "{text}");
+    }
+
+    async fn malformed_json_is_400_with_the_envelope(app) {
+        let res = app
+            .client
+            .post(app.url("/oauth/token"))
+            .header("content-type", "application/json")
+            .body("{\"grant_type\": ")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(res.headers()["x-api-version"], "2.0");
+        assert_eq!(res.headers()["cache-control"], "no-store");
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["api"]["codeBaseVersion"], "2.0");
+        assert!(body["api"]["executionTime_milliSeconds"].is_u64());
+        // OAuth endpoints carry the RFC 6749 error string as the top-level `error`.
+        assert_eq!(body["error"], "invalid_request");
+        assert!(body["error_description"].as_str().unwrap().contains("not valid JSON"));
+    }
+
     async fn a_scope_too_small_is_403_with_message_103(app) {
         let token = app.token_for("demo", "owner@demo.test", "read", 3600).await;
         let res = app.api(Method::POST, "/product", &token).send().await.unwrap();

@@ -49,6 +49,36 @@ macro_rules! backend_tests {
     };
 }
 
+/// Like [`backend_tests!`] with the settings changed first:
+/// `backend_tests_with! { |s| s.auth_code_ttl_secs = 1; async fn name(app) { ... } }`.
+#[macro_export]
+macro_rules! backend_tests_with {
+    ($tweak:expr; $(async fn $name:ident($app:ident) $body:block)*) => {
+        $(
+            mod $name {
+                #[allow(unused_imports)]
+                use super::*;
+                #[actix_rt::test]
+                async fn sqlite() {
+                    let $app = $crate::helpers::spawn_app_with($crate::helpers::Backend::Sqlite, $tweak)
+                        .await
+                        .expect("sqlite test app");
+                    $body
+                }
+                #[actix_rt::test]
+                async fn postgres() {
+                    let Some($app) =
+                        $crate::helpers::spawn_app_with($crate::helpers::Backend::Postgres, $tweak).await
+                    else {
+                        return;
+                    };
+                    $body
+                }
+            }
+        )*
+    };
+}
+
 /// A fresh database for one test: a SQLite file in a temp folder or a new PostgreSQL database.
 pub struct TestDb {
     pub url: String,

@@ -11,13 +11,14 @@ use merchantd::store::Store;
 use crate::helpers::{binary, dump_database, tenants_dir, Backend, TestDb, FIXTURE_SECRETS};
 
 /// A `merchantd serve` child process and everything it wrote to stderr.
-struct Served {
+pub struct Served {
     child: Child,
-    port: u16,
+    pub port: u16,
     lines: mpsc::Receiver<String>,
 }
 
-fn serve(db: &TestDb, log_level: &str) -> Served {
+/// Starts `merchantd serve` on a random port against `db` with the fixture tenants.
+pub fn serve(db: &TestDb, log_level: &str) -> Served {
     let mut child = Command::new(binary())
         .args([
             "serve",
@@ -60,11 +61,11 @@ fn serve(db: &TestDb, log_level: &str) -> Served {
 }
 
 impl Served {
-    fn url(&self, path: &str) -> String {
+    pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
-    fn signal(&self, sig: &str) {
+    pub fn signal(&self, sig: &str) {
         let status = Command::new("kill")
             .args([sig, &self.child.id().to_string()])
             .status()
@@ -73,7 +74,7 @@ impl Served {
     }
 
     /// Waits for the process to exit and returns its status and every log line.
-    fn wait(mut self) -> (std::process::ExitStatus, Vec<String>) {
+    pub fn wait(mut self) -> (std::process::ExitStatus, Vec<String>) {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         let status = loop {
             if let Some(status) = self.child.try_wait().unwrap() {

@@ -1,6 +1,6 @@
 //! Resource endpoints: thin handlers over the merchant actors, and the batch replies they share.
 
-pub mod stores;
+pub mod generic;
 
 use std::collections::BTreeSet;
 
@@ -10,7 +10,14 @@ use serde_json::{Map, Value};
 use super::envelope::{ErrorObject, Messages, Reply};
 use super::error::ApiError;
 use super::messages::Message;
-use crate::actors::merchant::ObjectOutcome;
+use crate::actors::merchant::{DeleteOutcome, ObjectOutcome};
+
+/// Every catalogue route.
+pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
+    use crate::domain::{category::CategoryRecord, store::StoreRecord};
+    generic::routes::<StoreRecord>(cfg, "/store");
+    generic::routes::<CategoryRecord>(cfg, "/category");
+}
 
 /// 201 with the successful objects under their client keys and a record per object; 422 when
 /// every object failed (spec: Batch partial failure; DESIGN §6).
@@ -44,35 +51,48 @@ pub fn batch_reply(plural: &str, outcomes: Vec<ObjectOutcome>) -> Reply {
         .messages(messages)
 }
 
-/// 205 with a record per deleted id and a 404 record per unknown id; 404 when none existed.
-pub fn delete_reply(noun: &str, results: Vec<(i64, bool)>) -> Reply {
+/// 205 with a record per deleted id and an error record per unknown or refused id; when nothing
+/// was deleted, 404 if every id was unknown, else 422.
+pub fn delete_reply(noun: &str, results: Vec<(i64, DeleteOutcome)>) -> Reply {
     let mut messages = Messages::default();
-    let mut missing = Vec::new();
-    for (id, deleted) in &results {
+    let mut problems = Vec::new();
+    for (id, outcome) in &results {
         let key = id.to_string();
-        if *deleted {
-            messages.add(
+        match outcome {
+            DeleteOutcome::Deleted => messages.add(
                 Message::Deleted,
                 Some(&key),
                 format!("{noun} {id} deleted."),
-            );
-        } else {
-            let detail = format!("{noun} {id} does not exist.");
-            missing.push(detail.clone());
-            messages.add(Message::NotFound, Some(&key), detail);
+            ),
+            DeleteOutcome::Missing => {
+                let detail = format!("{noun} {id} does not exist.");
+                problems.push(detail.clone());
+                messages.add(Message::NotFound, Some(&key), detail);
+            }
+            DeleteOutcome::Refused(why) => {
+                let detail = format!("{noun} {id} cannot be deleted: {why}");
+                problems.push(detail.clone());
+                messages.add(Message::InvalidObject, Some(&key), detail);
+            }
         }
     }
-    if results.iter().any(|(_, deleted)| *deleted) {
-        Reply::new(StatusCode::RESET_CONTENT).messages(messages)
-    } else {
-        Reply::new(StatusCode::NOT_FOUND)
-            .messages(messages)
-            .error(ErrorObject {
-                code: 404,
-                message: "Not found.".into(),
-                details: missing,
-            })
+    if results.iter().any(|(_, o)| *o == DeleteOutcome::Deleted) {
+        return Reply::new(StatusCode::RESET_CONTENT).messages(messages);
     }
+    let all_missing = results.iter().all(|(_, o)| *o == DeleteOutcome::Missing);
+    let (status, message) = if all_missing {
+        (StatusCode::NOT_FOUND, "Not found.")
+    } else {
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Nothing could be deleted.",
+        )
+    };
+    Reply::new(status).messages(messages).error(ErrorObject {
+        code: status.as_u16(),
+        message: message.into(),
+        details: problems,
+    })
 }
 
 /// The ids a DELETE names (the GET's id header, plural or singular); required.

@@ -1,0 +1,80 @@
+use serde_json::{Map, Value};
+
+use crate::actors::merchant::MerchantState;
+use crate::actors::resource::{Collection, Ids, Resource};
+use crate::domain::category::CategoryRecord;
+
+/// A parent must be a live category of this merchant whose ancestors do not include `child`.
+fn parent_check(state: &MerchantState, child: i64, parent: i64) -> Result<(), String> {
+    let mut cursor = Some(parent);
+    let mut steps = 0;
+    while let Some(id) = cursor {
+        if id == child {
+            return Err(format!(
+                "{parent} would make the category its own ancestor."
+            ));
+        }
+        let Some(category) = state.find::<CategoryRecord>(id) else {
+            return Err(format!("{parent} is not a category of this merchant."));
+        };
+        cursor = category.parent_id;
+        steps += 1;
+        if steps > state.categories.len() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+impl Resource for CategoryRecord {
+    const NOUN: &'static str = "Category";
+    const PLURAL: &'static str = "categories";
+
+    fn id(&self) -> i64 {
+        self.id
+    }
+
+    fn delete_date(&self) -> Option<i64> {
+        self.delete_date
+    }
+
+    fn mark_deleted(&mut self, at: i64) {
+        self.delete_date = Some(at);
+    }
+
+    fn collection(state: &MerchantState) -> &Collection<Self> {
+        &state.categories
+    }
+
+    fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self> {
+        &mut state.categories
+    }
+
+    fn create(
+        ids: Ids<'_>,
+        fields: Map<String, Value>,
+        state: &MerchantState,
+        now: i64,
+    ) -> Result<Self, Vec<String>> {
+        let id = ids
+            .next()
+            .ok_or_else(|| vec!["no identifier was available.".to_owned()])?;
+        CategoryRecord::new(id, now)
+            .apply(fields, |child, parent| parent_check(state, child, parent))
+    }
+
+    fn update(
+        &self,
+        _: Ids<'_>,
+        fields: Map<String, Value>,
+        state: &MerchantState,
+        _: i64,
+    ) -> Result<Self, Vec<String>> {
+        self.clone()
+            .apply(fields, |child, parent| parent_check(state, child, parent))
+    }
+
+    fn to_json(&self, _: &MerchantState) -> Value {
+        CategoryRecord::to_json(self)
+    }
+}

@@ -1,0 +1,4 @@
+//! The catalogue resources as the merchant supervisor knows them.
+
+mod category;
+mod store;

@@ -1,0 +1,56 @@
+use serde_json::{Map, Value};
+
+use crate::actors::merchant::MerchantState;
+use crate::actors::resource::{Collection, Ids, Resource};
+use crate::domain::store::StoreRecord;
+
+impl Resource for StoreRecord {
+    const NOUN: &'static str = "Store";
+    const PLURAL: &'static str = "stores";
+
+    fn id(&self) -> i64 {
+        self.id
+    }
+
+    fn delete_date(&self) -> Option<i64> {
+        self.delete_date
+    }
+
+    fn mark_deleted(&mut self, at: i64) {
+        self.delete_date = Some(at);
+    }
+
+    fn collection(state: &MerchantState) -> &Collection<Self> {
+        &state.stores
+    }
+
+    fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self> {
+        &mut state.stores
+    }
+
+    fn create(
+        ids: Ids<'_>,
+        fields: Map<String, Value>,
+        _: &MerchantState,
+        now: i64,
+    ) -> Result<Self, Vec<String>> {
+        let id = ids
+            .next()
+            .ok_or_else(|| vec!["no identifier was available.".to_owned()])?;
+        StoreRecord::create(id, fields, now)
+    }
+
+    fn update(
+        &self,
+        _: Ids<'_>,
+        fields: Map<String, Value>,
+        _: &MerchantState,
+        _: i64,
+    ) -> Result<Self, Vec<String>> {
+        StoreRecord::update(self, fields)
+    }
+
+    fn to_json(&self, _: &MerchantState) -> Value {
+        StoreRecord::to_json(self)
+    }
+}

@@ -1,0 +1,83 @@
+//! What a catalogue resource must provide for the merchant supervisor to validate, store, cache
+//! and serve it. One implementation per resource, beside its record type.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use sqlx::AnyConnection;
+
+use super::merchant::MerchantState;
+use crate::store::rows::{self, TableRow};
+use crate::store::StoreError;
+
+pub type Collection<T> = BTreeMap<i64, Arc<T>>;
+
+/// Identifiers handed out while a batch is validated.
+pub type Ids<'a> = &'a mut dyn Iterator<Item = i64>;
+
+pub trait Resource: TableRow + Clone + Send + Sync + 'static {
+    /// "Store", as messages name one record.
+    const NOUN: &'static str;
+    /// "stores", the collection key in bodies and answers.
+    const PLURAL: &'static str;
+
+    fn id(&self) -> i64;
+    fn delete_date(&self) -> Option<i64>;
+    fn mark_deleted(&mut self, at: i64);
+
+    fn collection(state: &MerchantState) -> &Collection<Self>;
+    fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self>;
+
+    /// Identifiers a create of these fields consumes (nested records take their own).
+    fn ids_needed(_fields: &Map<String, Value>) -> usize {
+        1
+    }
+
+    /// A new record; `state` already holds the batch's earlier objects.
+    fn create(
+        ids: Ids<'_>,
+        fields: Map<String, Value>,
+        state: &MerchantState,
+        now: i64,
+    ) -> Result<Self, Vec<String>>;
+
+    /// This record with an update applied.
+    fn update(
+        &self,
+        ids: Ids<'_>,
+        fields: Map<String, Value>,
+        state: &MerchantState,
+        now: i64,
+    ) -> Result<Self, Vec<String>>;
+
+    /// Refuses a delete that would break a rule (for example a store with open baskets).
+    fn check_delete(&self, _state: &MerchantState) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn to_json(&self, state: &MerchantState) -> Value;
+
+    fn load(
+        conn: &mut AnyConnection,
+        merchant_id: i64,
+    ) -> impl Future<Output = Result<Vec<Self>, StoreError>> + Send {
+        rows::load_all::<Self>(conn, merchant_id, "")
+    }
+
+    fn persist<'a>(
+        conn: &'a mut AnyConnection,
+        merchant_id: i64,
+        record: &'a Self,
+        is_new: bool,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'a {
+        async move {
+            if is_new {
+                rows::insert(conn, merchant_id, record).await
+            } else {
+                rows::update(conn, merchant_id, record).await
+            }
+        }
+    }
+}

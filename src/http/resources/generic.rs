@@ -1,0 +1,124 @@
+//! Generic handlers for catalogue resources: GET with the id header and `deleted`, POST (create
+//! or update), PUT (update only), DELETE (soft). Resource-specific filters live beside their
+//! resource and are applied through [`Filter`].
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use actix_web::{web, HttpRequest};
+use serde_json::{Map, Value};
+
+use super::{batch_reply, delete_ids, delete_reply, show_deleted};
+use crate::actors::merchant::{Delete, MerchantState, Write, WriteMode};
+use crate::actors::resource::Resource;
+use crate::http::auth::Caller;
+use crate::http::envelope::Reply;
+use crate::http::error::ApiError;
+use crate::http::{batch, filters, AppState};
+
+/// The id header of a resource's GET and DELETE, plural first (`storeIds`, `storeId`).
+pub trait IdHeaders {
+    const ID_HEADERS: [&'static str; 2];
+}
+
+pub async fn list<R: Resource + IdHeaders>(
+    req: HttpRequest,
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    let ids = filters::id_list_any(req.headers(), &R::ID_HEADERS)?;
+    let deleted = show_deleted(req.headers())?;
+    let snapshot = state
+        .merchants
+        .get(caller.merchant_id)
+        .await?
+        .snapshot()
+        .await?;
+    Ok(Reply::ok().field(
+        R::PLURAL,
+        render::<R>(&snapshot, ids.as_ref(), deleted, |_| true),
+    ))
+}
+
+/// The keyed collection of records passing the id filter, `deleted` and `keep`.
+pub fn render<R: Resource>(
+    snapshot: &Arc<MerchantState>,
+    ids: Option<&BTreeSet<i64>>,
+    deleted: bool,
+    keep: impl Fn(&R) -> bool,
+) -> Value {
+    let records: Map<String, Value> = R::collection(snapshot)
+        .values()
+        .filter(|r| deleted || r.delete_date().is_none())
+        .filter(|r| ids.is_none_or(|ids| ids.contains(&r.id())))
+        .filter(|r| keep(r))
+        .map(|r| (r.id().to_string(), r.to_json(snapshot)))
+        .collect();
+    Value::Object(records)
+}
+
+async fn write<R: Resource>(
+    req: HttpRequest,
+    body: web::Bytes,
+    caller: Caller,
+    state: web::Data<AppState>,
+    mode: WriteMode,
+) -> Result<Reply, ApiError> {
+    let document = batch::json_document(&req, &body)?;
+    let objects = batch::objects(document, R::PLURAL, state.settings.max_batch_objects)?;
+    let outcomes = state
+        .merchants
+        .write(caller.merchant_id, Write::<R>::new(mode, objects))
+        .await??;
+    Ok(batch_reply(R::PLURAL, outcomes))
+}
+
+pub async fn post<R: Resource>(
+    req: HttpRequest,
+    body: web::Bytes,
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    write::<R>(req, body, caller, state, WriteMode::Upsert).await
+}
+
+pub async fn put<R: Resource>(
+    req: HttpRequest,
+    body: web::Bytes,
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    write::<R>(req, body, caller, state, WriteMode::UpdateOnly).await
+}
+
+pub async fn delete<R: Resource + IdHeaders>(
+    req: HttpRequest,
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    let ids = delete_ids(req.headers(), &R::ID_HEADERS)?;
+    let results = state
+        .merchants
+        .write(caller.merchant_id, Delete::<R>::new(ids))
+        .await??;
+    Ok(delete_reply(R::NOUN, results))
+}
+
+/// Registers the four routes of a resource with the default GET.
+pub fn routes<R: Resource + IdHeaders>(cfg: &mut web::ServiceConfig, path: &str) {
+    cfg.service(
+        web::resource(path)
+            .route(web::get().to(list::<R>))
+            .route(web::post().to(post::<R>))
+            .route(web::put().to(put::<R>))
+            .route(web::delete().to(delete::<R>)),
+    );
+}
+
+impl IdHeaders for crate::domain::store::StoreRecord {
+    const ID_HEADERS: [&'static str; 2] = ["storeIds", "storeId"];
+}
+
+impl IdHeaders for crate::domain::category::CategoryRecord {
+    const ID_HEADERS: [&'static str; 2] = ["categoryIds", "categoryId"];
+}

@@ -1,0 +1,158 @@
+//! A small codec between typed records and their table rows, so each catalogue table is a typed
+//! table without hand-written SQL per column. Every row carries `merchant_id`, and every
+//! statement filters by it.
+
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row as _};
+
+use super::StoreError;
+
+/// One column value, in the types the `Any` driver carries on both databases.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    Int(Option<i64>),
+    Real(Option<f64>),
+    Text(Option<String>),
+}
+
+impl From<i64> for Val {
+    fn from(v: i64) -> Self {
+        Val::Int(Some(v))
+    }
+}
+impl From<Option<i64>> for Val {
+    fn from(v: Option<i64>) -> Self {
+        Val::Int(v)
+    }
+}
+impl From<bool> for Val {
+    fn from(v: bool) -> Self {
+        Val::Int(Some(i64::from(v)))
+    }
+}
+impl From<Option<f64>> for Val {
+    fn from(v: Option<f64>) -> Self {
+        Val::Real(v)
+    }
+}
+impl From<&str> for Val {
+    fn from(v: &str) -> Self {
+        Val::Text(Some(v.to_owned()))
+    }
+}
+impl From<&String> for Val {
+    fn from(v: &String) -> Self {
+        Val::Text(Some(v.clone()))
+    }
+}
+impl From<&Option<String>> for Val {
+    fn from(v: &Option<String>) -> Self {
+        Val::Text(v.clone())
+    }
+}
+
+/// A record stored as one row of `TABLE` keyed by `(merchant_id, id)`.
+pub trait TableRow: Sized {
+    const TABLE: &'static str;
+    /// Every column but `merchant_id`, `id` first.
+    const COLUMNS: &'static [&'static str];
+    /// The values of [`Self::COLUMNS`], in order.
+    fn values(&self) -> Vec<Val>;
+    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error>;
+}
+
+pub(crate) fn get<T>(row: &AnyRow, column: &str) -> Result<T, sqlx::Error>
+where
+    T: for<'r> sqlx::Decode<'r, sqlx::Any> + sqlx::Type<sqlx::Any>,
+{
+    row.try_get(column)
+}
+
+fn bind<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    value: Val,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    match value {
+        Val::Int(v) => query.bind(v),
+        Val::Real(Some(v)) => query.bind(v),
+        // sqlx-core 0.8.6 swaps the float kinds when it binds a NULL through `Any` on
+        // PostgreSQL (a NULL f64 goes out as float4, a NULL f32 as float8). A statement first
+        // prepared with a NULL float would then reject every real f64 bound to it later, so
+        // NULL floats are bound as f32, which comes out as the float8 the column is.
+        Val::Real(None) => query.bind(None::<f32>),
+        Val::Text(v) => query.bind(v),
+    }
+}
+
+/// Every row of a merchant, ordered by id.
+pub async fn load_all<R: TableRow>(
+    conn: &mut AnyConnection,
+    merchant_id: i64,
+    filter: &str,
+) -> Result<Vec<R>, StoreError> {
+    let sql = format!(
+        "SELECT {} FROM {} WHERE merchant_id = $1 {filter} ORDER BY id",
+        R::COLUMNS.join(", "),
+        R::TABLE
+    );
+    let rows = sqlx::query(&sql)
+        .bind(merchant_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    rows.iter()
+        .map(|r| R::from_row(r).map_err(StoreError::from))
+        .collect()
+}
+
+pub async fn insert<R: TableRow>(
+    conn: &mut AnyConnection,
+    merchant_id: i64,
+    record: &R,
+) -> Result<(), StoreError> {
+    let placeholders: Vec<String> = (1..=R::COLUMNS.len() + 1)
+        .map(|i| format!("${i}"))
+        .collect();
+    let sql = format!(
+        "INSERT INTO {} (merchant_id, {}) VALUES ({})",
+        R::TABLE,
+        R::COLUMNS.join(", "),
+        placeholders.join(", ")
+    );
+    let mut query = sqlx::query(&sql).bind(merchant_id);
+    for value in record.values() {
+        query = bind(query, value);
+    }
+    query.execute(&mut *conn).await?;
+    Ok(())
+}
+
+/// Rewrites every column of an existing row (found by merchant and id).
+pub async fn update<R: TableRow>(
+    conn: &mut AnyConnection,
+    merchant_id: i64,
+    record: &R,
+) -> Result<(), StoreError> {
+    let sets: Vec<String> = R::COLUMNS
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, c)| format!("{c} = ${}", i + 2))
+        .collect();
+    let sql = format!(
+        "UPDATE {} SET {} WHERE merchant_id = $1 AND id = $2",
+        R::TABLE,
+        sets.join(", ")
+    );
+    let mut query = sqlx::query(&sql).bind(merchant_id);
+    for value in record.values() {
+        query = bind(query, value);
+    }
+    let done = query.execute(&mut *conn).await?;
+    if done.rows_affected() != 1 {
+        return Err(StoreError::Corrupt(format!(
+            "{} row of merchant {merchant_id} is missing",
+            R::TABLE
+        )));
+    }
+    Ok(())
+}
