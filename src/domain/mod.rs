@@ -3,6 +3,7 @@
 pub mod category;
 pub mod dates;
 pub mod fields;
+pub mod money;
 pub mod redirect_uri;
 pub mod role;
 pub mod scope;

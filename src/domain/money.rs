@@ -1,0 +1,79 @@
+//! Money and rates as decimals, never binary floats (api-reference.md conventions). Money is a
+//! decimal string of minor units (`"1600"` = £16.00, `"41.7"` allowed, at most 4 decimals); a
+//! tax rate is a fraction (`"0.200"` = 20 %). Both read back as strings, with the scale given.
+
+use std::str::FromStr;
+
+use rust_decimal::Decimal;
+use serde_json::Value;
+
+pub const MAX_SCALE: u32 = 4;
+
+/// A decimal from a JSON string or number, exactly as written (a number's text is kept, so
+/// `0.1` stays 0.1 and never passes through `f64`).
+pub fn decimal(value: &Value) -> Result<Decimal, String> {
+    let text = match value {
+        Value::String(s) => s.trim().to_owned(),
+        Value::Number(n) => n.to_string(),
+        _ => return Err("must be a decimal string or number.".into()),
+    };
+    let d = Decimal::from_str(&text)
+        .or_else(|_| Decimal::from_scientific(&text))
+        .map_err(|_| format!("\"{text}\" is not a decimal number."))?;
+    if d.scale() > MAX_SCALE {
+        return Err(format!("\"{text}\" has more than {MAX_SCALE} decimals."));
+    }
+    Ok(d)
+}
+
+/// Money: a non-negative amount of minor units.
+pub fn money(value: &Value) -> Result<Decimal, String> {
+    let d = decimal(value)?;
+    if d.is_sign_negative() && !d.is_zero() {
+        return Err("must not be negative.".into());
+    }
+    Ok(d)
+}
+
+/// A tax rate: a fraction from 0 to 1.
+pub fn rate(value: &Value) -> Result<Decimal, String> {
+    let d = decimal(value)?;
+    if d < Decimal::ZERO || d > Decimal::ONE {
+        return Err(format!("{d} is not a fraction between 0 and 1 (20 % is \"0.200\")."));
+    }
+    Ok(d)
+}
+
+/// The stored and written form: the decimal's own text.
+pub fn text(d: &Decimal) -> String {
+    d.to_string()
+}
+
+/// A stored decimal; the database holds only what [`text`] wrote.
+pub fn parse_stored(s: &str) -> Result<Decimal, String> {
+    Decimal::from_str(s).map_err(|e| format!("stored decimal \"{s}\": {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn money_keeps_its_text_and_scale() {
+        assert_eq!(text(&money(&json!("41.7")).unwrap()), "41.7");
+        assert_eq!(text(&money(&json!(300)).unwrap()), "300");
+        assert_eq!(text(&rate(&json!("0.200")).unwrap()), "0.200");
+        assert_eq!(text(&rate(&json!(0.1)).unwrap()), "0.1");
+    }
+
+    #[test]
+    fn bad_money_and_rates_are_refused() {
+        assert!(money(&json!("-1")).is_err());
+        assert!(money(&json!("1.23456")).is_err());
+        assert!(money(&json!("abc")).is_err());
+        assert!(money(&json!(true)).is_err());
+        assert!(rate(&json!("1.5")).is_err());
+        assert!(rate(&json!("20")).is_err());
+    }
+}
