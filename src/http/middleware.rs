@@ -147,8 +147,15 @@ fn finalize(
         .response_mut()
         .extensions_mut()
         .remove::<PendingEnvelope>();
+    let is_page = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("text/html"));
     let pending = match pending {
         Some(p) => p,
+        // The authorization pages answer 4xx as HTML a person reads; they keep their body.
+        None if is_page => return res,
         None if res.status().is_client_error() || res.status().is_server_error() => {
             let cause = res.response().error().map(|e| e.to_string());
             ApiError::from_status(res.status(), method, path, cause).envelope()

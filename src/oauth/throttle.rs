@@ -66,10 +66,18 @@ impl Default for RateLimiter {
 }
 
 /// Failed sign-ins per email and per IP. After `free` failures each further one doubles the
-/// wait (1 s, 2 s, 4 s … at most 5 minutes); a success clears the email's record.
+/// wait (1 s, 2 s, 4 s … at most 5 minutes); a success clears the email's record. Times are
+/// kept in milliseconds so a wait is never cut short by a second boundary.
 #[derive(Clone)]
 pub struct SignInThrottle {
     failures: Cache<String, (u32, u64)>,
+}
+
+fn now_millis() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 impl SignInThrottle {
@@ -88,16 +96,16 @@ impl SignInThrottle {
         if count < free {
             return None;
         }
-        let lockout = 1u64 << (count - free).min(8);
-        let lockout = lockout.min(300);
-        let elapsed = now_secs().saturating_sub(last);
-        (elapsed < lockout).then(|| lockout - elapsed)
+        let lockout_ms = (1000u64 << (count - free).min(9)).min(300_000);
+        let elapsed = now_millis().saturating_sub(last);
+        // Whole seconds for the message, rounded up.
+        (elapsed < lockout_ms).then(|| (lockout_ms - elapsed).div_ceil(1000))
     }
 
     pub fn fail(&self, key: &str) {
         let count = self.failures.get(key).map_or(0, |(c, _)| c);
         self.failures
-            .insert(key.to_owned(), (count.saturating_add(1), now_secs()));
+            .insert(key.to_owned(), (count.saturating_add(1), now_millis()));
     }
 
     pub fn clear(&self, key: &str) {

@@ -33,7 +33,14 @@ impl FreshPair {
         }
     }
 
+    /// Seconds until the access token expires, rounded up (a token issued now with a one-hour
+    /// lifetime says 3600, not 3599 after a millisecond of database work).
     pub fn expires_in(&self) -> i64 {
-        (self.stored.access_expires_at - now_millis()) / 1000
+        seconds_until(self.stored.access_expires_at)
     }
+}
+
+/// Whole seconds from now until `millis`, rounded up, never negative.
+pub fn seconds_until(millis: i64) -> i64 {
+    ((millis - now_millis()).max(0) + 999) / 1000
 }

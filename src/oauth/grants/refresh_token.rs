@@ -11,7 +11,6 @@ use crate::oauth::error::OAuthError;
 use crate::oauth::params::Params;
 use crate::oauth::seal::{self, SealedPair};
 use crate::oauth::token::token_reply;
-use crate::store::now_millis;
 use crate::store::oauth::{ApplicationRecord, RefreshExchange};
 
 pub async fn refresh(
@@ -103,7 +102,7 @@ pub async fn refresh(
         RefreshExchange::Retry { family, sealed } => {
             let successor = seal::open(&presented, &sealed).ok_or_else(OAuthError::server_error)?;
             audit("retry_within_grace", Some(family.merchant_id));
-            let expires_in = (successor.access_expires_at - now_millis()) / 1000;
+            let expires_in = super::seconds_until(successor.access_expires_at);
             let reply = token_reply(
                 &successor.access_token,
                 &successor.refresh_token,
