@@ -63,6 +63,7 @@ impl Application {
                 store.clone(),
                 metrics.clone(),
                 Duration::from_secs(settings.merchant_idle_secs),
+                &settings.public_base_url(),
             ),
         });
         spawn_oauth_purge(store.clone());

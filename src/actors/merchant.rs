@@ -15,7 +15,10 @@ use tokio::sync::watch;
 use super::registry::{MerchantRegistry, Passivated};
 use super::resource::{Collection, Resource};
 use crate::domain::category::CategoryRecord;
+use crate::domain::product::ProductRecord;
+use crate::domain::promotion::PromotionRecord;
 use crate::domain::store::StoreRecord;
+use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 use crate::http::batch::BatchObject;
 use crate::http::messages::Message;
 use crate::store::{now_millis, Store, StoreError};
@@ -26,15 +29,41 @@ pub struct MerchantState {
     pub merchant_id: i64,
     pub stores: Collection<StoreRecord>,
     pub categories: Collection<CategoryRecord>,
+    pub employees: Collection<crate::domain::employee::EmployeeRecord>,
+    pub applications: Collection<crate::domain::application::ApplicationRecord>,
+    pub suppliers: Collection<SupplierRecord>,
+    pub supplier_stores: Collection<SupplierStoreRecord>,
+    pub promotions: Collection<PromotionRecord>,
+    pub products: Collection<ProductRecord>,
+    /// Stock per (store, product).
+    pub stock: std::collections::BTreeMap<(i64, i64), StockLevel>,
+    /// Where uploaded files are served (`<public_base_url>`), for image URLs.
+    pub files_base: Arc<str>,
 }
 
 impl MerchantState {
-    async fn load(store: &Store, merchant_id: i64) -> Result<Self, StoreError> {
+    async fn load(
+        store: &Store,
+        merchant_id: i64,
+        files_base: Arc<str>,
+    ) -> Result<Self, StoreError> {
         let mut conn = store.pool().acquire().await?;
         Ok(Self {
             merchant_id,
+            files_base,
+            stock: Default::default(),
             stores: index(StoreRecord::load(&mut conn, merchant_id).await?),
             categories: index(CategoryRecord::load(&mut conn, merchant_id).await?),
+            employees: index(
+                crate::domain::employee::EmployeeRecord::load(&mut conn, merchant_id).await?,
+            ),
+            applications: index(
+                crate::domain::application::ApplicationRecord::load(&mut conn, merchant_id).await?,
+            ),
+            suppliers: index(SupplierRecord::load(&mut conn, merchant_id).await?),
+            supplier_stores: index(SupplierStoreRecord::load(&mut conn, merchant_id).await?),
+            promotions: index(PromotionRecord::load(&mut conn, merchant_id).await?),
+            products: index(ProductRecord::load(&mut conn, merchant_id).await?),
         })
     }
 
@@ -43,6 +72,15 @@ impl MerchantState {
         R::collection(self)
             .values()
             .filter(|r| r.delete_date().is_none())
+    }
+
+    /// A product's stock at a store: what was received and what left. Nothing moves stock
+    /// before invoices, baskets and stock counts exist, so every level starts at zero.
+    pub fn stock_level(&self, store_id: i64, product_id: i64) -> StockLevel {
+        self.stock
+            .get(&(store_id, product_id))
+            .copied()
+            .unwrap_or_default()
     }
 
     /// A live record by id.
@@ -55,6 +93,13 @@ impl MerchantState {
 
 fn index<R: Resource>(records: Vec<R>) -> Collection<R> {
     records.into_iter().map(|r| (r.id(), Arc::new(r))).collect()
+}
+
+/// Units received (`total`) and units that left in completed baskets (`sold`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StockLevel {
+    pub total: f64,
+    pub sold: f64,
 }
 
 /// Where a supervisor is in its life, as readers see it.
@@ -139,39 +184,45 @@ impl<R: Resource> actix::Message for Delete<R> {
     type Result = Result<Vec<(i64, DeleteOutcome)>, StoreError>;
 }
 
+/// What every supervisor shares with the registry that starts it.
+#[derive(Clone)]
+pub struct Environment {
+    pub store: Store,
+    pub idle: Duration,
+    pub registry: Addr<MerchantRegistry>,
+    /// Where uploaded files are served, for image URLs.
+    pub files_base: Arc<str>,
+}
+
 pub struct MerchantSupervisor {
     merchant_id: i64,
     generation: u64,
+    env: Environment,
     store: Store,
     state: Arc<MerchantState>,
     publish: watch::Sender<Phase>,
     last_used: Arc<AtomicI64>,
-    idle: Duration,
-    registry: Addr<MerchantRegistry>,
 }
 
 impl MerchantSupervisor {
     pub fn new(
         merchant_id: i64,
         generation: u64,
-        store: Store,
+        env: Environment,
         publish: watch::Sender<Phase>,
         last_used: Arc<AtomicI64>,
-        idle: Duration,
-        registry: Addr<MerchantRegistry>,
     ) -> Self {
         Self {
             merchant_id,
             generation,
-            store,
+            store: env.store.clone(),
+            env,
             state: Arc::new(MerchantState {
                 merchant_id,
                 ..Default::default()
             }),
             publish,
             last_used,
-            idle,
-            registry,
         }
     }
 
@@ -191,9 +242,10 @@ impl Actor for MerchantSupervisor {
     fn started(&mut self, ctx: &mut Self::Context) {
         let store = self.store.clone();
         let merchant_id = self.merchant_id;
+        let files_base = self.env.files_base.clone();
         // Nothing else runs until the state is loaded: messages queue behind `wait`.
         ctx.wait(
-            async move { MerchantState::load(&store, merchant_id).await }
+            async move { MerchantState::load(&store, merchant_id, files_base).await }
                 .into_actor(self)
                 .map(|loaded, act, ctx| match loaded {
                     Ok(state) => act.install(state),
@@ -204,17 +256,17 @@ impl Actor for MerchantSupervisor {
                     }
                 }),
         );
-        let tick = (self.idle / 4).max(Duration::from_millis(100));
+        let tick = (self.env.idle / 4).max(Duration::from_millis(100));
         ctx.run_interval(tick, |act, ctx| {
             let idle_for = now_millis() - act.last_used.load(Ordering::Relaxed);
-            if idle_for >= act.idle.as_millis() as i64 {
+            if idle_for >= act.env.idle.as_millis() as i64 {
                 ctx.stop();
             }
         });
     }
 
     fn stopped(&mut self, _: &mut Self::Context) {
-        self.registry.do_send(Passivated {
+        self.env.registry.do_send(Passivated {
             merchant_id: self.merchant_id,
             generation: self.generation,
         });
@@ -231,7 +283,7 @@ fn decide<R: Resource>(
     now: i64,
 ) -> Result<(bool, R), (Message, Vec<String>)> {
     let invalid = |problems| (Message::InvalidObject, problems);
-    match fields.get("id") {
+    let decided = match fields.get("id") {
         None | Some(Value::Null) if mode == WriteMode::UpdateOnly => Err(invalid(vec![
             "id: required to update (PUT only updates).".into(),
         ])),
@@ -254,6 +306,12 @@ fn decide<R: Resource>(
                 .map_err(invalid)
         }
         Some(_) => Err(invalid(vec!["id: must be an integer.".into()])),
+    }?;
+    let conflicts = decided.1.conflicts(state);
+    if conflicts.is_empty() {
+        Ok(decided)
+    } else {
+        Err((Message::Conflict, conflicts))
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use tokio::sync::watch;
 
-use super::merchant::{MerchantState, MerchantSupervisor, Phase};
+use super::merchant::{Environment, MerchantState, MerchantSupervisor, Phase};
 use crate::metrics::Metrics;
 use crate::store::{now_millis, Store, StoreError};
 
@@ -49,6 +49,7 @@ pub struct MerchantRegistry {
     store: Store,
     metrics: Metrics,
     idle: Duration,
+    files_base: Arc<str>,
     handles: Handles,
     next_generation: u64,
 }
@@ -82,16 +83,15 @@ impl Handler<Activate> for MerchantRegistry {
         let generation = self.next_generation;
         let (publish, phase) = watch::channel(Phase::Loading);
         let last_used = Arc::new(AtomicI64::new(now_millis()));
-        let addr = MerchantSupervisor::new(
-            merchant_id,
-            generation,
-            self.store.clone(),
-            publish,
-            last_used.clone(),
-            self.idle,
-            ctx.address(),
-        )
-        .start();
+        let env = Environment {
+            store: self.store.clone(),
+            idle: self.idle,
+            registry: ctx.address(),
+            files_base: self.files_base.clone(),
+        };
+        let addr =
+            MerchantSupervisor::new(merchant_id, generation, env, publish, last_used.clone())
+                .start();
         let handle = MerchantHandle {
             addr,
             phase,
@@ -139,12 +139,13 @@ pub struct Merchants {
 
 impl Merchants {
     /// Starts the registry on the current arbiter.
-    pub fn start(store: Store, metrics: Metrics, idle: Duration) -> Self {
+    pub fn start(store: Store, metrics: Metrics, idle: Duration, files_base: &str) -> Self {
         let handles: Handles = Arc::default();
         let registry = MerchantRegistry {
             store,
             metrics,
             idle,
+            files_base: files_base.into(),
             handles: handles.clone(),
             next_generation: 0,
         }

@@ -52,6 +52,12 @@ pub trait Resource: TableRow + Clone + Send + Sync + 'static {
         now: i64,
     ) -> Result<Self, Vec<String>>;
 
+    /// Uniqueness broken by this record against the others of the state (message 113), checked
+    /// after `create`/`update` succeeded.
+    fn conflicts(&self, _state: &MerchantState) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Refuses a delete that would break a rule (for example a store with open baskets).
     fn check_delete(&self, _state: &MerchantState) -> Result<(), String> {
         Ok(())

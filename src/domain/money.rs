@@ -39,7 +39,9 @@ pub fn money(value: &Value) -> Result<Decimal, String> {
 pub fn rate(value: &Value) -> Result<Decimal, String> {
     let d = decimal(value)?;
     if d < Decimal::ZERO || d > Decimal::ONE {
-        return Err(format!("{d} is not a fraction between 0 and 1 (20 % is \"0.200\")."));
+        return Err(format!(
+            "{d} is not a fraction between 0 and 1 (20 % is \"0.200\")."
+        ));
     }
     Ok(d)
 }

@@ -11,7 +11,10 @@ pub mod catalogue;
 mod error;
 pub mod merchants;
 pub mod oauth;
+pub mod people;
+pub mod products;
 pub mod rows;
+pub mod suppliers;
 pub mod tenants;
 
 use std::time::{Duration, Instant};

@@ -3,6 +3,22 @@
 #[allow(dead_code)]
 mod helpers;
 
+mod applications;
+mod browser;
+mod categories;
+mod employees;
 mod envelope;
+mod oauth_client_library;
+mod oauth_concurrency;
+mod oauth_endpoints;
+mod oauth_pkce;
+mod oauth_scopes;
+mod oauth_secrets;
+mod oauth_support;
+mod oauth_token;
 mod process;
+mod products;
+mod promotions;
+mod stores;
+mod suppliers;
 mod tenants;

@@ -1,4 +1,9 @@
 //! The catalogue resources as the merchant supervisor knows them.
 
+mod application;
 mod category;
+mod employee;
+mod product;
+mod promotion;
 mod store;
+mod supplier;

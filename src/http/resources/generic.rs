@@ -122,3 +122,7 @@ impl IdHeaders for crate::domain::store::StoreRecord {
 impl IdHeaders for crate::domain::category::CategoryRecord {
     const ID_HEADERS: [&'static str; 2] = ["categoryIds", "categoryId"];
 }
+
+impl IdHeaders for crate::domain::product::ProductRecord {
+    const ID_HEADERS: [&'static str; 2] = ["productIds", "productId"];
+}

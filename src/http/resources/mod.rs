@@ -1,6 +1,11 @@
 //! Resource endpoints: thin handlers over the merchant actors, and the batch replies they share.
 
+pub mod applications;
+pub mod employees;
 pub mod generic;
+pub mod products;
+pub mod promotions;
+pub mod suppliers;
 
 use std::collections::BTreeSet;
 
@@ -14,9 +19,20 @@ use crate::actors::merchant::{DeleteOutcome, ObjectOutcome};
 
 /// Every catalogue route.
 pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
-    use crate::domain::{category::CategoryRecord, store::StoreRecord};
+    use crate::domain::{category::CategoryRecord, product::ProductRecord, store::StoreRecord};
     generic::routes::<StoreRecord>(cfg, "/store");
     generic::routes::<CategoryRecord>(cfg, "/category");
+    employees::routes(cfg);
+    applications::routes(cfg);
+    suppliers::routes(cfg);
+    promotions::routes(cfg);
+    cfg.service(
+        actix_web::web::resource("/product")
+            .route(actix_web::web::get().to(products::list))
+            .route(actix_web::web::post().to(generic::post::<ProductRecord>))
+            .route(actix_web::web::put().to(generic::put::<ProductRecord>))
+            .route(actix_web::web::delete().to(generic::delete::<ProductRecord>)),
+    );
 }
 
 /// 201 with the successful objects under their client keys and a record per object; 422 when

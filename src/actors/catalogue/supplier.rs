@@ -1,0 +1,116 @@
+use serde_json::{Map, Value};
+
+use crate::actors::merchant::MerchantState;
+use crate::actors::resource::{Collection, Ids, Resource};
+use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
+
+fn next_id(ids: Ids<'_>) -> Result<i64, Vec<String>> {
+    ids.next()
+        .ok_or_else(|| vec!["no identifier was available.".to_owned()])
+}
+
+/// A supplier store's parent must be a live supplier of this merchant.
+fn supplier_check(state: &MerchantState, id: i64) -> Result<(), String> {
+    state
+        .find::<SupplierRecord>(id)
+        .map(|_| ())
+        .ok_or_else(|| format!("{id} is not a supplier of this merchant."))
+}
+
+impl Resource for SupplierRecord {
+    const NOUN: &'static str = "Supplier";
+    const PLURAL: &'static str = "suppliers";
+
+    fn id(&self) -> i64 {
+        self.id
+    }
+
+    fn delete_date(&self) -> Option<i64> {
+        self.delete_date
+    }
+
+    fn mark_deleted(&mut self, at: i64) {
+        self.delete_date = Some(at);
+    }
+
+    fn collection(state: &MerchantState) -> &Collection<Self> {
+        &state.suppliers
+    }
+
+    fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self> {
+        &mut state.suppliers
+    }
+
+    fn create(
+        ids: Ids<'_>,
+        fields: Map<String, Value>,
+        _: &MerchantState,
+        now: i64,
+    ) -> Result<Self, Vec<String>> {
+        SupplierRecord::new(next_id(ids)?, now).apply(fields)
+    }
+
+    fn update(
+        &self,
+        _: Ids<'_>,
+        fields: Map<String, Value>,
+        _: &MerchantState,
+        _: i64,
+    ) -> Result<Self, Vec<String>> {
+        self.clone().apply(fields)
+    }
+
+    fn to_json(&self, _: &MerchantState) -> Value {
+        SupplierRecord::to_json(self)
+    }
+}
+
+impl Resource for SupplierStoreRecord {
+    const NOUN: &'static str = "Supplier store";
+    const PLURAL: &'static str = "supplierStores";
+
+    fn id(&self) -> i64 {
+        self.id
+    }
+
+    fn delete_date(&self) -> Option<i64> {
+        self.delete_date
+    }
+
+    fn mark_deleted(&mut self, at: i64) {
+        self.delete_date = Some(at);
+    }
+
+    fn collection(state: &MerchantState) -> &Collection<Self> {
+        &state.supplier_stores
+    }
+
+    fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self> {
+        &mut state.supplier_stores
+    }
+
+    fn create(
+        ids: Ids<'_>,
+        fields: Map<String, Value>,
+        state: &MerchantState,
+        now: i64,
+    ) -> Result<Self, Vec<String>> {
+        SupplierStoreRecord::new(next_id(ids)?, now)
+            .apply(fields, true, |id| supplier_check(state, id))
+    }
+
+    fn update(
+        &self,
+        _: Ids<'_>,
+        fields: Map<String, Value>,
+        state: &MerchantState,
+        _: i64,
+    ) -> Result<Self, Vec<String>> {
+        self.clone()
+            .apply(fields, false, |id| supplier_check(state, id))
+    }
+
+    fn to_json(&self, _: &MerchantState) -> Value {
+        SupplierStoreRecord::to_json(self)
+    }
+}

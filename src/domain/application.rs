@@ -1,0 +1,233 @@
+//! A third-party application registered by a merchant (api-reference.md, Application).
+//!
+//! The client secret never lives here in clear: the HTTP layer generates it, keeps it only to
+//! show it once in the answer, and passes its SHA-256 in [`SECRET_HASH`].
+
+use serde_json::{json, Map, Value};
+
+use super::dates::to_iso;
+use super::fields::Fields;
+use super::redirect_uri;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApplicationRecord {
+    pub id: i64,
+    pub name: String,
+    pub description: Option<String>,
+    pub redirect_uris: Vec<String>,
+    pub client_id: String,
+    pub logo: Option<String>,
+    pub active_date: Option<i64>,
+    pub delete_date: Option<i64>,
+    /// The hash of a secret this write sets (create or regeneration); `None` on every record
+    /// that was loaded or carried over, so a later write never rewrites the stored hash.
+    pub new_secret_hash: Option<String>,
+}
+
+/// Set by the HTTP layer (never by a client): the SHA-256 (hex) of a freshly generated secret.
+pub const SECRET_HASH: &str = "secretHash";
+/// `{"id": N, "regenerateSecret": true}` replaces the secret.
+pub const REGENERATE: &str = "regenerateSecret";
+
+const KNOWN: [&str; 7] = [
+    "name",
+    "description",
+    "redirectUris",
+    "logo",
+    "activeDate",
+    REGENERATE,
+    SECRET_HASH,
+];
+const READ_ONLY: [&str; 4] = ["id", "clientId", "clientSecret", "deleteDate"];
+const MAX_REDIRECT_URIS: usize = 20;
+
+/// Whether a written object gets a new secret: a create (no `id`, when creating is allowed)
+/// or a regeneration.
+pub fn wants_secret(fields: &Map<String, Value>, may_create: bool) -> bool {
+    let creates = matches!(fields.get("id"), None | Some(Value::Null));
+    (creates && may_create) || fields.get(REGENERATE) == Some(&Value::Bool(true))
+}
+
+impl ApplicationRecord {
+    pub fn new(id: i64, client_id: String, now: i64) -> Self {
+        Self {
+            id,
+            name: String::new(),
+            description: None,
+            redirect_uris: Vec::new(),
+            client_id,
+            logo: None,
+            active_date: Some(now),
+            delete_date: None,
+            new_secret_hash: None,
+        }
+    }
+
+    /// Never the secret: it is shown once, by the HTTP layer, in the answer that set it.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "name": self.name,
+            "description": self.description,
+            "redirectUris": self.redirect_uris,
+            "clientId": self.client_id,
+            "logo": self.logo,
+            "activeDate": self.active_date.and_then(to_iso),
+            "deleteDate": self.delete_date.and_then(to_iso),
+        })
+    }
+
+    /// Applies written fields. A create and a regeneration need the hash of the new secret.
+    pub fn apply(
+        mut self,
+        fields: Map<String, Value>,
+        creating: bool,
+    ) -> Result<Self, Vec<String>> {
+        let mut fields = fields;
+        let uris = fields.remove("redirectUris");
+        let secret_hash = fields.remove(SECRET_HASH);
+        let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
+        self.new_secret_hash = None;
+        let name = f
+            .text("name", 200)
+            .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
+        self.description = f.text("description", 2000).apply(self.description);
+        self.logo = f.text("logo", 300).apply(self.logo);
+        self.active_date = f.date("activeDate").apply(self.active_date);
+        match uris.map(parse_redirect_uris) {
+            Some(Ok(uris)) => self.redirect_uris = uris,
+            Some(Err(why)) => f.reject("redirectUris", why),
+            None if self.redirect_uris.is_empty() => {
+                f.reject("redirectUris", "required field is missing.")
+            }
+            None => {}
+        }
+        if creating || f.boolean(REGENERATE) == Some(true) {
+            match secret_hash {
+                Some(Value::String(hash))
+                    if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
+                {
+                    self.new_secret_hash = Some(hash);
+                }
+                _ => f.reject("clientSecret", "no secret could be generated."),
+            }
+        }
+        f.require("name", &name);
+        f.finish()?;
+        self.name = name.unwrap_or_default();
+        Ok(self)
+    }
+}
+
+/// A non-empty array of distinct redirect URIs, each valid for a redirect (duplicates dropped).
+fn parse_redirect_uris(value: Value) -> Result<Vec<String>, String> {
+    let Value::Array(items) = value else {
+        return Err("must be an array of absolute URLs.".into());
+    };
+    if items.is_empty() {
+        return Err("at least one redirect URI is needed.".into());
+    }
+    if items.len() > MAX_REDIRECT_URIS {
+        return Err(format!("at most {MAX_REDIRECT_URIS} redirect URIs."));
+    }
+    let mut uris: Vec<String> = Vec::with_capacity(items.len());
+    let mut problems = Vec::new();
+    for item in items {
+        match item {
+            Value::String(uri) if uri.len() > 2000 => {
+                problems.push("a redirect URI has more than 2000 characters".to_owned())
+            }
+            Value::String(uri) => match redirect_uri::validate(&uri) {
+                Ok(()) if uris.contains(&uri) => {}
+                Ok(()) => uris.push(uri),
+                Err(why) => problems.push(why),
+            },
+            other => problems.push(format!("{other} is not a string")),
+        }
+    }
+    if problems.is_empty() {
+        Ok(uris)
+    } else {
+        Err(format!("{}.", problems.join("; ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HASH: &str = "5f3a9c2e71d04b8a5f3a9c2e71d04b8a5f3a9c2e71d04b8a5f3a9c2e71d04b8a";
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    fn till() -> ApplicationRecord {
+        ApplicationRecord::new(1049, "app-5f3a9c2e71d04b8a".into(), 0)
+            .apply(
+                obj(json!({"name": "Till Sync", "secretHash": HASH,
+                           "redirectUris": ["https://till.example.com/oauth/callback"]})),
+                true,
+            )
+            .unwrap()
+    }
+
+    #[test]
+    fn a_create_keeps_the_hash_for_storing_and_never_shows_it() {
+        let app = till();
+        assert_eq!(app.new_secret_hash.as_deref(), Some(HASH));
+        let shown = app.to_json().to_string();
+        assert!(!shown.contains(HASH) && !shown.contains("clientSecret"));
+        assert_eq!(app.to_json()["clientId"], "app-5f3a9c2e71d04b8a");
+    }
+
+    #[test]
+    fn an_update_carries_no_hash_unless_it_regenerates() {
+        let app = till();
+        let renamed = app
+            .clone()
+            .apply(obj(json!({"name": "Till", "clientId": "x"})), false)
+            .unwrap();
+        assert_eq!(renamed.new_secret_hash, None);
+        assert_eq!(renamed.client_id, "app-5f3a9c2e71d04b8a");
+        let regenerated = app
+            .clone()
+            .apply(
+                obj(json!({"regenerateSecret": true, "secretHash": HASH})),
+                false,
+            )
+            .unwrap();
+        assert_eq!(regenerated.new_secret_hash.as_deref(), Some(HASH));
+        assert!(app
+            .apply(obj(json!({"regenerateSecret": true})), false)
+            .is_err());
+    }
+
+    #[test]
+    fn redirect_uris_are_required_and_validated() {
+        let errs = ApplicationRecord::new(1, "app-0".into(), 0)
+            .apply(obj(json!({"name": "x", "secretHash": HASH})), true)
+            .unwrap_err();
+        assert_eq!(errs, vec!["redirectUris: required field is missing."]);
+        let errs = ApplicationRecord::new(1, "app-0".into(), 0)
+            .apply(
+                obj(json!({"name": "x", "secretHash": HASH,
+                           "redirectUris": ["http://evil.example/cb", "/relative"]})),
+                true,
+            )
+            .unwrap_err();
+        assert_eq!(errs.len(), 1);
+        assert!(errs[0].starts_with("redirectUris: "), "{errs:?}");
+    }
+
+    #[test]
+    fn only_creates_and_regenerations_want_a_secret() {
+        assert!(wants_secret(&obj(json!({"name": "x"})), true));
+        assert!(!wants_secret(&obj(json!({"name": "x"})), false));
+        assert!(!wants_secret(&obj(json!({"id": 3, "name": "x"})), true));
+        assert!(wants_secret(
+            &obj(json!({"id": 3, "regenerateSecret": true})),
+            false
+        ));
+    }
+}

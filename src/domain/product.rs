@@ -1,0 +1,446 @@
+//! A product and its price instances (api-reference.md, Product).
+
+use std::collections::BTreeSet;
+
+use rust_decimal::Decimal;
+use serde_json::{json, Map, Value};
+
+use super::dates::to_iso;
+use super::fields::Fields;
+use super::money;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstanceRecord {
+    pub id: i64,
+    pub product_id: i64,
+    pub name: Option<String>,
+    pub price: Decimal,
+    pub tax_percentage: Decimal,
+    pub size: Option<String>,
+    pub tags: Option<String>,
+    pub active_date: Option<i64>,
+    pub delete_date: Option<i64>,
+}
+
+impl InstanceRecord {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "name": self.name,
+            "price": money::text(&self.price),
+            "taxPercentage": money::text(&self.tax_percentage),
+            "size": self.size,
+            "tags": self.tags,
+            "activeDate": self.active_date.and_then(to_iso),
+            "deleteDate": self.delete_date.and_then(to_iso),
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProductRecord {
+    pub id: i64,
+    pub name: String,
+    pub barcode: Option<String>,
+    pub details: Option<String>,
+    pub tags: Option<String>,
+    pub unit: Option<f64>,
+    pub images: Vec<String>,
+    pub category_ids: Vec<i64>,
+    pub created_at: i64,
+    pub active_date: Option<i64>,
+    pub delete_date: Option<i64>,
+    /// Every instance ever made, deleted ones included (baskets still refer to them).
+    pub instances: Vec<InstanceRecord>,
+}
+
+const KNOWN: [&str; 9] = [
+    "name",
+    "barcode",
+    "details",
+    "tags",
+    "unit",
+    "images",
+    "categories",
+    "instances",
+    "activeDate",
+];
+const READ_ONLY: [&str; 3] = ["id", "timestamp", "deleteDate"];
+const INSTANCE_KNOWN: [&str; 6] = ["id", "name", "price", "taxPercentage", "size", "tags"];
+const INSTANCE_READ_ONLY: [&str; 2] = ["activeDate", "deleteDate"];
+
+/// What the product rules need to know about the rest of the merchant.
+pub struct ProductContext<'a> {
+    pub category_exists: &'a dyn Fn(i64) -> bool,
+}
+
+impl ProductRecord {
+    pub fn new(id: i64, now: i64) -> Self {
+        Self {
+            id,
+            name: String::new(),
+            barcode: None,
+            details: None,
+            tags: None,
+            unit: None,
+            images: Vec::new(),
+            category_ids: Vec::new(),
+            created_at: now,
+            active_date: Some(now),
+            delete_date: None,
+            instances: Vec::new(),
+        }
+    }
+
+    pub fn live_instances(&self) -> impl Iterator<Item = &InstanceRecord> {
+        self.instances.iter().filter(|i| i.delete_date.is_none())
+    }
+
+    /// How many new identifiers a write of these fields needs (the product's own, if new, is
+    /// counted by the caller).
+    pub fn new_instances(fields: &Map<String, Value>) -> usize {
+        match fields.get("instances") {
+            Some(Value::Object(entries)) => entries
+                .values()
+                .filter(|e| e.get("id").is_none_or(Value::is_null))
+                .count(),
+            _ => 0,
+        }
+    }
+
+    /// The record JSON; `category_title` names live categories, `image_url` makes file names
+    /// into URLs.
+    pub fn to_json(
+        &self,
+        category_title: impl Fn(i64) -> Option<String>,
+        image_url: impl Fn(&str) -> String,
+    ) -> Value {
+        let categories: Map<String, Value> = self
+            .category_ids
+            .iter()
+            .filter_map(|id| category_title(*id).map(|t| (id.to_string(), Value::from(t))))
+            .collect();
+        let instances: Map<String, Value> = self
+            .live_instances()
+            .map(|i| (i.id.to_string(), i.to_json()))
+            .collect();
+        let images: Vec<String> = self.images.iter().map(|f| image_url(f)).collect();
+        json!({
+            "id": self.id,
+            "name": self.name,
+            "barcode": self.barcode,
+            "details": self.details,
+            "tags": self.tags,
+            "unit": self.unit,
+            "images": images,
+            "categories": categories,
+            "instances": instances,
+            "timestamp": to_iso(self.created_at),
+            "activeDate": self.active_date.and_then(to_iso),
+            "deleteDate": self.delete_date.and_then(to_iso),
+        })
+    }
+
+    /// Applies written fields; `ids` hands out identifiers for new instances.
+    pub fn apply(
+        mut self,
+        fields: Map<String, Value>,
+        ids: &mut dyn Iterator<Item = i64>,
+        ctx: &ProductContext<'_>,
+        now: i64,
+    ) -> Result<Self, Vec<String>> {
+        let instances_written = fields.get("instances").cloned();
+        let categories_written = fields.get("categories").cloned();
+        let images_written = fields.get("images").cloned();
+        let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
+        let name = f
+            .text("name", 200)
+            .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
+        self.barcode = f.text("barcode", 64).apply(self.barcode);
+        self.details = f.text("details", 4000).apply(self.details);
+        self.tags = f.text("tags", 1000).apply(self.tags);
+        self.unit = f.number("unit", 0.0, 1e12).apply(self.unit);
+        self.active_date = f.date("activeDate").apply(self.active_date);
+        match categories_written {
+            None => {}
+            Some(Value::Null) => self.category_ids.clear(),
+            Some(Value::Array(items)) => {
+                let mut ids = BTreeSet::new();
+                for item in items {
+                    match item.as_i64().filter(|id| *id >= 0) {
+                        Some(id) if (ctx.category_exists)(id) => {
+                            ids.insert(id);
+                        }
+                        Some(id) => f.reject(
+                            "categories",
+                            format!("{id} is not a category of this merchant."),
+                        ),
+                        None => f.reject("categories", format!("{item} is not a category id.")),
+                    }
+                }
+                self.category_ids = ids.into_iter().collect();
+            }
+            Some(_) => f.reject("categories", "must be an array of category ids."),
+        }
+        match images_written {
+            None => {}
+            Some(Value::Null) => self.images.clear(),
+            Some(Value::Array(items)) => {
+                let mut names = Vec::new();
+                for item in items {
+                    match item.as_str().filter(|s| valid_file_name(s)) {
+                        Some(name) => names.push(name.to_owned()),
+                        None => f.reject("images", format!("{item} is not an uploaded file name.")),
+                    }
+                }
+                self.images = names;
+            }
+            Some(_) => f.reject("images", "must be an array of uploaded file names."),
+        }
+        match instances_written {
+            None => {}
+            Some(Value::Object(entries)) => {
+                let problems = self.apply_instances(entries, ids, now);
+                for p in problems {
+                    f.reject("instances", p);
+                }
+            }
+            Some(_) => f.reject(
+                "instances",
+                "must be an object of instances keyed by client keys.",
+            ),
+        }
+        f.require("name", &name);
+        f.finish()?;
+        self.name = name.unwrap_or_default();
+        Ok(self)
+    }
+
+    /// Keeps instances sent with their id, creates those without, and deletes live ones left
+    /// out. An instance is never edited: a kept instance whose fields differ is refused.
+    fn apply_instances(
+        &mut self,
+        entries: Map<String, Value>,
+        ids: &mut dyn Iterator<Item = i64>,
+        now: i64,
+    ) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut kept = BTreeSet::new();
+        let mut created = Vec::new();
+        for (key, entry) in entries {
+            let Value::Object(entry) = entry else {
+                problems.push(format!("{key}: must be an object."));
+                continue;
+            };
+            match entry.get("id") {
+                Some(Value::Number(n)) => {
+                    let existing = n
+                        .as_i64()
+                        .and_then(|id| self.live_instances().find(|i| i.id == id).cloned());
+                    match existing {
+                        Some(current) => {
+                            if let Some(field) = edited_field(&current, &entry) {
+                                problems.push(format!(
+                                    "{key}: {field}: an instance is never edited; leave out its id to add a new one."
+                                ));
+                            }
+                            kept.insert(current.id);
+                        }
+                        None => problems.push(format!(
+                            "{key}: id: {n} is not a live instance of this product."
+                        )),
+                    }
+                }
+                Some(v) if !v.is_null() => problems.push(format!("{key}: id: must be an integer.")),
+                _ => match new_instance(self.id, entry, ids, now) {
+                    Ok(instance) => created.push(instance),
+                    Err(list) => problems.extend(list.into_iter().map(|p| format!("{key}: {p}"))),
+                },
+            }
+        }
+        if problems.is_empty() {
+            for instance in &mut self.instances {
+                if instance.delete_date.is_none() && !kept.contains(&instance.id) {
+                    instance.delete_date = Some(now);
+                }
+            }
+            self.instances.extend(created);
+        }
+        problems
+    }
+}
+
+fn new_instance(
+    product_id: i64,
+    entry: Map<String, Value>,
+    ids: &mut dyn Iterator<Item = i64>,
+    now: i64,
+) -> Result<InstanceRecord, Vec<String>> {
+    let price = entry.get("price").cloned();
+    let tax = entry.get("taxPercentage").cloned();
+    let mut f = Fields::new(entry, &INSTANCE_KNOWN, &INSTANCE_READ_ONLY);
+    let name = f.text("name", 200).apply(None);
+    let size = f.text("size", 100).apply(None);
+    let tags = f.text("tags", 1000).apply(None);
+    let price = match price {
+        None | Some(Value::Null) => None,
+        Some(v) => money::money(&v).map_err(|e| f.reject("price", e)).ok(),
+    };
+    let tax = match tax {
+        None | Some(Value::Null) => None,
+        Some(v) => money::rate(&v)
+            .map_err(|e| f.reject("taxPercentage", e))
+            .ok(),
+    };
+    f.require("price", &price);
+    f.require("taxPercentage", &tax);
+    f.finish()?;
+    let id = ids
+        .next()
+        .ok_or_else(|| vec!["no identifier was available.".to_owned()])?;
+    Ok(InstanceRecord {
+        id,
+        product_id,
+        name,
+        price: price.unwrap_or_default(),
+        tax_percentage: tax.unwrap_or_default(),
+        size,
+        tags,
+        active_date: Some(now),
+        delete_date: None,
+    })
+}
+
+/// The first field of a kept instance that a write tries to change.
+fn edited_field(current: &InstanceRecord, entry: &Map<String, Value>) -> Option<&'static str> {
+    let text_differs = |key: &str, value: &Option<String>| {
+        entry
+            .get(key)
+            .is_some_and(|v| v.as_str().map(str::trim) != value.as_deref())
+    };
+    let decimal_differs = |key: &str, value: &Decimal| {
+        entry
+            .get(key)
+            .is_some_and(|v| !money::decimal(v).is_ok_and(|d| d == *value))
+    };
+    if text_differs("name", &current.name) {
+        Some("name")
+    } else if decimal_differs("price", &current.price) {
+        Some("price")
+    } else if decimal_differs("taxPercentage", &current.tax_percentage) {
+        Some("taxPercentage")
+    } else if text_differs("size", &current.size) {
+        Some("size")
+    } else if text_differs("tags", &current.tags) {
+        Some("tags")
+    } else {
+        None
+    }
+}
+
+/// Names the uploader hands out (content-addressed) or any plain file name.
+fn valid_file_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+        && !name.starts_with('.')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> ProductContext<'static> {
+        ProductContext {
+            category_exists: &|id| id == 1041,
+        }
+    }
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_product_with_two_instances_and_a_category() {
+        let mut ids = 1044..;
+        let p = ProductRecord::new(1043, 0)
+            .apply(
+                obj(json!({"name": "Latte", "categories": [1041], "instances": {
+                    "eatin": {"name": "Eat in", "price": "300", "taxPercentage": "0.200"},
+                    "away": {"name": "Take away", "price": "280", "taxPercentage": "0.200"}}})),
+                &mut ids,
+                &ctx(),
+                0,
+            )
+            .unwrap();
+        assert_eq!(p.live_instances().count(), 2);
+        let json = p.to_json(|_| Some("Hot drinks".into()), |f| format!("u/{f}"));
+        assert_eq!(json["categories"]["1041"], "Hot drinks");
+        assert_eq!(json["instances"]["1044"]["price"], "300");
+    }
+
+    #[test]
+    fn instances_left_out_are_dropped_and_kept_ones_cannot_change() {
+        let mut ids = 10..;
+        let p = ProductRecord::new(1, 0)
+            .apply(
+                obj(json!({"name": "Tea", "instances": {"a": {"price": "100", "taxPercentage": "0.2"}}})),
+                &mut ids,
+                &ctx(),
+                0,
+            )
+            .unwrap();
+        let kept = p.instances[0].id;
+        let changed = p
+            .clone()
+            .apply(
+                obj(json!({"instances": {"k": {"id": kept, "price": "120"}}})),
+                &mut ids,
+                &ctx(),
+                5,
+            )
+            .unwrap_err();
+        assert!(changed[0].contains("never edited"), "{changed:?}");
+        let swapped = p
+            .apply(
+                obj(json!({"instances": {"n": {"price": "120", "taxPercentage": "0.2"}}})),
+                &mut ids,
+                &ctx(),
+                5,
+            )
+            .unwrap();
+        assert_eq!(swapped.live_instances().count(), 1);
+        assert_eq!(
+            swapped.instances.len(),
+            2,
+            "the old instance stays, deleted"
+        );
+        assert_eq!(swapped.instances[0].delete_date, Some(5));
+    }
+
+    #[test]
+    fn unknown_categories_and_bad_prices_are_named() {
+        let errs = ProductRecord::new(1, 0)
+            .apply(
+                obj(json!({"name": "X", "categories": [7], "instances": {"a": {"price": "-1"}}})),
+                &mut (1..),
+                &ctx(),
+                0,
+            )
+            .unwrap_err()
+            .join(" ");
+        assert!(
+            errs.contains("categories: 7 is not a category of this merchant."),
+            "{errs}"
+        );
+        assert!(
+            errs.contains("instances: a: price: must not be negative."),
+            "{errs}"
+        );
+        assert!(
+            errs.contains("instances: a: taxPercentage: required field is missing."),
+            "{errs}"
+        );
+    }
+}

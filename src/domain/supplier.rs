@@ -1,0 +1,295 @@
+//! Suppliers and their stores (depots, branches) (api-reference.md, Supplier).
+
+use serde_json::{json, Map, Value};
+
+use super::dates::to_iso;
+use super::fields::{Fields, Patch};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SupplierRecord {
+    pub id: i64,
+    pub name: String,
+    pub description: Option<String>,
+    pub company_number: Option<String>,
+    pub vat_number: Option<String>,
+    pub note: Option<String>,
+    pub active_date: Option<i64>,
+    pub delete_date: Option<i64>,
+}
+
+const SUPPLIER_KNOWN: [&str; 6] = [
+    "name",
+    "description",
+    "companyNumber",
+    "vatNumber",
+    "note",
+    "activeDate",
+];
+const READ_ONLY: [&str; 2] = ["id", "deleteDate"];
+
+impl SupplierRecord {
+    pub fn new(id: i64, now: i64) -> Self {
+        Self {
+            id,
+            name: String::new(),
+            description: None,
+            company_number: None,
+            vat_number: None,
+            note: None,
+            active_date: Some(now),
+            delete_date: None,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "name": self.name,
+            "description": self.description,
+            "companyNumber": self.company_number,
+            "vatNumber": self.vat_number,
+            "note": self.note,
+            "activeDate": self.active_date.and_then(to_iso),
+            "deleteDate": self.delete_date.and_then(to_iso),
+        })
+    }
+
+    /// Applies written fields (fields left out keep their value).
+    pub fn apply(mut self, fields: Map<String, Value>) -> Result<Self, Vec<String>> {
+        let mut f = Fields::new(fields, &SUPPLIER_KNOWN, &READ_ONLY);
+        let name = f
+            .text("name", 200)
+            .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
+        self.description = f.text("description", 2000).apply(self.description);
+        self.company_number = f.text("companyNumber", 40).apply(self.company_number);
+        self.vat_number = f.text("vatNumber", 40).apply(self.vat_number);
+        self.note = f.text("note", 2000).apply(self.note);
+        self.active_date = f.date("activeDate").apply(self.active_date);
+        f.require("name", &name);
+        f.finish()?;
+        self.name = name.unwrap_or_default();
+        Ok(self)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SupplierStoreRecord {
+    pub id: i64,
+    pub supplier_id: i64,
+    pub name: Option<String>,
+    pub address_line1: Option<String>,
+    pub address_line2: Option<String>,
+    pub address_line3: Option<String>,
+    pub city: Option<String>,
+    pub postcode: Option<String>,
+    pub country_id: Option<String>,
+    pub phone_number: Option<String>,
+    pub email: Option<String>,
+    pub lat: Option<f64>,
+    pub lng: Option<f64>,
+    pub active_date: Option<i64>,
+    pub delete_date: Option<i64>,
+}
+
+const STORE_KNOWN: [&str; 13] = [
+    "supplierId",
+    "name",
+    "addressLine1",
+    "addressLine2",
+    "addressLine3",
+    "city",
+    "postcode",
+    "countryId",
+    "phoneNumber",
+    "email",
+    "lat",
+    "lng",
+    "activeDate",
+];
+
+impl SupplierStoreRecord {
+    /// A blank record; `supplier_id` 0 stands for "not given yet" until `apply` requires it.
+    pub fn new(id: i64, now: i64) -> Self {
+        Self {
+            id,
+            supplier_id: 0,
+            name: None,
+            address_line1: None,
+            address_line2: None,
+            address_line3: None,
+            city: None,
+            postcode: None,
+            country_id: None,
+            phone_number: None,
+            email: None,
+            lat: None,
+            lng: None,
+            active_date: Some(now),
+            delete_date: None,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "supplierId": self.supplier_id,
+            "name": self.name,
+            "addressLine1": self.address_line1,
+            "addressLine2": self.address_line2,
+            "addressLine3": self.address_line3,
+            "city": self.city,
+            "postcode": self.postcode,
+            "countryId": self.country_id,
+            "phoneNumber": self.phone_number,
+            "email": self.email,
+            "lat": self.lat,
+            "lng": self.lng,
+            "activeDate": self.active_date.and_then(to_iso),
+            "deleteDate": self.delete_date.and_then(to_iso),
+        })
+    }
+
+    /// Applies written fields. `creating` makes `supplierId` required; `supplier_ok` says
+    /// whether a written supplier id is a live supplier of this merchant.
+    pub fn apply(
+        mut self,
+        fields: Map<String, Value>,
+        creating: bool,
+        supplier_ok: impl Fn(i64) -> Result<(), String>,
+    ) -> Result<Self, Vec<String>> {
+        let mut f = Fields::new(fields, &STORE_KNOWN, &READ_ONLY);
+        let current = (!creating).then_some(self.supplier_id);
+        let supplier_id = match f.integer("supplierId") {
+            Patch::Set(id) => match supplier_ok(id) {
+                Ok(()) => Some(id),
+                Err(why) => {
+                    f.reject("supplierId", why);
+                    current
+                }
+            },
+            Patch::Clear => None,
+            Patch::Keep => current,
+        };
+        self.name = f.text("name", 200).apply(self.name);
+        self.address_line1 = f.text("addressLine1", 200).apply(self.address_line1);
+        self.address_line2 = f.text("addressLine2", 200).apply(self.address_line2);
+        self.address_line3 = f.text("addressLine3", 200).apply(self.address_line3);
+        self.city = f.text("city", 100).apply(self.city);
+        self.postcode = f.text("postcode", 20).apply(self.postcode);
+        self.country_id = country(&mut f, self.country_id);
+        self.phone_number = f.text("phoneNumber", 40).apply(self.phone_number);
+        self.email = match f.text("email", 254) {
+            Patch::Set(e) if !e.contains('@') => {
+                f.reject("email", "is not an email address.");
+                self.email
+            }
+            other => other.apply(self.email),
+        };
+        self.lat = f.number("lat", -90.0, 90.0).apply(self.lat);
+        self.lng = f.number("lng", -180.0, 180.0).apply(self.lng);
+        self.active_date = f.date("activeDate").apply(self.active_date);
+        f.require("supplierId", &supplier_id);
+        f.finish()?;
+        self.supplier_id = supplier_id.unwrap_or_default();
+        Ok(self)
+    }
+}
+
+/// An ISO 3166-1 alpha-2 code, stored upper-case.
+fn country(f: &mut Fields, current: Option<String>) -> Option<String> {
+    match f.text("countryId", 2) {
+        Patch::Set(c) if c.len() == 2 && c.chars().all(|ch| ch.is_ascii_alphabetic()) => {
+            Some(c.to_ascii_uppercase())
+        }
+        Patch::Set(c) => {
+            f.reject(
+                "countryId",
+                format!("\"{c}\" is not an ISO 3166-1 alpha-2 code."),
+            );
+            current
+        }
+        other => other.apply(current),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn a_supplier_needs_a_name_and_updates_are_partial() {
+        let errs = SupplierRecord::new(1, 0).apply(obj(json!({}))).unwrap_err();
+        assert_eq!(errs, vec!["name: required field is missing."]);
+        let s = SupplierRecord::new(1, 0)
+            .apply(obj(json!({"name": "Bean Brothers", "vatNumber": "GB123"})))
+            .unwrap();
+        let u = s.apply(obj(json!({"note": "Call first"}))).unwrap();
+        assert_eq!(
+            (u.name.as_str(), u.vat_number.as_deref(), u.note.as_deref()),
+            ("Bean Brothers", Some("GB123"), Some("Call first"))
+        );
+    }
+
+    #[test]
+    fn a_supplier_store_needs_a_known_supplier() {
+        let ok = |id: i64| {
+            if id == 7 {
+                Ok(())
+            } else {
+                Err(format!("{id} is not a supplier of this merchant."))
+            }
+        };
+        let errs = SupplierStoreRecord::new(1, 0)
+            .apply(obj(json!({"name": "Depot"})), true, ok)
+            .unwrap_err();
+        assert_eq!(errs, vec!["supplierId: required field is missing."]);
+        let errs = SupplierStoreRecord::new(1, 0)
+            .apply(obj(json!({"supplierId": 8})), true, ok)
+            .unwrap_err();
+        assert_eq!(
+            errs,
+            vec!["supplierId: 8 is not a supplier of this merchant."]
+        );
+        let s = SupplierStoreRecord::new(1, 0)
+            .apply(
+                obj(json!({"supplierId": 7, "countryId": "gb", "lat": "51.5", "lng": -2.5})),
+                true,
+                ok,
+            )
+            .unwrap();
+        assert_eq!(
+            (s.supplier_id, s.country_id.as_deref(), s.lat, s.lng),
+            (7, Some("GB"), Some(51.5), Some(-2.5))
+        );
+        let u = s.apply(obj(json!({"city": "Bath"})), false, ok).unwrap();
+        assert_eq!((u.supplier_id, u.city.as_deref()), (7, Some("Bath")));
+    }
+
+    #[test]
+    fn bad_supplier_store_values_are_named() {
+        let errs = SupplierStoreRecord::new(1, 0)
+            .apply(
+                obj(
+                    json!({"supplierId": 7, "countryId": "G1", "lat": 91, "lng": "east",
+                           "email": "nobody", "notAField": true}),
+                ),
+                true,
+                |_| Ok(()),
+            )
+            .unwrap_err()
+            .join(" ");
+        for needle in [
+            "notAField: unknown field",
+            "countryId:",
+            "lat:",
+            "lng:",
+            "email:",
+        ] {
+            assert!(errs.contains(needle), "{needle} in {errs}");
+        }
+    }
+}

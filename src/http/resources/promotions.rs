@@ -1,0 +1,79 @@
+//! `/promotion` (api-reference.md Promotion; examples §2.8). Writes use the generic handlers;
+//! GET filters by store and by the promotion's stage at request time.
+
+use std::collections::BTreeSet;
+
+use actix_web::{web, HttpRequest};
+
+use super::generic::{self, IdHeaders};
+use super::show_deleted;
+use crate::domain::promotion::PromotionRecord;
+use crate::http::auth::Caller;
+use crate::http::envelope::Reply;
+use crate::http::error::ApiError;
+use crate::http::{filters, AppState};
+use crate::store::now_millis;
+
+impl IdHeaders for PromotionRecord {
+    const ID_HEADERS: [&'static str; 2] = ["promotionIds", "promotionId"];
+}
+
+const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// The GET filters beside the id header; `None` lets everything through.
+struct Stages {
+    stores: Option<BTreeSet<i64>>,
+    active: Option<bool>,
+    expired: Option<bool>,
+    imminent: Option<bool>,
+    now: i64,
+    imminent_window: i64,
+}
+
+impl Stages {
+    fn keeps(&self, p: &PromotionRecord) -> bool {
+        let matches = |wanted: Option<bool>, is: bool| wanted.is_none_or(|w| w == is);
+        self.stores.as_ref().is_none_or(|s| p.valid_at_any(s))
+            && matches(self.active, p.is_active(self.now))
+            && matches(self.expired, p.is_expired(self.now))
+            && matches(self.imminent, p.is_imminent(self.now, self.imminent_window))
+    }
+}
+
+async fn list(
+    req: HttpRequest,
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    let headers = req.headers();
+    let ids = filters::id_list_any(headers, &PromotionRecord::ID_HEADERS)?;
+    let days = i64::try_from(state.settings.promotion_imminent_days).unwrap_or(i64::MAX);
+    let stages = Stages {
+        stores: filters::id_list_any(headers, &["storeIds", "storeId"])?,
+        active: filters::boolean(headers, "active")?,
+        expired: filters::boolean(headers, "expired")?,
+        imminent: filters::boolean(headers, "imminent")?,
+        now: now_millis(),
+        imminent_window: days.saturating_mul(DAY_MS),
+    };
+    let deleted = show_deleted(headers)?;
+    let snapshot = state
+        .merchants
+        .get(caller.merchant_id)
+        .await?
+        .snapshot()
+        .await?;
+    let records =
+        generic::render::<PromotionRecord>(&snapshot, ids.as_ref(), deleted, |p| stages.keeps(p));
+    Ok(Reply::ok().field("promotions", records))
+}
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/promotion")
+            .route(web::get().to(list))
+            .route(web::post().to(generic::post::<PromotionRecord>))
+            .route(web::put().to(generic::put::<PromotionRecord>))
+            .route(web::delete().to(generic::delete::<PromotionRecord>)),
+    );
+}
