@@ -52,6 +52,9 @@ pub struct Settings {
     pub oauth_failed_auths_per_minute: u32,
     /// Test-only routes under `/__test/` (panic, slow request). Never enable in production.
     pub test_hooks: bool,
+    /// With `test_hooks`: how long every merchant write holds its transaction open, to show
+    /// that reads do not wait for writes.
+    pub test_write_delay_ms: u64,
 }
 
 impl Default for Settings {
@@ -82,6 +85,7 @@ impl Default for Settings {
             oauth_requests_per_minute: 600,
             oauth_failed_auths_per_minute: 20,
             test_hooks: false,
+            test_write_delay_ms: 0,
         }
     }
 }

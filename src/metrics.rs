@@ -2,8 +2,8 @@
 //! globals), so tests can run several servers in one process.
 
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-    TextEncoder,
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts,
+    Registry, TextEncoder,
 };
 
 #[derive(Clone, Debug)]
@@ -16,6 +16,9 @@ pub struct Metrics {
     pub oauth_token_errors: IntCounterVec,
     pub merchant_actors_active: IntGauge,
     pub merchant_actor_activations: IntCounter,
+    pub actor_mailbox_wait: Histogram,
+    pub merchant_write_batch_size: Histogram,
+    pub cache_requests: IntCounterVec,
 }
 
 impl Metrics {
@@ -70,6 +73,32 @@ impl Metrics {
             "Merchant supervisors started (first use or after passivation).",
         )
         .expect("valid metric definition");
+        let actor_mailbox_wait = Histogram::with_opts(
+            HistogramOpts::new(
+                "actor_mailbox_wait_seconds",
+                "Time a write waited in its merchant's mailbox before being handled.",
+            )
+            .buckets(vec![
+                0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0,
+            ]),
+        )
+        .expect("valid metric definition");
+        let merchant_write_batch_size = Histogram::with_opts(
+            HistogramOpts::new(
+                "merchant_write_batch_size",
+                "Records written in one merchant transaction.",
+            )
+            .buckets(vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]),
+        )
+        .expect("valid metric definition");
+        let cache_requests = IntCounterVec::new(
+            Opts::new(
+                "cache_requests_total",
+                "Cache look-ups by cache and result.",
+            ),
+            &["cache", "result"],
+        )
+        .expect("valid metric definition");
         for collector in [
             Box::new(http_requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(http_request_duration.clone()),
@@ -78,6 +107,9 @@ impl Metrics {
             Box::new(oauth_token_errors.clone()),
             Box::new(merchant_actors_active.clone()),
             Box::new(merchant_actor_activations.clone()),
+            Box::new(actor_mailbox_wait.clone()),
+            Box::new(merchant_write_batch_size.clone()),
+            Box::new(cache_requests.clone()),
         ] {
             registry
                 .register(collector)
@@ -92,6 +124,9 @@ impl Metrics {
             oauth_token_errors,
             merchant_actors_active,
             merchant_actor_activations,
+            actor_mailbox_wait,
+            merchant_write_batch_size,
+            cache_requests,
         }
     }
 

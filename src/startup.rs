@@ -7,6 +7,7 @@ use std::time::Duration;
 use actix_web::{web, HttpServer};
 use anyhow::Context;
 
+use crate::actors::registry::RegistryConfig;
 use crate::actors::{Merchants, TokenActors};
 use crate::config::Settings;
 use crate::http::{self, AppState};
@@ -57,13 +58,20 @@ impl Application {
             settings: settings.clone(),
             store: store.clone(),
             metrics: metrics.clone(),
-            tokens: http::auth::TokenCache::new(),
+            tokens: http::auth::TokenCache::new(&metrics),
             oauth: OAuth::new(TokenActors::start(store.clone(), TOKEN_SHARDS)),
             merchants: Merchants::start(
                 store.clone(),
                 metrics.clone(),
-                Duration::from_secs(settings.merchant_idle_secs),
-                &settings.public_base_url(),
+                RegistryConfig {
+                    idle: Duration::from_secs(settings.merchant_idle_secs),
+                    files_base: &settings.public_base_url(),
+                    write_delay: if settings.test_hooks {
+                        Duration::from_millis(settings.test_write_delay_ms)
+                    } else {
+                        Duration::ZERO
+                    },
+                },
             ),
         });
         spawn_oauth_purge(store.clone());

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::prelude::*;
 use serde_json::{Map, Value};
@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use super::registry::{MerchantRegistry, Passivated};
 use super::resource::{Collection, Resource};
+use super::store::{Probe, StockMap, StoreActor};
 use crate::domain::category::CategoryRecord;
 use crate::domain::product::ProductRecord;
 use crate::domain::promotion::PromotionRecord;
@@ -21,6 +22,8 @@ use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 use crate::http::batch::BatchObject;
 use crate::http::messages::Message;
+use crate::metrics::Metrics;
+use crate::store::stock::StockLevel;
 use crate::store::{now_millis, Store, StoreError};
 
 /// Everything reads need about one merchant, immutable once published.
@@ -35,8 +38,8 @@ pub struct MerchantState {
     pub supplier_stores: Collection<SupplierStoreRecord>,
     pub promotions: Collection<PromotionRecord>,
     pub products: Collection<ProductRecord>,
-    /// Stock per (store, product).
-    pub stock: std::collections::BTreeMap<(i64, i64), StockLevel>,
+    /// Each live store's stock, as its StoreActor publishes it.
+    pub stock: std::collections::BTreeMap<i64, watch::Receiver<Arc<StockMap>>>,
     /// Where uploaded files are served (`<public_base_url>`), for image URLs.
     pub files_base: Arc<str>,
 }
@@ -74,12 +77,12 @@ impl MerchantState {
             .filter(|r| r.delete_date().is_none())
     }
 
-    /// A product's stock at a store: what was received and what left. Nothing moves stock
-    /// before invoices, baskets and stock counts exist, so every level starts at zero.
+    /// A product's stock at a store, from that store's actor: what was received and what left.
+    /// A store that is not this merchant's (or none) has no stock: zero, the same answer.
     pub fn stock_level(&self, store_id: i64, product_id: i64) -> StockLevel {
         self.stock
-            .get(&(store_id, product_id))
-            .copied()
+            .get(&store_id)
+            .and_then(|stock| stock.borrow().get(&product_id).copied())
             .unwrap_or_default()
     }
 
@@ -93,13 +96,6 @@ impl MerchantState {
 
 fn index<R: Resource>(records: Vec<R>) -> Collection<R> {
     records.into_iter().map(|r| (r.id(), Arc::new(r))).collect()
-}
-
-/// Units received (`total`) and units that left in completed baskets (`sold`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StockLevel {
-    pub total: f64,
-    pub sold: f64,
 }
 
 /// Where a supervisor is in its life, as readers see it.
@@ -128,6 +124,8 @@ pub struct ObjectOutcome {
 pub struct Write<R> {
     pub mode: WriteMode,
     pub objects: Vec<BatchObject>,
+    /// When it was sent, for `actor_mailbox_wait_seconds`.
+    sent: Instant,
     _resource: PhantomData<fn() -> R>,
 }
 
@@ -136,6 +134,7 @@ impl<R> Write<R> {
         Self {
             mode,
             objects,
+            sent: Instant::now(),
             _resource: PhantomData,
         }
     }
@@ -154,6 +153,7 @@ impl<R: Resource> actix::Message for Write<R> {
 /// Soft-deletes; the answer lists, per requested id, whether it existed and was deleted.
 pub struct Delete<R> {
     pub ids: BTreeSet<i64>,
+    sent: Instant,
     _resource: PhantomData<fn() -> R>,
 }
 
@@ -161,6 +161,7 @@ impl<R> Delete<R> {
     pub fn new(ids: BTreeSet<i64>) -> Self {
         Self {
             ids,
+            sent: Instant::now(),
             _resource: PhantomData,
         }
     }
@@ -192,6 +193,9 @@ pub struct Environment {
     pub registry: Addr<MerchantRegistry>,
     /// Where uploaded files are served, for image URLs.
     pub files_base: Arc<str>,
+    pub metrics: Metrics,
+    /// Test hook: how long a write holds its transaction open before committing.
+    pub write_delay: Duration,
 }
 
 pub struct MerchantSupervisor {
@@ -202,6 +206,8 @@ pub struct MerchantSupervisor {
     state: Arc<MerchantState>,
     publish: watch::Sender<Phase>,
     last_used: Arc<AtomicI64>,
+    /// One StoreActor per live store.
+    children: std::collections::HashMap<i64, Addr<StoreActor>>,
 }
 
 impl MerchantSupervisor {
@@ -223,12 +229,36 @@ impl MerchantSupervisor {
             }),
             publish,
             last_used,
+            children: Default::default(),
         }
     }
 
-    fn install(&mut self, next: MerchantState) {
+    fn install(&mut self, mut next: MerchantState) {
+        self.supervise_stores(&mut next);
         self.state = Arc::new(next);
         self.publish.send_replace(Phase::Ready(self.state.clone()));
+    }
+
+    /// Starts a StoreActor for every live store that has none running (a new store, or one
+    /// whose actor failed: it reloads from the database), and stops those of deleted stores.
+    fn supervise_stores(&mut self, next: &mut MerchantState) {
+        let live: BTreeSet<i64> = next.live::<StoreRecord>().map(|s| s.id).collect();
+        self.children.retain(|id, addr| {
+            let keep = live.contains(id) && addr.connected();
+            if !keep && addr.connected() {
+                addr.do_send(StopStore);
+            }
+            keep
+        });
+        next.stock.retain(|id, _| self.children.contains_key(id));
+        for store_id in live {
+            if !self.children.contains_key(&store_id) {
+                let (addr, stock) =
+                    StoreActor::spawn(self.merchant_id, store_id, self.store.clone());
+                self.children.insert(store_id, addr);
+                next.stock.insert(store_id, stock);
+            }
+        }
     }
 
     fn touch(&self) {
@@ -317,20 +347,26 @@ fn decide<R: Resource>(
 
 /// Writes records in one transaction.
 async fn persist_all<R: Resource>(
-    store: &Store,
+    env: &Environment,
     merchant_id: i64,
     changed: &[(bool, R)],
 ) -> Result<(), StoreError> {
     if changed.is_empty() {
         return Ok(());
     }
-    let started = std::time::Instant::now();
-    let mut tx = store.pool().begin().await?;
+    let started = Instant::now();
+    let mut tx = env.store.pool().begin().await?;
     for (is_new, record) in changed {
         R::persist(&mut tx, merchant_id, record, *is_new).await?;
     }
+    if !env.write_delay.is_zero() {
+        tokio::time::sleep(env.write_delay).await;
+    }
     tx.commit().await?;
-    store.observe("write_batch", started);
+    env.store.observe("write_batch", started);
+    env.metrics
+        .merchant_write_batch_size
+        .observe(changed.len() as f64);
     Ok(())
 }
 
@@ -339,8 +375,13 @@ impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
 
     fn handle(&mut self, msg: Write<R>, _: &mut Self::Context) -> Self::Result {
         self.touch();
+        self.env
+            .metrics
+            .actor_mailbox_wait
+            .observe(msg.sent.elapsed().as_secs_f64());
         let base = self.state.clone();
         let store = self.store.clone();
+        let env = self.env.clone();
         let merchant_id = self.merchant_id;
         let fut = async move {
             let wanted: usize = msg
@@ -388,7 +429,7 @@ impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
                 });
                 outcomes.push((key, result));
             }
-            persist_all(&store, merchant_id, &changed).await?;
+            persist_all(&env, merchant_id, &changed).await?;
             let next = (!changed.is_empty()).then_some(next);
             Ok::<_, StoreError>((outcomes, next))
         }
@@ -422,6 +463,10 @@ impl<R: Resource> Handler<Delete<R>> for MerchantSupervisor {
 
     fn handle(&mut self, msg: Delete<R>, _: &mut Self::Context) -> Self::Result {
         self.touch();
+        self.env
+            .metrics
+            .actor_mailbox_wait
+            .observe(msg.sent.elapsed().as_secs_f64());
         let now = now_millis();
         let mut outcomes = Vec::new();
         let mut changed = Vec::new();
@@ -439,10 +484,10 @@ impl<R: Resource> Handler<Delete<R>> for MerchantSupervisor {
                 },
             }
         }
-        let store = self.store.clone();
+        let env = self.env.clone();
         let merchant_id = self.merchant_id;
         let fut = async move {
-            persist_all(&store, merchant_id, &changed).await?;
+            persist_all(&env, merchant_id, &changed).await?;
             Ok::<_, StoreError>(changed)
         }
         .into_actor(self)
@@ -458,5 +503,57 @@ impl<R: Resource> Handler<Delete<R>> for MerchantSupervisor {
             Ok(outcomes)
         });
         AtomicResponse::new(Box::pin(fut))
+    }
+}
+
+/// Test hook: asks a store's actor a question, or makes it crash.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<usize, StoreError>")]
+pub struct ProbeStore {
+    pub store_id: i64,
+    pub crash: bool,
+}
+
+impl Handler<ProbeStore> for MerchantSupervisor {
+    type Result = AtomicResponse<Self, Result<usize, StoreError>>;
+
+    fn handle(&mut self, msg: ProbeStore, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let child = self.children.get(&msg.store_id).cloned();
+        let fut = async move {
+            match child {
+                None => Err(StoreError::Corrupt(format!(
+                    "store {} has no actor",
+                    msg.store_id
+                ))),
+                Some(addr) => addr
+                    .send(Probe { crash: msg.crash })
+                    .await
+                    .map_err(|e| StoreError::Corrupt(format!("store actor failed: {e}")))?,
+            }
+        }
+        .into_actor(self)
+        .map(|result, act, _| {
+            if result.is_err() {
+                // Restart whatever failed from the database before the next request.
+                let current = (*act.state).clone();
+                act.install(current);
+            }
+            result
+        });
+        AtomicResponse::new(Box::pin(fut))
+    }
+}
+
+/// Stops a store's actor (its store was deleted).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct StopStore;
+
+impl Handler<StopStore> for StoreActor {
+    type Result = ();
+
+    fn handle(&mut self, _: StopStore, ctx: &mut Self::Context) {
+        ctx.stop();
     }
 }

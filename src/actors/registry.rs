@@ -50,6 +50,7 @@ pub struct MerchantRegistry {
     metrics: Metrics,
     idle: Duration,
     files_base: Arc<str>,
+    write_delay: Duration,
     handles: Handles,
     next_generation: u64,
 }
@@ -88,6 +89,8 @@ impl Handler<Activate> for MerchantRegistry {
             idle: self.idle,
             registry: ctx.address(),
             files_base: self.files_base.clone(),
+            metrics: self.metrics.clone(),
+            write_delay: self.write_delay,
         };
         let addr =
             MerchantSupervisor::new(merchant_id, generation, env, publish, last_used.clone())
@@ -130,36 +133,59 @@ fn write(h: &Handles) -> std::sync::RwLockWriteGuard<'_, HashMap<i64, MerchantHa
     h.write().unwrap_or_else(|p| p.into_inner())
 }
 
+/// How supervisors are run.
+pub struct RegistryConfig<'a> {
+    /// Idle time after which a merchant is passivated.
+    pub idle: Duration,
+    /// Where uploaded files are served, for image URLs.
+    pub files_base: &'a str,
+    /// Test hook: how long a write holds its transaction open.
+    pub write_delay: Duration,
+}
+
 /// What handlers hold: a fast path to running merchants and the registry for the rest.
 #[derive(Clone)]
 pub struct Merchants {
     registry: Addr<MerchantRegistry>,
     handles: Handles,
+    cache_requests: prometheus::IntCounterVec,
 }
 
 impl Merchants {
     /// Starts the registry on the current arbiter.
-    pub fn start(store: Store, metrics: Metrics, idle: Duration, files_base: &str) -> Self {
+    pub fn start(store: Store, metrics: Metrics, config: RegistryConfig<'_>) -> Self {
         let handles: Handles = Arc::default();
+        let cache_requests = metrics.cache_requests.clone();
         let registry = MerchantRegistry {
             store,
             metrics,
-            idle,
-            files_base: files_base.into(),
+            idle: config.idle,
+            files_base: config.files_base.into(),
+            write_delay: config.write_delay,
             handles: handles.clone(),
             next_generation: 0,
         }
         .start();
-        Self { registry, handles }
+        Self {
+            registry,
+            handles,
+            cache_requests,
+        }
     }
 
     /// The running supervisor of a merchant, started if needed.
     pub async fn get(&self, merchant_id: i64) -> Result<MerchantHandle, StoreError> {
         if let Some(handle) = read(&self.handles).get(&merchant_id) {
             if handle.addr.connected() {
+                self.cache_requests
+                    .with_label_values(&["merchant", "hit"])
+                    .inc();
                 return Ok(handle.clone());
             }
         }
+        self.cache_requests
+            .with_label_values(&["merchant", "miss"])
+            .inc();
         self.registry
             .send(Activate(merchant_id))
             .await

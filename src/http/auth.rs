@@ -50,15 +50,17 @@ impl FromRequest for Caller {
 #[derive(Clone)]
 pub struct TokenCache {
     cache: moka::future::Cache<String, Option<Arc<AccessTokenRecord>>>,
+    requests: prometheus::IntCounterVec,
 }
 
 impl TokenCache {
-    pub fn new() -> Self {
+    pub fn new(metrics: &crate::metrics::Metrics) -> Self {
         Self {
             cache: moka::future::Cache::builder()
                 .max_capacity(100_000)
                 .time_to_live(Duration::from_secs(30))
                 .build(),
+            requests: metrics.cache_requests.clone(),
         }
     }
 
@@ -68,8 +70,14 @@ impl TokenCache {
         hash: &str,
     ) -> Result<Option<Arc<AccessTokenRecord>>, ApiError> {
         if let Some(hit) = self.cache.get(hash).await {
+            self.requests
+                .with_label_values(&["access_token", "hit"])
+                .inc();
             return Ok(hit);
         }
+        self.requests
+            .with_label_values(&["access_token", "miss"])
+            .inc();
         let found = store.find_access_token(hash).await?.map(Arc::new);
         self.cache.insert(hash.to_owned(), found.clone()).await;
         Ok(found)
@@ -83,12 +91,6 @@ impl TokenCache {
     /// affected token hashes are not all known here).
     pub fn evict_all(&self) {
         self.cache.invalidate_all();
-    }
-}
-
-impl Default for TokenCache {
-    fn default() -> Self {
-        Self::new()
     }
 }
 

@@ -9,7 +9,11 @@ use super::envelope::Reply;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/__test/panic").route(web::get().to(panic)))
-        .service(web::resource("/__test/sleep/{millis}").route(web::get().to(sleep)));
+        .service(web::resource("/__test/sleep/{millis}").route(web::get().to(sleep)))
+        .service(
+            web::resource("/__test/merchant/{merchant}/store/{store}/{action}")
+                .route(web::post().to(probe_store)),
+        );
 }
 
 async fn panic() -> Reply {
@@ -20,4 +24,19 @@ async fn sleep(path: web::Path<u64>) -> Reply {
     let millis = path.into_inner().min(60_000);
     tokio::time::sleep(Duration::from_millis(millis)).await;
     Reply::ok().field("sleptMillis", millis)
+}
+
+/// Asks a store's actor how many products it has stock for (`probe`), or makes it panic
+/// (`crash`), through the merchant's supervisor.
+async fn probe_store(
+    path: web::Path<(i64, i64, String)>,
+    state: web::Data<super::AppState>,
+) -> Result<Reply, super::error::ApiError> {
+    let (merchant_id, store_id, action) = path.into_inner();
+    let msg = crate::actors::merchant::ProbeStore {
+        store_id,
+        crash: action == "crash",
+    };
+    let stocked = state.merchants.write(merchant_id, msg).await??;
+    Ok(Reply::ok().field("stockedProducts", stocked))
 }

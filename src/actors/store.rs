@@ -1,0 +1,81 @@
+//! StoreActor: one per store of an active merchant. It owns that store's stock levels (and,
+//! with the sales issue, its open baskets), publishes them for reads, and is restarted from the
+//! database by its merchant supervisor when it fails.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tokio::sync::watch;
+
+use crate::store::stock::StockLevel;
+use crate::store::{Store, StoreError};
+
+pub type StockMap = BTreeMap<i64, StockLevel>;
+
+pub struct StoreActor {
+    merchant_id: i64,
+    store_id: i64,
+    store: Store,
+    publish: watch::Sender<Arc<StockMap>>,
+}
+
+impl StoreActor {
+    /// Starts the actor; the receiver sees its stock once loaded (empty until then).
+    pub fn spawn(
+        merchant_id: i64,
+        store_id: i64,
+        store: Store,
+    ) -> (Addr<StoreActor>, watch::Receiver<Arc<StockMap>>) {
+        let (publish, stock) = watch::channel(Arc::new(StockMap::new()));
+        let addr = StoreActor {
+            merchant_id,
+            store_id,
+            store,
+            publish,
+        }
+        .start();
+        (addr, stock)
+    }
+}
+
+impl Actor for StoreActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let store = self.store.clone();
+        let (merchant_id, store_id) = (self.merchant_id, self.store_id);
+        ctx.wait(
+            async move { store.load_stock(merchant_id, store_id).await }
+                .into_actor(self)
+                .map(|loaded, act, ctx| match loaded {
+                    Ok(stock) => {
+                        act.publish.send_replace(Arc::new(stock));
+                    }
+                    Err(e) => {
+                        tracing::error!(store_id = act.store_id, error = %e, "stock load failed");
+                        ctx.stop();
+                    }
+                }),
+        );
+    }
+}
+
+/// How many products have stock recorded at the store (test hook and health probe).
+#[derive(Message)]
+#[rtype(result = "Result<usize, StoreError>")]
+pub struct Probe {
+    /// Test hook: panic inside the actor instead of answering.
+    pub crash: bool,
+}
+
+impl Handler<Probe> for StoreActor {
+    type Result = Result<usize, StoreError>;
+
+    fn handle(&mut self, msg: Probe, _: &mut Self::Context) -> Self::Result {
+        if msg.crash {
+            panic!("test hook: store actor {} told to crash", self.store_id);
+        }
+        Ok(self.publish.borrow().len())
+    }
+}
