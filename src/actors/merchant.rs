@@ -14,16 +14,18 @@ use tokio::sync::watch;
 
 use super::registry::{MerchantRegistry, Passivated};
 use super::resource::{Collection, Resource};
-use super::store::{Probe, StockMap, StoreActor};
+use super::store::{ApplyStock, Probe, StockMap, StoreActor};
+use crate::domain::basket::BasketRecord;
 use crate::domain::category::CategoryRecord;
 use crate::domain::product::ProductRecord;
 use crate::domain::promotion::PromotionRecord;
+use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 use crate::http::batch::BatchObject;
 use crate::http::messages::Message;
 use crate::metrics::Metrics;
-use crate::store::stock::StockLevel;
+use crate::store::stock::{self, StockLevel, StockMove};
 use crate::store::{now_millis, Store, StoreError};
 
 /// Everything reads need about one merchant, immutable once published.
@@ -38,6 +40,10 @@ pub struct MerchantState {
     pub supplier_stores: Collection<SupplierStoreRecord>,
     pub promotions: Collection<PromotionRecord>,
     pub products: Collection<ProductRecord>,
+    pub baskets: Collection<BasketRecord>,
+    pub transactions: Collection<TransactionRecord>,
+    pub orders: Collection<OrderRecord>,
+    pub invoices: Collection<InvoiceRecord>,
     /// Each live store's stock, as its StoreActor publishes it.
     pub stock: std::collections::BTreeMap<i64, watch::Receiver<Arc<StockMap>>>,
     /// Where uploaded files are served (`<public_base_url>`), for image URLs.
@@ -67,6 +73,10 @@ impl MerchantState {
             supplier_stores: index(SupplierStoreRecord::load(&mut conn, merchant_id).await?),
             promotions: index(PromotionRecord::load(&mut conn, merchant_id).await?),
             products: index(ProductRecord::load(&mut conn, merchant_id).await?),
+            baskets: index(BasketRecord::load(&mut conn, merchant_id).await?),
+            transactions: index(TransactionRecord::load(&mut conn, merchant_id).await?),
+            orders: index(OrderRecord::load(&mut conn, merchant_id).await?),
+            invoices: index(InvoiceRecord::load(&mut conn, merchant_id).await?),
         })
     }
 
@@ -330,6 +340,12 @@ fn decide<R: Resource>(
                         R::NOUN.to_lowercase()
                     )])
                 })?;
+            if existing.locked() {
+                return Err((
+                    Message::AlreadyComplete,
+                    vec![format!("{} {n} is completed and cannot change.", R::NOUN)],
+                ));
+            }
             existing
                 .update(ids, fields, state, now)
                 .map(|r| (false, r))
@@ -337,6 +353,7 @@ fn decide<R: Resource>(
         }
         Some(_) => Err(invalid(vec!["id: must be an integer.".into()])),
     }?;
+    decided.1.check(state)?;
     let conflicts = decided.1.conflicts(state);
     if conflicts.is_empty() {
         Ok(decided)
@@ -350,6 +367,7 @@ async fn persist_all<R: Resource>(
     env: &Environment,
     merchant_id: i64,
     changed: &[(bool, R)],
+    moves: &[StockMove],
 ) -> Result<(), StoreError> {
     if changed.is_empty() {
         return Ok(());
@@ -359,6 +377,7 @@ async fn persist_all<R: Resource>(
     for (is_new, record) in changed {
         R::persist(&mut tx, merchant_id, record, *is_new).await?;
     }
+    stock::apply_moves(&mut tx, merchant_id, moves).await?;
     if !env.write_delay.is_zero() {
         tokio::time::sleep(env.write_delay).await;
     }
@@ -382,6 +401,7 @@ impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
         let base = self.state.clone();
         let store = self.store.clone();
         let env = self.env.clone();
+        let children = self.children.clone();
         let merchant_id = self.merchant_id;
         let fut = async move {
             let wanted: usize = msg
@@ -398,6 +418,7 @@ impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
             let mut touched = BTreeSet::new();
             let mut outcomes = Vec::with_capacity(msg.objects.len());
             let mut changed: Vec<(bool, R)> = Vec::new();
+            let mut moves: Vec<StockMove> = Vec::new();
             for (key, object) in msg.objects {
                 let decided = object
                     .map_err(|e| (Message::InvalidObject, vec![e]))
@@ -417,11 +438,14 @@ impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
                         }
                     });
                 let result = decided.map(|(is_new, record)| {
-                    let (message, verb) = if is_new {
-                        (Message::Created, "created")
+                    let before = R::collection(&next).get(&record.id()).cloned();
+                    let message = if is_new {
+                        Message::Created
                     } else {
-                        (Message::Updated, "updated")
+                        Message::Updated
                     };
+                    let verb = record.verb(before.as_deref());
+                    moves.extend(record.stock_moves(before.as_deref()));
                     R::collection_mut(&mut next).insert(record.id(), Arc::new(record.clone()));
                     let id = record.id();
                     changed.push((is_new, record));
@@ -429,7 +453,19 @@ impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
                 });
                 outcomes.push((key, result));
             }
-            persist_all(&env, merchant_id, &changed).await?;
+            persist_all(&env, merchant_id, &changed, &moves).await?;
+            // The stores' actors learn of committed stock before the write is answered, so a
+            // read sent after the answer sees it.
+            for (store_id, addr) in &children {
+                let mine: Vec<StockMove> = moves
+                    .iter()
+                    .filter(|m| m.store_id == *store_id)
+                    .copied()
+                    .collect();
+                if !mine.is_empty() {
+                    let _ = addr.send(ApplyStock(mine)).await;
+                }
+            }
             let next = (!changed.is_empty()).then_some(next);
             Ok::<_, StoreError>((outcomes, next))
         }
@@ -473,6 +509,9 @@ impl<R: Resource> Handler<Delete<R>> for MerchantSupervisor {
         for id in &msg.ids {
             match self.state.find::<R>(*id) {
                 None => outcomes.push((*id, DeleteOutcome::Missing)),
+                Some(record) if record.locked() => {
+                    outcomes.push((*id, DeleteOutcome::Refused("it is completed.".into())))
+                }
                 Some(record) => match record.check_delete(&self.state) {
                     Err(why) => outcomes.push((*id, DeleteOutcome::Refused(why))),
                     Ok(()) => {
@@ -487,7 +526,7 @@ impl<R: Resource> Handler<Delete<R>> for MerchantSupervisor {
         let env = self.env.clone();
         let merchant_id = self.merchant_id;
         let fut = async move {
-            persist_all(&env, merchant_id, &changed).await?;
+            persist_all(&env, merchant_id, &changed, &[]).await?;
             Ok::<_, StoreError>(changed)
         }
         .into_actor(self)

@@ -9,7 +9,9 @@ use serde_json::{Map, Value};
 use sqlx::AnyConnection;
 
 use super::merchant::MerchantState;
+use crate::http::messages::Message;
 use crate::store::rows::{self, TableRow};
+use crate::store::stock::StockMove;
 use crate::store::StoreError;
 
 pub type Collection<T> = BTreeMap<i64, Arc<T>>;
@@ -56,6 +58,32 @@ pub trait Resource: TableRow + Clone + Send + Sync + 'static {
     /// after `create`/`update` succeeded.
     fn conflicts(&self, _state: &MerchantState) -> Vec<String> {
         Vec::new()
+    }
+
+    /// A record that may no longer change (completed): updates are refused with 111.
+    fn locked(&self) -> bool {
+        false
+    }
+
+    /// Rules against the rest of the state that answer with their own message (for example 112
+    /// for an order on an open basket), checked after `create`/`update` succeeded.
+    fn check(&self, _state: &MerchantState) -> Result<(), (Message, Vec<String>)> {
+        Ok(())
+    }
+
+    /// Stock this change moves, given the record as it was before (None when new). Persisted in
+    /// the same transaction as the record, then applied to the store's actor.
+    fn stock_moves(&self, _before: Option<&Self>) -> Vec<StockMove> {
+        Vec::new()
+    }
+
+    /// The verb of the success message ("created", "updated", or for example "completed").
+    fn verb(&self, before: Option<&Self>) -> &'static str {
+        if before.is_some() {
+            "updated"
+        } else {
+            "created"
+        }
     }
 
     /// Refuses a delete that would break a rule (for example a store with open baskets).

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tokio::sync::watch;
 
-use crate::store::stock::StockLevel;
+use crate::store::stock::{StockLevel, StockMove};
 use crate::store::{Store, StoreError};
 
 pub type StockMap = BTreeMap<i64, StockLevel>;
@@ -77,5 +77,24 @@ impl Handler<Probe> for StoreActor {
             panic!("test hook: store actor {} told to crash", self.store_id);
         }
         Ok(self.publish.borrow().len())
+    }
+}
+
+/// Committed moves for this store: applied to the published levels.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct ApplyStock(pub Vec<StockMove>);
+
+impl Handler<ApplyStock> for StoreActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: ApplyStock, _: &mut Self::Context) {
+        let mut stock = (**self.publish.borrow()).clone();
+        for m in msg.0 {
+            let level = stock.entry(m.product_id).or_default();
+            level.total += m.total;
+            level.sold += m.sold;
+        }
+        self.publish.send_replace(Arc::new(stock));
     }
 }

@@ -1,6 +1,7 @@
 //! Typed values parsed at the edge. No I/O lives here.
 
 pub mod application;
+pub mod basket;
 pub mod category;
 pub mod dates;
 pub mod employee;
@@ -10,6 +11,7 @@ pub mod product;
 pub mod promotion;
 pub mod redirect_uri;
 pub mod role;
+pub mod sales;
 pub mod scope;
 pub mod store;
 pub mod supplier;

@@ -14,6 +14,7 @@ pub mod oauth;
 pub mod people;
 pub mod products;
 pub mod rows;
+pub mod sales;
 pub mod stock;
 pub mod suppliers;
 pub mod tenants;

@@ -17,6 +17,42 @@ impl StockLevel {
     }
 }
 
+/// A change of one product's stock at one store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StockMove {
+    pub store_id: i64,
+    pub product_id: i64,
+    /// Units received (+) or, for corrections, removed.
+    pub total: i64,
+    /// Units that left in completed baskets.
+    pub sold: i64,
+}
+
+/// Adds moves to the stored levels inside the caller's transaction.
+pub async fn apply_moves(
+    conn: &mut sqlx::AnyConnection,
+    merchant_id: i64,
+    moves: &[StockMove],
+) -> Result<(), StoreError> {
+    for m in moves {
+        sqlx::query(
+            "INSERT INTO stock_levels (merchant_id, store_id, product_id, total_stock, stock_sold) \
+             VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (merchant_id, store_id, product_id) DO UPDATE SET \
+             total_stock = stock_levels.total_stock + excluded.total_stock, \
+             stock_sold = stock_levels.stock_sold + excluded.stock_sold",
+        )
+        .bind(merchant_id)
+        .bind(m.store_id)
+        .bind(m.product_id)
+        .bind(m.total)
+        .bind(m.sold)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
 impl Store {
     /// Every product's stock at a store of a merchant.
     pub async fn load_stock(

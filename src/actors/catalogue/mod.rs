@@ -5,5 +5,6 @@ mod category;
 mod employee;
 mod product;
 mod promotion;
+mod sales;
 mod store;
 mod supplier;

@@ -50,6 +50,19 @@ impl Resource for StoreRecord {
         StoreRecord::update(self, fields)
     }
 
+    /// A store with open baskets stays: their sales would have nowhere to complete.
+    fn check_delete(&self, state: &MerchantState) -> Result<(), String> {
+        let open = state
+            .live::<crate::domain::basket::BasketRecord>()
+            .filter(|b| b.store_id == self.id && !b.completed)
+            .count();
+        if open > 0 {
+            Err(format!("it has {open} open basket(s)."))
+        } else {
+            Ok(())
+        }
+    }
+
     fn to_json(&self, _: &MerchantState) -> Value {
         StoreRecord::to_json(self)
     }

@@ -5,6 +5,7 @@ pub mod employees;
 pub mod generic;
 pub mod products;
 pub mod promotions;
+pub mod sales;
 pub mod suppliers;
 
 use std::collections::BTreeSet;
@@ -19,6 +20,8 @@ use crate::actors::merchant::{DeleteOutcome, ObjectOutcome};
 
 /// Every catalogue route.
 pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
+    use crate::domain::basket::BasketRecord;
+    use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
     use crate::domain::{category::CategoryRecord, product::ProductRecord, store::StoreRecord};
     generic::routes::<StoreRecord>(cfg, "/store");
     generic::routes::<CategoryRecord>(cfg, "/category");
@@ -26,12 +29,28 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     applications::routes(cfg);
     suppliers::routes(cfg);
     promotions::routes(cfg);
+    with_list::<ProductRecord, _, _>(cfg, "/product", products::list);
+    with_list::<BasketRecord, _, _>(cfg, "/basket", sales::baskets);
+    with_list::<TransactionRecord, _, _>(cfg, "/transaction", sales::transactions);
+    with_list::<OrderRecord, _, _>(cfg, "/order", sales::orders);
+    with_list::<InvoiceRecord, _, _>(cfg, "/invoice", sales::invoices);
+}
+
+/// A resource whose GET has its own filters; writes and deletes are the generic ones.
+fn with_list<R, F, Args>(cfg: &mut actix_web::web::ServiceConfig, path: &str, list: F)
+where
+    R: crate::actors::resource::Resource + generic::IdHeaders,
+    F: actix_web::Handler<Args>,
+    Args: actix_web::FromRequest + 'static,
+    F::Output: actix_web::Responder + 'static,
+{
+    use actix_web::web;
     cfg.service(
-        actix_web::web::resource("/product")
-            .route(actix_web::web::get().to(products::list))
-            .route(actix_web::web::post().to(generic::post::<ProductRecord>))
-            .route(actix_web::web::put().to(generic::put::<ProductRecord>))
-            .route(actix_web::web::delete().to(generic::delete::<ProductRecord>)),
+        web::resource(path)
+            .route(web::get().to(list))
+            .route(web::post().to(generic::post::<R>))
+            .route(web::put().to(generic::put::<R>))
+            .route(web::delete().to(generic::delete::<R>)),
     );
 }
 

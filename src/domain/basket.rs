@@ -1,0 +1,394 @@
+//! A sale or wastage at one store, and its lines (api-reference.md, Basket).
+
+use rust_decimal::Decimal;
+use serde_json::{json, Map, Value};
+
+use super::dates::to_iso;
+use super::fields::Fields;
+use super::money;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BasketLine {
+    pub id: i64,
+    pub basket_id: i64,
+    pub product_id: i64,
+    pub product_instance_id: i64,
+    pub quantity: i64,
+    pub price: Decimal,
+    pub original_price: Decimal,
+    pub tax_percentage: Decimal,
+    pub note: Option<String>,
+    pub added_date: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BasketType {
+    Sale,
+    Wastage,
+}
+
+impl BasketType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BasketType::Sale => "sale",
+            BasketType::Wastage => "wastage",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "sale" => Some(BasketType::Sale),
+            "wastage" => Some(BasketType::Wastage),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BasketRecord {
+    pub id: i64,
+    pub store_id: i64,
+    pub name: Option<String>,
+    pub note: Option<String>,
+    pub basket_type: BasketType,
+    pub lines: Vec<BasketLine>,
+    pub completed: bool,
+    pub complete_date: Option<i64>,
+    pub active_date: Option<i64>,
+    pub delete_date: Option<i64>,
+}
+
+/// The price a line sells at: the instance's, unless the write says otherwise.
+#[derive(Clone, Debug)]
+pub struct InstancePrice {
+    pub product_id: i64,
+    pub instance_id: i64,
+    pub price: Decimal,
+    pub tax_percentage: Decimal,
+}
+
+/// What basket rules need from the rest of the merchant.
+pub struct BasketContext<'a> {
+    /// A live store of this merchant?
+    pub store_exists: &'a dyn Fn(i64) -> bool,
+    /// The instance a line sells: `Err` explains (unknown product, several instances...).
+    pub instance: &'a dyn Fn(i64, Option<i64>) -> Result<InstancePrice, String>,
+    /// Σ amount of the completed transactions of a basket, in minor units.
+    pub paid: &'a dyn Fn(i64) -> i64,
+}
+
+const KNOWN: [&str; 6] = [
+    "storeId",
+    "name",
+    "note",
+    "type",
+    "basketProducts",
+    "completed",
+];
+const READ_ONLY: [&str; 6] = [
+    "id",
+    "total",
+    "totalTax",
+    "completeDate",
+    "activeDate",
+    "deleteDate",
+];
+const LINE_KNOWN: [&str; 6] = [
+    "id",
+    "productId",
+    "productInstanceId",
+    "quantity",
+    "price",
+    "note",
+];
+const LINE_READ_ONLY: [&str; 3] = ["originalPrice", "taxPercentage", "addedDate"];
+
+impl BasketRecord {
+    pub fn new(id: i64, now: i64) -> Self {
+        Self {
+            id,
+            store_id: 0,
+            name: None,
+            note: None,
+            basket_type: BasketType::Sale,
+            lines: Vec::new(),
+            completed: false,
+            complete_date: None,
+            active_date: Some(now),
+            delete_date: None,
+        }
+    }
+
+    /// Σ price × quantity.
+    pub fn total(&self) -> Decimal {
+        self.lines
+            .iter()
+            .map(|l| l.price * Decimal::from(l.quantity))
+            .sum()
+    }
+
+    /// Prices include tax: Σ price × quantity × rate / (1 + rate), to 4 decimals.
+    pub fn total_tax(&self) -> Decimal {
+        self.lines
+            .iter()
+            .map(|l| {
+                l.price * Decimal::from(l.quantity) * l.tax_percentage
+                    / (Decimal::ONE + l.tax_percentage)
+            })
+            .sum::<Decimal>()
+            .round_dp(4)
+    }
+
+    pub fn to_json(&self) -> Value {
+        let lines: Map<String, Value> = self
+            .lines
+            .iter()
+            .map(|l| {
+                (
+                    l.id.to_string(),
+                    json!({
+                        "id": l.id,
+                        "productId": l.product_id,
+                        "productInstanceId": l.product_instance_id,
+                        "quantity": l.quantity,
+                        "price": money::text(&l.price.normalize()),
+                        "originalPrice": money::text(&l.original_price.normalize()),
+                        "taxPercentage": money::text(&l.tax_percentage),
+                        "note": l.note,
+                        "addedDate": to_iso(l.added_date),
+                    }),
+                )
+            })
+            .collect();
+        json!({
+            "id": self.id,
+            "storeId": self.store_id,
+            "name": self.name,
+            "note": self.note,
+            "type": self.basket_type.as_str(),
+            "basketProducts": lines,
+            "total": money::text(&self.total().normalize()),
+            "totalTax": money::text(&self.total_tax().normalize()),
+            "completed": self.completed,
+            "completeDate": self.complete_date.and_then(to_iso),
+            "activeDate": self.active_date.and_then(to_iso),
+            "deleteDate": self.delete_date.and_then(to_iso),
+        })
+    }
+
+    /// Applies written fields to an open basket. Lines sent with their id are updated, lines
+    /// without one are added, and lines left out are removed (an open basket is a draft).
+    pub fn apply(
+        mut self,
+        fields: Map<String, Value>,
+        ids: &mut dyn Iterator<Item = i64>,
+        ctx: &BasketContext<'_>,
+        now: i64,
+        creating: bool,
+    ) -> Result<Self, Vec<String>> {
+        let lines = fields.get("basketProducts").cloned();
+        let kind = fields.get("type").cloned();
+        let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
+        match f.integer("storeId") {
+            super::fields::Patch::Set(store) if !creating && store != self.store_id => {
+                f.reject("storeId", "a basket cannot move to another store.")
+            }
+            super::fields::Patch::Set(store) if (ctx.store_exists)(store) => self.store_id = store,
+            super::fields::Patch::Set(store) => f.reject(
+                "storeId",
+                format!("{store} is not a store of this merchant."),
+            ),
+            super::fields::Patch::Clear if creating => {}
+            super::fields::Patch::Clear => f.reject("storeId", "cannot be cleared."),
+            super::fields::Patch::Keep => {}
+        }
+        if creating && self.store_id == 0 {
+            f.reject("storeId", "required field is missing.");
+        }
+        self.name = f.text("name", 200).apply(self.name);
+        self.note = f.text("note", 2000).apply(self.note);
+        match kind {
+            None | Some(Value::Null) => {}
+            Some(Value::String(t)) => match BasketType::parse(&t) {
+                Some(k) if creating || k == self.basket_type => self.basket_type = k,
+                Some(_) => f.reject("type", "a basket's type is set when it is created."),
+                None => f.reject("type", format!("\"{t}\" is not sale or wastage.")),
+            },
+            Some(_) => f.reject("type", "must be sale or wastage."),
+        }
+        match lines {
+            None => {}
+            Some(Value::Object(entries)) => {
+                for p in self.apply_lines(entries, ids, ctx, now) {
+                    f.reject("basketProducts", p);
+                }
+            }
+            Some(Value::Null) => self.lines.clear(),
+            Some(_) => f.reject(
+                "basketProducts",
+                "must be an object of lines keyed by client keys.",
+            ),
+        }
+        if f.boolean("completed") == Some(true) {
+            if self.basket_type == BasketType::Sale {
+                let total = self.total();
+                let paid = Decimal::from((ctx.paid)(self.id));
+                if paid < total {
+                    f.reject(
+                        "completed",
+                        format!(
+                            "Completed transactions cover {} of {}.",
+                            money::text(&paid.normalize()),
+                            money::text(&total.normalize())
+                        ),
+                    );
+                }
+            }
+            self.completed = true;
+            self.complete_date = Some(now);
+        }
+        f.finish()?;
+        Ok(self)
+    }
+
+    fn apply_lines(
+        &mut self,
+        entries: Map<String, Value>,
+        ids: &mut dyn Iterator<Item = i64>,
+        ctx: &BasketContext<'_>,
+        now: i64,
+    ) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut lines = Vec::new();
+        for (key, entry) in entries {
+            let Value::Object(entry) = entry else {
+                problems.push(format!("{key}: must be an object."));
+                continue;
+            };
+            let existing = match entry.get("id") {
+                Some(Value::Number(n)) => match n
+                    .as_i64()
+                    .and_then(|id| self.lines.iter().find(|l| l.id == id))
+                {
+                    Some(line) => Some(line.clone()),
+                    None => {
+                        problems.push(format!("{key}: id: {n} is not a line of this basket."));
+                        continue;
+                    }
+                },
+                Some(v) if !v.is_null() => {
+                    problems.push(format!("{key}: id: must be an integer."));
+                    continue;
+                }
+                _ => None,
+            };
+            match line_from(entry, existing, ids, ctx, self.id, now) {
+                Ok(line) => lines.push(line),
+                Err(list) => problems.extend(list.into_iter().map(|p| format!("{key}: {p}"))),
+            }
+        }
+        if problems.is_empty() {
+            self.lines = lines;
+        }
+        problems
+    }
+}
+
+fn line_from(
+    entry: Map<String, Value>,
+    existing: Option<BasketLine>,
+    ids: &mut dyn Iterator<Item = i64>,
+    ctx: &BasketContext<'_>,
+    basket_id: i64,
+    now: i64,
+) -> Result<BasketLine, Vec<String>> {
+    let price = entry.get("price").cloned();
+    let quantity = entry.get("quantity").cloned();
+    let mut f = Fields::new(entry, &LINE_KNOWN, &LINE_READ_ONLY);
+    let product = match f.integer("productId") {
+        super::fields::Patch::Set(p) => Some(p),
+        _ => existing.as_ref().map(|l| l.product_id),
+    };
+    let wanted_instance = match f.integer("productInstanceId") {
+        super::fields::Patch::Set(i) => Some(i),
+        _ => existing
+            .as_ref()
+            .filter(|l| Some(l.product_id) == product)
+            .map(|l| l.product_instance_id),
+    };
+    let quantity = match quantity {
+        None | Some(Value::Null) => existing.as_ref().map(|l| l.quantity),
+        Some(Value::Number(n)) => match n.as_i64().filter(|q| *q != 0) {
+            Some(q) => Some(q),
+            None => {
+                f.reject(
+                    "quantity",
+                    "must be a non-zero integer (negative for a refund).",
+                );
+                None
+            }
+        },
+        Some(_) => {
+            f.reject(
+                "quantity",
+                "must be a non-zero integer (negative for a refund).",
+            );
+            None
+        }
+    };
+    let charged = match price {
+        None | Some(Value::Null) => None,
+        Some(v) => money::money(&v).map_err(|e| f.reject("price", e)).ok(),
+    };
+    let note = f
+        .text("note", 2000)
+        .apply(existing.as_ref().and_then(|l| l.note.clone()));
+    f.require("productId", &product);
+    f.require("quantity", &quantity);
+    let instance = product.and_then(|p| match (ctx.instance)(p, wanted_instance) {
+        Ok(i) => Some(i),
+        Err(why) => {
+            f.reject("productInstanceId", why);
+            None
+        }
+    });
+    f.finish()?;
+    let (Some(instance), Some(quantity)) = (instance, quantity) else {
+        return Err(vec!["the line is incomplete.".into()]);
+    };
+    let same_instance = existing
+        .as_ref()
+        .is_some_and(|l| l.product_instance_id == instance.instance_id);
+    let id = match &existing {
+        Some(l) => l.id,
+        None => ids
+            .next()
+            .ok_or_else(|| vec!["no identifier was available.".to_owned()])?,
+    };
+    Ok(BasketLine {
+        id,
+        basket_id,
+        product_id: instance.product_id,
+        product_instance_id: instance.instance_id,
+        quantity,
+        price: charged.unwrap_or_else(|| match &existing {
+            Some(l) if same_instance => l.price,
+            _ => instance.price,
+        }),
+        original_price: instance.price,
+        tax_percentage: instance.tax_percentage,
+        note,
+        added_date: existing.map_or(now, |l| l.added_date),
+    })
+}
+
+/// New lines a write adds (each takes an identifier).
+pub fn new_lines(fields: &Map<String, Value>) -> usize {
+    match fields.get("basketProducts") {
+        Some(Value::Object(entries)) => entries
+            .values()
+            .filter(|e| e.get("id").is_none_or(Value::is_null))
+            .count(),
+        _ => 0,
+    }
+}

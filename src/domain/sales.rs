@@ -1,0 +1,571 @@
+//! Transactions, orders and invoices (api-reference.md). Baskets live in `basket.rs`.
+
+use rust_decimal::Decimal;
+use serde_json::{json, Map, Value};
+
+use super::dates::to_iso;
+use super::fields::{Fields, Patch};
+use super::money;
+
+pub const PAYMENT_TYPES: [&str; 5] = ["CASH", "CARD", "CHEQUE", "VOUCHER", "APP"];
+
+/// A payment against a basket.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransactionRecord {
+    pub id: i64,
+    pub basket_id: i64,
+    pub payment_type: String,
+    pub amount: i64,
+    pub tip: i64,
+    pub note: Option<String>,
+    pub completed: bool,
+    pub complete_date: Option<i64>,
+    pub active_date: Option<i64>,
+    pub delete_date: Option<i64>,
+}
+
+fn minor_units(f: &mut Fields, key: &str, value: Option<&Value>) -> Option<i64> {
+    match value {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) if n.as_i64().is_some_and(|v| v >= 0) => n.as_i64(),
+        Some(_) => {
+            f.reject(
+                key,
+                "must be a whole, non-negative number of minor units (600 is £6.00).",
+            );
+            None
+        }
+    }
+}
+
+impl TransactionRecord {
+    pub fn new(id: i64, now: i64) -> Self {
+        Self {
+            id,
+            basket_id: 0,
+            payment_type: String::new(),
+            amount: 0,
+            tip: 0,
+            note: None,
+            completed: false,
+            complete_date: None,
+            active_date: Some(now),
+            delete_date: None,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "basketId": self.basket_id,
+            "type": self.payment_type,
+            "amount": self.amount,
+            "tip": self.tip,
+            "note": self.note,
+            "completed": self.completed,
+            "completeDate": self.complete_date.and_then(to_iso),
+            "activeDate": self.active_date.and_then(to_iso),
+            "deleteDate": self.delete_date.and_then(to_iso),
+        })
+    }
+
+    /// `basket_exists` says whether an id is a basket of this merchant (open or not: whether
+    /// it is still open is a rule with its own message, checked by the caller).
+    pub fn apply(
+        mut self,
+        fields: Map<String, Value>,
+        basket_exists: impl Fn(i64) -> bool,
+        now: i64,
+        creating: bool,
+    ) -> Result<Self, Vec<String>> {
+        let amount = fields.get("amount").cloned();
+        let tip = fields.get("tip").cloned();
+        let mut f = Fields::new(
+            fields,
+            &["basketId", "type", "amount", "tip", "note", "completed"],
+            &["id", "completeDate", "activeDate", "deleteDate"],
+        );
+        match f.integer("basketId") {
+            Patch::Set(b) if !creating && b != self.basket_id => {
+                f.reject("basketId", "a transaction cannot move to another basket.")
+            }
+            Patch::Set(b) if basket_exists(b) => self.basket_id = b,
+            Patch::Set(b) => f.reject("basketId", format!("{b} is not a basket of this merchant.")),
+            _ if creating => f.reject("basketId", "required field is missing."),
+            _ => {}
+        }
+        match f.text("type", 20) {
+            Patch::Set(t) if PAYMENT_TYPES.contains(&t.as_str()) => self.payment_type = t,
+            Patch::Set(t) => f.reject(
+                "type",
+                format!("\"{t}\" is not one of {}.", PAYMENT_TYPES.join(", ")),
+            ),
+            _ if creating => f.reject("type", "required field is missing."),
+            _ => {}
+        }
+        match minor_units(&mut f, "amount", amount.as_ref()) {
+            Some(a) => self.amount = a,
+            None if creating && amount.is_none() => {
+                f.reject("amount", "required field is missing.")
+            }
+            None => {}
+        }
+        if let Some(t) = minor_units(&mut f, "tip", tip.as_ref()) {
+            self.tip = t;
+        }
+        self.note = f.text("note", 2000).apply(self.note);
+        if f.boolean("completed") == Some(true) {
+            self.completed = true;
+            self.complete_date = Some(now);
+        }
+        f.finish()?;
+        Ok(self)
+    }
+}
+
+pub const FULFILMENTS: [&str; 3] = ["collection", "delivery", "table"];
+const STATUSES: [&str; 5] = ["pending", "accepted", "ready", "completed", "cancelled"];
+
+/// A customer order made from a completed basket.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrderRecord {
+    pub id: i64,
+    pub basket_id: i64,
+    pub store_id: i64,
+    pub fulfilment: String,
+    pub customer_name: Option<String>,
+    pub customer_email: Option<String>,
+    pub customer_phone: Option<String>,
+    pub delivery_address: Option<String>,
+    pub table_number: Option<String>,
+    pub due_date: Option<i64>,
+    pub note: Option<String>,
+    pub status: String,
+    pub complete_date: Option<i64>,
+    pub active_date: Option<i64>,
+    pub delete_date: Option<i64>,
+}
+
+fn status_rank(s: &str) -> usize {
+    STATUSES.iter().position(|x| *x == s).unwrap_or(0)
+}
+
+impl OrderRecord {
+    pub fn new(id: i64, now: i64) -> Self {
+        Self {
+            id,
+            basket_id: 0,
+            store_id: 0,
+            fulfilment: String::new(),
+            customer_name: None,
+            customer_email: None,
+            customer_phone: None,
+            delivery_address: None,
+            table_number: None,
+            due_date: None,
+            note: None,
+            status: "pending".into(),
+            complete_date: None,
+            active_date: Some(now),
+            delete_date: None,
+        }
+    }
+
+    /// Completed or cancelled.
+    pub fn is_completed(&self) -> bool {
+        self.status == "completed" || self.status == "cancelled"
+    }
+
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "basketId": self.basket_id,
+            "storeId": self.store_id,
+            "fulfilment": self.fulfilment,
+            "customerName": self.customer_name,
+            "customerEmail": self.customer_email,
+            "customerPhone": self.customer_phone,
+            "deliveryAddress": self.delivery_address,
+            "tableNumber": self.table_number,
+            "dueDate": self.due_date.and_then(to_iso),
+            "note": self.note,
+            "status": self.status,
+            "completed": self.is_completed(),
+            "completeDate": self.complete_date.and_then(to_iso),
+            "activeDate": self.active_date.and_then(to_iso),
+            "deleteDate": self.delete_date.and_then(to_iso),
+        })
+    }
+
+    /// `basket_store` gives the store of a basket of this merchant (None: not one).
+    pub fn apply(
+        mut self,
+        fields: Map<String, Value>,
+        basket_store: impl Fn(i64) -> Option<i64>,
+        now: i64,
+        creating: bool,
+    ) -> Result<Self, Vec<String>> {
+        let mut f = Fields::new(
+            fields,
+            &[
+                "basketId",
+                "fulfilment",
+                "customerName",
+                "customerEmail",
+                "customerPhone",
+                "deliveryAddress",
+                "tableNumber",
+                "dueDate",
+                "note",
+                "status",
+            ],
+            &[
+                "id",
+                "storeId",
+                "completed",
+                "completeDate",
+                "activeDate",
+                "deleteDate",
+            ],
+        );
+        match f.integer("basketId") {
+            Patch::Set(b) if !creating && b != self.basket_id => {
+                f.reject("basketId", "an order cannot move to another basket.")
+            }
+            Patch::Set(b) => match basket_store(b) {
+                Some(store) => {
+                    self.basket_id = b;
+                    self.store_id = store;
+                }
+                None => f.reject("basketId", format!("{b} is not a basket of this merchant.")),
+            },
+            _ if creating => f.reject("basketId", "required field is missing."),
+            _ => {}
+        }
+        match f.text("fulfilment", 20) {
+            Patch::Set(x) if FULFILMENTS.contains(&x.as_str()) => self.fulfilment = x,
+            Patch::Set(x) => f.reject(
+                "fulfilment",
+                format!("\"{x}\" is not collection, delivery or table."),
+            ),
+            _ if creating => f.reject("fulfilment", "required field is missing."),
+            _ => {}
+        }
+        self.customer_name = f.text("customerName", 200).apply(self.customer_name);
+        self.customer_email = f.text("customerEmail", 254).apply(self.customer_email);
+        self.customer_phone = f.text("customerPhone", 40).apply(self.customer_phone);
+        self.delivery_address = f.text("deliveryAddress", 1000).apply(self.delivery_address);
+        self.table_number = f.text("tableNumber", 20).apply(self.table_number);
+        self.due_date = f.date("dueDate").apply(self.due_date);
+        self.note = f.text("note", 2000).apply(self.note);
+        if let Patch::Set(status) = f.text("status", 20) {
+            if !STATUSES.contains(&status.as_str()) {
+                f.reject(
+                    "status",
+                    format!("\"{status}\" is not one of {}.", STATUSES.join(", ")),
+                );
+            } else if status == "cancelled" || status_rank(&status) >= status_rank(&self.status) {
+                if status != self.status && (status == "completed" || status == "cancelled") {
+                    self.complete_date = Some(now);
+                }
+                self.status = status;
+            } else {
+                f.reject(
+                    "status",
+                    format!("cannot go back from {} to {status}.", self.status),
+                );
+            }
+        }
+        if self.fulfilment == "delivery" && self.delivery_address.is_none() {
+            f.reject("deliveryAddress", "required for a delivery.");
+        }
+        f.finish()?;
+        Ok(self)
+    }
+}
+
+/// A line of an invoice.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InvoiceItem {
+    pub id: i64,
+    pub invoice_id: i64,
+    pub product_id: i64,
+    pub quantity: i64,
+    pub unit_price: Decimal,
+    pub vat_percentage: Decimal,
+}
+
+/// A purchase of stock from a supplier, received at one store.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InvoiceRecord {
+    pub id: i64,
+    pub store_id: i64,
+    pub supplier_id: i64,
+    pub supplier_store_id: Option<i64>,
+    pub reference: Option<String>,
+    pub note: Option<String>,
+    pub invoice_date: Option<i64>,
+    pub items: Vec<InvoiceItem>,
+    pub completed: bool,
+    pub complete_date: Option<i64>,
+    pub active_date: Option<i64>,
+    pub delete_date: Option<i64>,
+}
+
+/// What invoice rules need from the rest of the merchant.
+pub struct InvoiceContext<'a> {
+    pub store_exists: &'a dyn Fn(i64) -> bool,
+    pub supplier_exists: &'a dyn Fn(i64) -> bool,
+    /// The supplier a live supplier store belongs to.
+    pub supplier_of_store: &'a dyn Fn(i64) -> Option<i64>,
+    pub product_exists: &'a dyn Fn(i64) -> bool,
+}
+
+impl InvoiceRecord {
+    pub fn new(id: i64, now: i64) -> Self {
+        Self {
+            id,
+            store_id: 0,
+            supplier_id: 0,
+            supplier_store_id: None,
+            reference: None,
+            note: None,
+            invoice_date: None,
+            items: Vec::new(),
+            completed: false,
+            complete_date: None,
+            active_date: Some(now),
+            delete_date: None,
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let total_price: Decimal = self
+            .items
+            .iter()
+            .map(|i| i.unit_price * Decimal::from(i.quantity))
+            .sum();
+        let total_vat: Decimal = self
+            .items
+            .iter()
+            .map(|i| i.unit_price * Decimal::from(i.quantity) * i.vat_percentage)
+            .sum::<Decimal>()
+            .round_dp(4);
+        let items: Map<String, Value> = self
+            .items
+            .iter()
+            .map(|i| {
+                (
+                    i.id.to_string(),
+                    json!({"id": i.id, "productId": i.product_id, "quantity": i.quantity,
+                           "unitPrice": money::text(&i.unit_price), "vatPercentage": money::text(&i.vat_percentage)}),
+                )
+            })
+            .collect();
+        json!({
+            "id": self.id,
+            "storeId": self.store_id,
+            "supplierId": self.supplier_id,
+            "supplierStoreId": self.supplier_store_id,
+            "reference": self.reference,
+            "items": items,
+            "totalQuantity": self.items.iter().map(|i| i.quantity).sum::<i64>(),
+            "totalPrice": money::text(&total_price.normalize()),
+            "totalVat": money::text(&total_vat.normalize()),
+            "totalIncVat": money::text(&(total_price + total_vat).normalize()),
+            "note": self.note,
+            "invoiceDate": self.invoice_date.and_then(to_iso),
+            "completed": self.completed,
+            "completeDate": self.complete_date.and_then(to_iso),
+            "activeDate": self.active_date.and_then(to_iso),
+            "deleteDate": self.delete_date.and_then(to_iso),
+        })
+    }
+
+    pub fn apply(
+        mut self,
+        fields: Map<String, Value>,
+        ids: &mut dyn Iterator<Item = i64>,
+        ctx: &InvoiceContext<'_>,
+        now: i64,
+        creating: bool,
+    ) -> Result<Self, Vec<String>> {
+        let items = fields.get("items").cloned();
+        let mut f = Fields::new(
+            fields,
+            &[
+                "storeId",
+                "supplierId",
+                "supplierStoreId",
+                "reference",
+                "note",
+                "invoiceDate",
+                "items",
+                "completed",
+            ],
+            &[
+                "id",
+                "totalQuantity",
+                "totalPrice",
+                "totalVat",
+                "totalIncVat",
+                "completeDate",
+                "activeDate",
+                "deleteDate",
+            ],
+        );
+        match f.integer("storeId") {
+            Patch::Set(s) if (ctx.store_exists)(s) => self.store_id = s,
+            Patch::Set(s) => f.reject("storeId", format!("{s} is not a store of this merchant.")),
+            _ if creating => f.reject("storeId", "required field is missing."),
+            _ => {}
+        }
+        match f.integer("supplierId") {
+            Patch::Set(s) if (ctx.supplier_exists)(s) => self.supplier_id = s,
+            Patch::Set(s) => f.reject(
+                "supplierId",
+                format!("{s} is not a supplier of this merchant."),
+            ),
+            _ if creating => f.reject("supplierId", "required field is missing."),
+            _ => {}
+        }
+        match f.integer("supplierStoreId") {
+            Patch::Set(s) => match (ctx.supplier_of_store)(s) {
+                Some(owner) if owner == self.supplier_id => self.supplier_store_id = Some(s),
+                Some(_) => f.reject(
+                    "supplierStoreId",
+                    format!("{s} is not a store of supplier {}.", self.supplier_id),
+                ),
+                None => f.reject(
+                    "supplierStoreId",
+                    format!("{s} is not a supplier store of this merchant."),
+                ),
+            },
+            Patch::Clear => self.supplier_store_id = None,
+            Patch::Keep => {}
+        }
+        self.reference = f.text("reference", 100).apply(self.reference);
+        self.note = f.text("note", 2000).apply(self.note);
+        self.invoice_date = f.date("invoiceDate").apply(self.invoice_date);
+        match items {
+            None => {}
+            Some(Value::Object(entries)) => {
+                let mut next = Vec::new();
+                for (key, entry) in entries {
+                    match self.item_from(&key, entry, ids, ctx) {
+                        Ok(item) => next.push(item),
+                        Err(list) => list.into_iter().for_each(|p| f.reject("items", p)),
+                    }
+                }
+                self.items = next;
+            }
+            Some(Value::Null) => self.items.clear(),
+            Some(_) => f.reject("items", "must be an object of items keyed by client keys."),
+        }
+        if f.boolean("completed") == Some(true) {
+            if self.items.is_empty() {
+                f.reject("completed", "an invoice without items cannot be received.");
+            }
+            self.completed = true;
+            self.complete_date = Some(now);
+        }
+        f.finish()?;
+        Ok(self)
+    }
+
+    fn item_from(
+        &self,
+        key: &str,
+        entry: Value,
+        ids: &mut dyn Iterator<Item = i64>,
+        ctx: &InvoiceContext<'_>,
+    ) -> Result<InvoiceItem, Vec<String>> {
+        let Value::Object(entry) = entry else {
+            return Err(vec![format!("{key}: must be an object.")]);
+        };
+        let existing = entry
+            .get("id")
+            .and_then(Value::as_i64)
+            .and_then(|id| self.items.iter().find(|i| i.id == id).cloned());
+        if entry.get("id").is_some_and(|v| !v.is_null()) && existing.is_none() {
+            return Err(vec![format!("{key}: id: not an item of this invoice.")]);
+        }
+        let mut problems = Vec::new();
+        let product = entry
+            .get("productId")
+            .and_then(Value::as_i64)
+            .or(existing.as_ref().map(|i| i.product_id));
+        match product {
+            Some(p) if (ctx.product_exists)(p) => {}
+            Some(p) => problems.push(format!(
+                "{key}: productId: {p} is not a product of this merchant."
+            )),
+            None => problems.push(format!("{key}: productId: required field is missing.")),
+        }
+        let quantity = match entry.get("quantity") {
+            Some(Value::Number(n)) => n.as_i64().filter(|q| *q > 0),
+            None => existing.as_ref().map(|i| i.quantity),
+            _ => None,
+        };
+        if quantity.is_none() {
+            problems.push(format!("{key}: quantity: must be a positive integer."));
+        }
+        let decimal = |field: &str,
+                       parse: fn(&Value) -> Result<Decimal, String>,
+                       current: Option<Decimal>| match entry.get(field) {
+            Some(v) => parse(v).map_err(|e| format!("{key}: {field}: {e}")),
+            None => current.ok_or_else(|| format!("{key}: {field}: required field is missing.")),
+        };
+        let unit_price = decimal(
+            "unitPrice",
+            money::money,
+            existing.as_ref().map(|i| i.unit_price),
+        );
+        let vat = decimal(
+            "vatPercentage",
+            money::rate,
+            existing.as_ref().map(|i| i.vat_percentage),
+        );
+        for unknown in entry.keys().filter(|k| {
+            !["id", "productId", "quantity", "unitPrice", "vatPercentage"].contains(&k.as_str())
+        }) {
+            problems.push(format!("{key}: {unknown}: unknown field."));
+        }
+        let (unit_price, vat) = match (unit_price, vat) {
+            (Ok(u), Ok(v)) => (u, v),
+            (u, v) => {
+                problems.extend(u.err());
+                problems.extend(v.err());
+                return Err(problems);
+            }
+        };
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let id = match &existing {
+            Some(i) => i.id,
+            None => ids
+                .next()
+                .ok_or_else(|| vec!["no identifier was available.".to_owned()])?,
+        };
+        Ok(InvoiceItem {
+            id,
+            invoice_id: self.id,
+            product_id: product.unwrap_or_default(),
+            quantity: quantity.unwrap_or_default(),
+            unit_price,
+            vat_percentage: vat,
+        })
+    }
+}
+
+/// New items a write adds (each takes an identifier).
+pub fn new_items(fields: &Map<String, Value>) -> usize {
+    match fields.get("items") {
+        Some(Value::Object(entries)) => entries
+            .values()
+            .filter(|e| e.get("id").is_none_or(Value::is_null))
+            .count(),
+        _ => 0,
+    }
+}
