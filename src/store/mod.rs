@@ -83,8 +83,11 @@ impl Store {
                     .acquire_timeout(Duration::from_secs(10))
                     .after_connect(|conn, _meta| {
                         Box::pin(async move {
+                            // FULL: a commit is on disk before the write is answered (a 201
+                            // means durable, power loss included); NORMAL would only survive a
+                            // crash of the process.
                             conn.execute(
-                                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                                "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
                                  PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;",
                             )
                             .await?;
