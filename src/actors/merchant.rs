@@ -19,6 +19,7 @@ use crate::domain::basket::BasketRecord;
 use crate::domain::category::CategoryRecord;
 use crate::domain::product::ProductRecord;
 use crate::domain::promotion::PromotionRecord;
+use crate::domain::reconcile::StockReconciliation;
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
@@ -44,6 +45,7 @@ pub struct MerchantState {
     pub transactions: Collection<TransactionRecord>,
     pub orders: Collection<OrderRecord>,
     pub invoices: Collection<InvoiceRecord>,
+    pub stock_reconciliations: Collection<StockReconciliation>,
     /// Each live store's stock, as its StoreActor publishes it.
     pub stock: std::collections::BTreeMap<i64, watch::Receiver<Arc<StockMap>>>,
     /// Where uploaded files are served (`<public_base_url>`), for image URLs.
@@ -60,7 +62,13 @@ impl MerchantState {
         Ok(Self {
             merchant_id,
             files_base,
-            stock: Default::default(),
+            // Each store's stock as last stored; the StoreActors take over from these values.
+            stock: store
+                .load_merchant_stock(merchant_id)
+                .await?
+                .into_iter()
+                .map(|(id, levels)| (id, watch::channel(Arc::new(levels)).1))
+                .collect(),
             stores: index(StoreRecord::load(&mut conn, merchant_id).await?),
             categories: index(CategoryRecord::load(&mut conn, merchant_id).await?),
             employees: index(
@@ -77,6 +85,7 @@ impl MerchantState {
             transactions: index(TransactionRecord::load(&mut conn, merchant_id).await?),
             orders: index(OrderRecord::load(&mut conn, merchant_id).await?),
             invoices: index(InvoiceRecord::load(&mut conn, merchant_id).await?),
+            stock_reconciliations: index(StockReconciliation::load(&mut conn, merchant_id).await?),
         })
     }
 
@@ -260,11 +269,18 @@ impl MerchantSupervisor {
             }
             keep
         });
-        next.stock.retain(|id, _| self.children.contains_key(id));
+        next.stock.retain(|id, _| live.contains(id));
         for store_id in live {
             if !self.children.contains_key(&store_id) {
+                // A new actor starts from the last known levels (the merchant load's, or what a
+                // failed predecessor last published) while it reloads from the database.
+                let last_known = next
+                    .stock
+                    .get(&store_id)
+                    .map(|rx| rx.borrow().clone())
+                    .unwrap_or_default();
                 let (addr, stock) =
-                    StoreActor::spawn(self.merchant_id, store_id, self.store.clone());
+                    StoreActor::spawn(self.merchant_id, store_id, self.store.clone(), last_known);
                 self.children.insert(store_id, addr);
                 next.stock.insert(store_id, stock);
             }
@@ -408,8 +424,17 @@ impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
                 .objects
                 .iter()
                 .filter_map(|(_, o)| o.as_ref().ok())
-                .map(|m| R::ids_needed(m))
+                .map(|m| R::ids_needed_in(m, &base))
                 .sum();
+            if R::READS_STOCK {
+                // A store's actor loads its stock when started: wait until each has, so a
+                // just-started one is not read as empty.
+                for addr in children.values() {
+                    addr.send(Probe { crash: false })
+                        .await
+                        .map_err(|e| StoreError::Corrupt(format!("store actor failed: {e}")))??;
+                }
+            }
             let mut ids = store.allocate_ids(wanted).await?.into_iter();
             let now = now_millis();
             // Objects are validated in order against a working copy, so a later object sees
@@ -444,12 +469,13 @@ impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
                     } else {
                         Message::Updated
                     };
-                    let verb = record.verb(before.as_deref());
+                    let detail = record.success_detail(before.as_deref());
                     moves.extend(record.stock_moves(before.as_deref()));
                     R::collection_mut(&mut next).insert(record.id(), Arc::new(record.clone()));
+                    record.side_records(before.as_deref(), &mut next);
                     let id = record.id();
                     changed.push((is_new, record));
-                    (message, id, format!("{} {id} {verb}.", R::NOUN))
+                    (message, id, detail)
                 });
                 outcomes.push((key, result));
             }

@@ -37,6 +37,22 @@ pub trait Resource: TableRow + Clone + Send + Sync + 'static {
         1
     }
 
+    /// Identifiers a write of these fields consumes when that depends on the stored record
+    /// (completing a stock count books a line per counted product). Defaults to `ids_needed`.
+    fn ids_needed_in(fields: &Map<String, Value>, _state: &MerchantState) -> usize {
+        Self::ids_needed(fields)
+    }
+
+    /// Whether `create`/`update` read stock levels (a stock count's expected units): the
+    /// supervisor then waits until every store's actor has loaded its stock before validating.
+    const READS_STOCK: bool = false;
+
+    /// Records of other collections this change brings with it (the wastage basket a stock
+    /// count books). The Write handler puts them into the working state after the record, and
+    /// the record's own `persist` writes them in the same transaction. They move no stock of
+    /// their own: only the record's `stock_moves` count.
+    fn side_records(&self, _before: Option<&Self>, _state: &mut MerchantState) {}
+
     /// A new record; `state` already holds the batch's earlier objects.
     fn create(
         ids: Ids<'_>,
@@ -86,6 +102,11 @@ pub trait Resource: TableRow + Clone + Send + Sync + 'static {
         }
     }
 
+    /// The details of the success message: "<Noun> <id> <verb>." unless a resource says more.
+    fn success_detail(&self, before: Option<&Self>) -> String {
+        format!("{} {} {}.", Self::NOUN, self.id(), self.verb(before))
+    }
+
     /// Refuses a delete that would break a rule (for example a store with open baskets).
     fn check_delete(&self, _state: &MerchantState) -> Result<(), String> {
         Ok(())
@@ -114,4 +135,35 @@ pub trait Resource: TableRow + Clone + Send + Sync + 'static {
             }
         }
     }
+}
+
+/// The parts of a [`Resource`] that every record implements alike: its id, its soft delete, and
+/// where its collection lives in the merchant's state (`crate::resource_basics!(stores);`).
+#[macro_export]
+macro_rules! resource_basics {
+    ($collection:ident) => {
+        fn id(&self) -> i64 {
+            self.id
+        }
+
+        fn delete_date(&self) -> Option<i64> {
+            self.delete_date
+        }
+
+        fn mark_deleted(&mut self, at: i64) {
+            self.delete_date = Some(at);
+        }
+
+        fn collection(
+            state: &$crate::actors::merchant::MerchantState,
+        ) -> &$crate::actors::resource::Collection<Self> {
+            &state.$collection
+        }
+
+        fn collection_mut(
+            state: &mut $crate::actors::merchant::MerchantState,
+        ) -> &mut $crate::actors::resource::Collection<Self> {
+            &mut state.$collection
+        }
+    };
 }

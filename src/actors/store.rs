@@ -21,13 +21,16 @@ pub struct StoreActor {
 }
 
 impl StoreActor {
-    /// Starts the actor; the receiver sees its stock once loaded (empty until then).
+    /// Starts the actor. Its stock starts as `last_known` (what the merchant load read, or what
+    /// a failed predecessor last published) so a read never sees an empty store while the actor
+    /// reloads from the database.
     pub fn spawn(
         merchant_id: i64,
         store_id: i64,
         store: Store,
+        last_known: Arc<StockMap>,
     ) -> (Addr<StoreActor>, watch::Receiver<Arc<StockMap>>) {
-        let (publish, stock) = watch::channel(Arc::new(StockMap::new()));
+        let (publish, stock) = watch::channel(last_known);
         let addr = StoreActor {
             merchant_id,
             store_id,

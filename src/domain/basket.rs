@@ -371,7 +371,7 @@ fn line_from(
         product_id: instance.product_id,
         product_instance_id: instance.instance_id,
         quantity,
-        price: charged.unwrap_or_else(|| match &existing {
+        price: charged.unwrap_or(match &existing {
             Some(l) if same_instance => l.price,
             _ => instance.price,
         }),

@@ -9,6 +9,7 @@ pub mod fields;
 pub mod money;
 pub mod product;
 pub mod promotion;
+pub mod reconcile;
 pub mod redirect_uri;
 pub mod role;
 pub mod sales;

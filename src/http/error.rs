@@ -35,6 +35,9 @@ pub enum ApiError {
     MethodNotAllowed { detail: String },
     #[error("unsupported media type: {detail}")]
     UnsupportedMediaType { detail: String },
+    /// An upload whose content is not an accepted image (106, "Unsupported file type.").
+    #[error("unsupported file type: {detail}")]
+    UnsupportedFileType { detail: String },
     #[error("payload too large: {detail}")]
     PayloadTooLarge { detail: String },
     #[error("rate limited")]
@@ -81,7 +84,9 @@ impl ApiError {
             }
             ApiError::NotFound { .. } => Message::NotFound,
             ApiError::MethodNotAllowed { .. } => Message::MethodNotAllowed,
-            ApiError::UnsupportedMediaType { .. } => Message::UnsupportedMediaType,
+            ApiError::UnsupportedMediaType { .. } | ApiError::UnsupportedFileType { .. } => {
+                Message::UnsupportedMediaType
+            }
             ApiError::PayloadTooLarge { .. } => Message::PayloadTooLarge,
             ApiError::RateLimited { .. } => Message::RateLimited,
             ApiError::Unprocessable { message, .. } => *message,
@@ -141,6 +146,12 @@ impl ApiError {
             ),
             ApiError::UnsupportedMediaType { detail } => (
                 "Unsupported media type.".into(),
+                vec![detail.clone()],
+                detail.clone(),
+                None,
+            ),
+            ApiError::UnsupportedFileType { detail } => (
+                "Unsupported file type.".into(),
                 vec![detail.clone()],
                 detail.clone(),
                 None,

@@ -1,4 +1,4 @@
-//! `GET /user` and `GET /merchant`: who the token acts as.
+//! `GET /user` and `GET /merchant`: who the token acts as, from the merchant's snapshot.
 
 use actix_web::web;
 use serde_json::json;
@@ -7,15 +7,21 @@ use super::auth::Caller;
 use super::envelope::Reply;
 use super::error::ApiError;
 use super::AppState;
+use crate::domain::employee::EmployeeRecord;
 
 pub async fn user(caller: Caller, state: web::Data<AppState>) -> Result<Reply, ApiError> {
-    let employee = state
-        .store
-        .employee(caller.merchant_id, caller.employee_id)
+    let snapshot = state
+        .merchants
+        .get(caller.merchant_id)
         .await?
+        .snapshot()
+        .await?;
+    let employee = snapshot
+        .find::<EmployeeRecord>(caller.employee_id)
         .ok_or_else(|| ApiError::TokenInvalid {
             detail: "the token's user no longer exists".into(),
         })?;
+    let record = employee.to_json();
     Ok(Reply::ok().field(
         "user",
         json!({
@@ -23,7 +29,7 @@ pub async fn user(caller: Caller, state: web::Data<AppState>) -> Result<Reply, A
             "firstName": employee.first_name,
             "lastName": employee.last_name,
             "email": employee.email,
-            "employee": {"merchantId": employee.merchant_id, "roleId": employee.role_id, "stores": {}},
+            "employee": {"merchantId": caller.merchant_id, "roleId": employee.role.id(), "stores": record["stores"]},
         }),
     ))
 }

@@ -6,11 +6,13 @@ pub mod envelope;
 pub mod error;
 pub mod filters;
 pub mod health;
+pub mod logs;
 mod me;
 pub mod messages;
 pub mod middleware;
 pub mod resources;
 mod test_hooks;
+pub mod uploads;
 pub mod version;
 
 use std::sync::Arc;
@@ -48,7 +50,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve
         .app_data(web::PayloadConfig::default().limit(limit))
         .service(web::resource("/status").route(web::get().to(health::status)))
         .service(web::resource("/health/live").route(web::get().to(health::live)))
-        .service(web::resource("/health/ready").route(web::get().to(health::ready)));
+        .service(web::resource("/health/ready").route(web::get().to(health::ready)))
+        .configure(uploads::public_routes);
     cfg.configure(crate::oauth::configure);
     if serve_metrics {
         cfg.service(web::resource("/metrics").route(web::get().to(health::metrics)));
@@ -63,6 +66,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve
             .service(web::resource("/user").route(web::get().to(me::user)))
             .service(web::resource("/merchant").route(web::get().to(me::merchant)))
             .configure(resources::routes)
+            .configure(logs::routes)
+            .configure(uploads::routes)
             .default_service(web::to(not_found)),
     );
 }

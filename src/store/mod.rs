@@ -9,10 +9,14 @@
 
 pub mod catalogue;
 mod error;
+pub mod files;
+pub mod logs;
 pub mod merchants;
 pub mod oauth;
 pub mod people;
 pub mod products;
+pub mod reconcile;
+pub mod report;
 pub mod rows;
 pub mod sales;
 pub mod stock;

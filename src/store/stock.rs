@@ -54,6 +54,28 @@ pub async fn apply_moves(
 }
 
 impl Store {
+    /// Every store's stock of a merchant, by store and product (one query at activation).
+    pub async fn load_merchant_stock(
+        &self,
+        merchant_id: i64,
+    ) -> Result<BTreeMap<i64, BTreeMap<i64, StockLevel>>, StoreError> {
+        let rows: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
+            "SELECT store_id, product_id, total_stock, stock_sold FROM stock_levels \
+             WHERE merchant_id = $1",
+        )
+        .bind(merchant_id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut by_store: BTreeMap<i64, BTreeMap<i64, StockLevel>> = BTreeMap::new();
+        for (store, product, total, sold) in rows {
+            by_store
+                .entry(store)
+                .or_default()
+                .insert(product, StockLevel { total, sold });
+        }
+        Ok(by_store)
+    }
+
     /// Every product's stock at a store of a merchant.
     pub async fn load_stock(
         &self,

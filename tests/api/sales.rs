@@ -46,7 +46,6 @@ struct Shop {
     token: String,
     store: i64,
     product: i64,
-    instance: i64,
     supplier: i64,
 }
 
@@ -61,14 +60,6 @@ async fn shop(app: &TestApp) -> Shop {
         json!({"name": "Latte", "instances": {"i": {"price": "300", "taxPercentage": "0.200"}}}),
     )
     .await;
-    let instance: i64 = product["instances"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
     let supplier = create(
         app,
         &token,
@@ -80,7 +71,6 @@ async fn shop(app: &TestApp) -> Shop {
     Shop {
         store: app.tenant("demo").stores["high-street"],
         product: product["id"].as_i64().unwrap(),
-        instance,
         supplier: supplier["id"].as_i64().unwrap(),
         token,
     }

@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Collection, Ids, Resource};
+use crate::actors::resource::{Ids, Resource};
 use crate::domain::category::CategoryRecord;
 
 /// A parent must be a live category of this merchant whose ancestors do not include `child`.
@@ -30,25 +30,7 @@ impl Resource for CategoryRecord {
     const NOUN: &'static str = "Category";
     const PLURAL: &'static str = "categories";
 
-    fn id(&self) -> i64 {
-        self.id
-    }
-
-    fn delete_date(&self) -> Option<i64> {
-        self.delete_date
-    }
-
-    fn mark_deleted(&mut self, at: i64) {
-        self.delete_date = Some(at);
-    }
-
-    fn collection(state: &MerchantState) -> &Collection<Self> {
-        &state.categories
-    }
-
-    fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self> {
-        &mut state.categories
-    }
+    crate::resource_basics!(categories);
 
     fn create(
         ids: Ids<'_>,

@@ -5,6 +5,7 @@ mod category;
 mod employee;
 mod product;
 mod promotion;
+mod reconcile;
 mod sales;
 mod store;
 mod supplier;

@@ -2,7 +2,7 @@ use serde_json::{Map, Value};
 use sqlx::AnyConnection;
 
 use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Collection, Ids, Resource};
+use crate::actors::resource::{Ids, Resource};
 use crate::domain::category::CategoryRecord;
 use crate::domain::product::{ProductContext, ProductRecord};
 use crate::store::{products, StoreError};
@@ -15,25 +15,7 @@ impl Resource for ProductRecord {
     const NOUN: &'static str = "Product";
     const PLURAL: &'static str = "products";
 
-    fn id(&self) -> i64 {
-        self.id
-    }
-
-    fn delete_date(&self) -> Option<i64> {
-        self.delete_date
-    }
-
-    fn mark_deleted(&mut self, at: i64) {
-        self.delete_date = Some(at);
-    }
-
-    fn collection(state: &MerchantState) -> &Collection<Self> {
-        &state.products
-    }
-
-    fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self> {
-        &mut state.products
-    }
+    crate::resource_basics!(products);
 
     fn ids_needed(fields: &Map<String, Value>) -> usize {
         1 + ProductRecord::new_instances(fields)

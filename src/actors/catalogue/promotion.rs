@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Collection, Ids, Resource};
+use crate::actors::resource::{Ids, Resource};
 use crate::domain::category::CategoryRecord;
 use crate::domain::promotion::{PromotionRecord, References};
 use crate::domain::store::StoreRecord;
@@ -26,25 +26,7 @@ impl Resource for PromotionRecord {
     const NOUN: &'static str = "Promotion";
     const PLURAL: &'static str = "promotions";
 
-    fn id(&self) -> i64 {
-        self.id
-    }
-
-    fn delete_date(&self) -> Option<i64> {
-        self.delete_date
-    }
-
-    fn mark_deleted(&mut self, at: i64) {
-        self.delete_date = Some(at);
-    }
-
-    fn collection(state: &MerchantState) -> &Collection<Self> {
-        &state.promotions
-    }
-
-    fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self> {
-        &mut state.promotions
-    }
+    crate::resource_basics!(promotions);
 
     fn create(
         ids: Ids<'_>,

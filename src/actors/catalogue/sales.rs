@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use sqlx::AnyConnection;
 
 use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Collection, Ids, Resource};
+use crate::actors::resource::{Ids, Resource};
 use crate::domain::basket::{self, BasketContext, BasketRecord, InstancePrice};
 use crate::domain::product::ProductRecord;
 use crate::domain::sales::{self, InvoiceContext, InvoiceRecord, OrderRecord, TransactionRecord};
@@ -14,26 +14,6 @@ use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 use crate::http::messages::Message;
 use crate::store::stock::StockMove;
 use crate::store::{sales as sql, StoreError};
-
-macro_rules! common {
-    ($collection:ident) => {
-        fn id(&self) -> i64 {
-            self.id
-        }
-        fn delete_date(&self) -> Option<i64> {
-            self.delete_date
-        }
-        fn mark_deleted(&mut self, at: i64) {
-            self.delete_date = Some(at);
-        }
-        fn collection(state: &MerchantState) -> &Collection<Self> {
-            &state.$collection
-        }
-        fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self> {
-            &mut state.$collection
-        }
-    };
-}
 
 fn next_id(ids: Ids<'_>) -> Result<i64, Vec<String>> {
     ids.next()
@@ -103,7 +83,7 @@ fn apply_basket(
 impl Resource for BasketRecord {
     const NOUN: &'static str = "Basket";
     const PLURAL: &'static str = "baskets";
-    common!(baskets);
+    crate::resource_basics!(baskets);
 
     fn ids_needed(fields: &Map<String, Value>) -> usize {
         1 + basket::new_lines(fields)
@@ -177,7 +157,7 @@ impl Resource for BasketRecord {
 impl Resource for TransactionRecord {
     const NOUN: &'static str = "Transaction";
     const PLURAL: &'static str = "transactions";
-    common!(transactions);
+    crate::resource_basics!(transactions);
 
     fn create(
         ids: Ids<'_>,
@@ -235,7 +215,7 @@ impl Resource for TransactionRecord {
 impl Resource for OrderRecord {
     const NOUN: &'static str = "Order";
     const PLURAL: &'static str = "orders";
-    common!(orders);
+    crate::resource_basics!(orders);
 
     fn create(
         ids: Ids<'_>,
@@ -314,7 +294,7 @@ fn apply_invoice(
 impl Resource for InvoiceRecord {
     const NOUN: &'static str = "Invoice";
     const PLURAL: &'static str = "invoices";
-    common!(invoices);
+    crate::resource_basics!(invoices);
 
     fn ids_needed(fields: &Map<String, Value>) -> usize {
         1 + sales::new_items(fields)

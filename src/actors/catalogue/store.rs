@@ -1,32 +1,14 @@
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Collection, Ids, Resource};
+use crate::actors::resource::{Ids, Resource};
 use crate::domain::store::StoreRecord;
 
 impl Resource for StoreRecord {
     const NOUN: &'static str = "Store";
     const PLURAL: &'static str = "stores";
 
-    fn id(&self) -> i64 {
-        self.id
-    }
-
-    fn delete_date(&self) -> Option<i64> {
-        self.delete_date
-    }
-
-    fn mark_deleted(&mut self, at: i64) {
-        self.delete_date = Some(at);
-    }
-
-    fn collection(state: &MerchantState) -> &Collection<Self> {
-        &state.stores
-    }
-
-    fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self> {
-        &mut state.stores
-    }
+    crate::resource_basics!(stores);
 
     fn create(
         ids: Ids<'_>,

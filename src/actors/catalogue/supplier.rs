@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Collection, Ids, Resource};
+use crate::actors::resource::{Ids, Resource};
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 
 fn next_id(ids: Ids<'_>) -> Result<i64, Vec<String>> {
@@ -21,25 +21,7 @@ impl Resource for SupplierRecord {
     const NOUN: &'static str = "Supplier";
     const PLURAL: &'static str = "suppliers";
 
-    fn id(&self) -> i64 {
-        self.id
-    }
-
-    fn delete_date(&self) -> Option<i64> {
-        self.delete_date
-    }
-
-    fn mark_deleted(&mut self, at: i64) {
-        self.delete_date = Some(at);
-    }
-
-    fn collection(state: &MerchantState) -> &Collection<Self> {
-        &state.suppliers
-    }
-
-    fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self> {
-        &mut state.suppliers
-    }
+    crate::resource_basics!(suppliers);
 
     fn create(
         ids: Ids<'_>,
@@ -69,25 +51,7 @@ impl Resource for SupplierStoreRecord {
     const NOUN: &'static str = "Supplier store";
     const PLURAL: &'static str = "supplierStores";
 
-    fn id(&self) -> i64 {
-        self.id
-    }
-
-    fn delete_date(&self) -> Option<i64> {
-        self.delete_date
-    }
-
-    fn mark_deleted(&mut self, at: i64) {
-        self.delete_date = Some(at);
-    }
-
-    fn collection(state: &MerchantState) -> &Collection<Self> {
-        &state.supplier_stores
-    }
-
-    fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self> {
-        &mut state.supplier_stores
-    }
+    crate::resource_basics!(supplier_stores);
 
     fn create(
         ids: Ids<'_>,

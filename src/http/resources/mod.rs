@@ -5,6 +5,8 @@ pub mod employees;
 pub mod generic;
 pub mod products;
 pub mod promotions;
+pub mod reconcile;
+pub mod report;
 pub mod sales;
 pub mod suppliers;
 
@@ -34,6 +36,14 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     with_list::<TransactionRecord, _, _>(cfg, "/transaction", sales::transactions);
     with_list::<OrderRecord, _, _>(cfg, "/order", sales::orders);
     with_list::<InvoiceRecord, _, _>(cfg, "/invoice", sales::invoices);
+    with_list::<crate::domain::reconcile::StockReconciliation, _, _>(
+        cfg,
+        "/stock/reconcile",
+        reconcile::list,
+    );
+    cfg.service(
+        actix_web::web::resource("/report/basket").route(actix_web::web::get().to(report::basket)),
+    );
 }
 
 /// A resource whose GET has its own filters; writes and deletes are the generic ones.

@@ -1,0 +1,194 @@
+//! Stock counts as the merchant supervisor knows them. Completing one reads the stock left at
+//! that moment, moves stock (shortfall → sold, surplus → received) and brings its wastage
+//! basket into the baskets collection; a completed count is locked (111).
+
+use std::sync::Arc;
+
+use rust_decimal::Decimal;
+use serde_json::{Map, Value};
+use sqlx::AnyConnection;
+
+use crate::actors::merchant::MerchantState;
+use crate::actors::resource::{Ids, Resource};
+use crate::domain::basket::InstancePrice;
+use crate::domain::product::ProductRecord;
+use crate::domain::reconcile::{CountContext, StockReconciliation};
+use crate::domain::store::StoreRecord;
+use crate::store::stock::StockMove;
+use crate::store::{reconcile as sql, StoreError};
+
+/// A wastage line's price: the product's first live instance (its only one, usually), or
+/// nothing at all (instance 0, price 0) when it has none.
+fn wastage_price(state: &MerchantState, product_id: i64) -> InstancePrice {
+    let instance = state
+        .products
+        .get(&product_id)
+        .and_then(|p| p.live_instances().min_by_key(|i| i.id).cloned());
+    InstancePrice {
+        product_id,
+        instance_id: instance.as_ref().map_or(0, |i| i.id),
+        price: instance.as_ref().map_or(Decimal::ZERO, |i| i.price),
+        tax_percentage: instance
+            .as_ref()
+            .map_or(Decimal::ZERO, |i| i.tax_percentage),
+    }
+}
+
+fn apply_count(
+    base: StockReconciliation,
+    ids: Ids<'_>,
+    fields: Map<String, Value>,
+    state: &MerchantState,
+    now: i64,
+    creating: bool,
+) -> Result<StockReconciliation, Vec<String>> {
+    let store_exists = |id| state.find::<StoreRecord>(id).is_some();
+    let product_exists = |id| state.find::<ProductRecord>(id).is_some();
+    let stock_left = |store, product| state.stock_level(store, product).left();
+    let price = |product| wastage_price(state, product);
+    // Objects of one request share `now`, and stock moves only once the request commits.
+    let this_request: Vec<&Arc<StockReconciliation>> = state
+        .live::<StockReconciliation>()
+        .filter(|c| c.complete_date == Some(now))
+        .collect();
+    let completed_in_request = |store, product| {
+        this_request
+            .iter()
+            .find(|c| c.store_id == store && c.lines.iter().any(|l| l.product_id == product))
+            .map(|c| c.id)
+    };
+    let ctx = CountContext {
+        store_exists: &store_exists,
+        product_exists: &product_exists,
+        stock_left: &stock_left,
+        wastage_price: &price,
+        completed_in_request: &completed_in_request,
+    };
+    base.apply(fields, ids, &ctx, now, creating)
+}
+
+fn just_completed(record: &StockReconciliation, before: Option<&StockReconciliation>) -> bool {
+    record.completed && !before.is_some_and(|b| b.completed)
+}
+
+impl Resource for StockReconciliation {
+    const NOUN: &'static str = "Count";
+    const PLURAL: &'static str = "stockReconciliations";
+    const READS_STOCK: bool = true;
+
+    crate::resource_basics!(stock_reconciliations);
+
+    /// The count's own id when new; completing takes one for the wastage basket and one per
+    /// counted product (a wastage line or a surplus entry each, at most).
+    fn ids_needed_in(fields: &Map<String, Value>, state: &MerchantState) -> usize {
+        let existing = match fields.get("id") {
+            None | Some(Value::Null) => None,
+            Some(id) => Some(id.as_i64().and_then(|id| state.find::<Self>(id))),
+        };
+        let own = usize::from(existing.is_none());
+        if fields.get("completed") != Some(&Value::Bool(true)) {
+            return own;
+        }
+        let stored = existing.flatten().map_or(0, |c| c.lines.len());
+        let sent = fields
+            .get("products")
+            .and_then(Value::as_object)
+            .map_or(0, Map::len);
+        own + 1 + stored + sent
+    }
+
+    fn create(
+        ids: Ids<'_>,
+        fields: Map<String, Value>,
+        state: &MerchantState,
+        now: i64,
+    ) -> Result<Self, Vec<String>> {
+        let id = ids
+            .next()
+            .ok_or_else(|| vec!["no identifier was available.".to_owned()])?;
+        apply_count(
+            StockReconciliation::new(id, now),
+            ids,
+            fields,
+            state,
+            now,
+            true,
+        )
+    }
+
+    fn update(
+        &self,
+        ids: Ids<'_>,
+        fields: Map<String, Value>,
+        state: &MerchantState,
+        now: i64,
+    ) -> Result<Self, Vec<String>> {
+        apply_count(self.clone(), ids, fields, state, now, false)
+    }
+
+    fn locked(&self) -> bool {
+        self.completed
+    }
+
+    fn stock_moves(&self, before: Option<&Self>) -> Vec<StockMove> {
+        if !just_completed(self, before) {
+            return Vec::new();
+        }
+        let shortfalls = self.shortfalls().map(|(product_id, n)| StockMove {
+            store_id: self.store_id,
+            product_id,
+            total: 0,
+            sold: n,
+        });
+        let surpluses = self.surpluses().map(|(product_id, n)| StockMove {
+            store_id: self.store_id,
+            product_id,
+            total: n,
+            sold: 0,
+        });
+        shortfalls.chain(surpluses).collect()
+    }
+
+    /// The wastage basket joins the baskets as it is: completed, and without stock moves of
+    /// its own (the count's moves book the shortfall).
+    fn side_records(&self, before: Option<&Self>, state: &mut MerchantState) {
+        if let (true, Some(basket)) = (just_completed(self, before), &self.booked_basket) {
+            state
+                .baskets
+                .insert(basket.id, Arc::new(basket.as_ref().clone()));
+        }
+    }
+
+    fn verb(&self, before: Option<&Self>) -> &'static str {
+        match before {
+            _ if just_completed(self, before) => "completed",
+            Some(_) => "updated",
+            None => "created",
+        }
+    }
+
+    fn success_detail(&self, before: Option<&Self>) -> String {
+        if just_completed(self, before) {
+            self.outcome()
+        } else {
+            format!("{} {} {}.", Self::NOUN, self.id, self.verb(before))
+        }
+    }
+
+    fn to_json(&self, _: &MerchantState) -> Value {
+        StockReconciliation::to_json(self)
+    }
+
+    async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, StoreError> {
+        sql::load_counts(conn, merchant_id).await
+    }
+
+    async fn persist(
+        conn: &mut AnyConnection,
+        merchant_id: i64,
+        record: &Self,
+        is_new: bool,
+    ) -> Result<(), StoreError> {
+        sql::persist_count(conn, merchant_id, record, is_new).await
+    }
+}

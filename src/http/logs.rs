@@ -1,0 +1,461 @@
+//! `/log` (api-reference.md Log; examples §2.16): small JSON documents an application files under
+//! an object key, read and written straight through the store (no actor state).
+//!
+//! Headers: `tag` (comma-separated tags), `object` (letters, digits and `_`), `identifier`
+//! (visible ASCII), `id` (`<object>-<identifier>:<n>`) and `completed` (`true`/`false`). Every
+//! missing or malformed header of a request is named in one 400.
+
+use actix_web::http::header::HeaderMap;
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest};
+use serde_json::{json, Map, Value};
+
+use super::auth::Caller;
+use super::envelope::{Messages, Reply};
+use super::error::ApiError;
+use super::messages::Message;
+use super::{batch, AppState};
+use crate::domain::dates::to_iso;
+use crate::store::logs::{LogChange, LogRecord, NewLog};
+use crate::store::now_millis;
+
+const MAX_TAGS: usize = 32;
+const MAX_TAG_LEN: usize = 64;
+const MAX_OBJECT_LEN: usize = 64;
+const MAX_IDENTIFIER_LEN: usize = 128;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/log")
+            .route(web::get().to(list))
+            .route(web::post().to(post))
+            .route(web::delete().to(delete)),
+    );
+}
+
+/// A log id split into its parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct LogId {
+    text: String,
+    object: String,
+    identifier: String,
+}
+
+/// The `/log` headers of one request, and the problems found reading them.
+#[derive(Default)]
+struct LogHeaders {
+    tags: Option<Vec<String>>,
+    object: Option<String>,
+    identifier: Option<String>,
+    id: Option<LogId>,
+    completed: Option<bool>,
+    problems: Vec<(&'static str, String)>,
+}
+
+impl LogHeaders {
+    fn read(headers: &HeaderMap) -> Self {
+        let mut out = LogHeaders::default();
+        if let Some(text) = out.text(headers, "tag") {
+            out.tags = out.check("tag", parse_tags(&text));
+        }
+        if let Some(text) = out.text(headers, "object") {
+            out.object = out.check("object", parse_object(&text));
+        }
+        if let Some(text) = out.text(headers, "identifier") {
+            out.identifier = out.check("identifier", parse_identifier(&text));
+        }
+        if let Some(text) = out.text(headers, "id") {
+            out.id = out.check("id", parse_log_id(&text));
+        }
+        if let Some(text) = out.text(headers, "completed") {
+            out.completed = out.check("completed", parse_bool(&text));
+        }
+        out
+    }
+
+    /// The trimmed text of a header; a header that is not text is a problem.
+    fn text(&mut self, headers: &HeaderMap, name: &'static str) -> Option<String> {
+        let value = headers.get(name)?;
+        match value.to_str() {
+            Ok(text) => Some(text.trim().to_owned()),
+            Err(_) => {
+                self.problems.push((name, "the value is not text.".into()));
+                None
+            }
+        }
+    }
+
+    fn check<T>(&mut self, name: &'static str, parsed: Result<T, String>) -> Option<T> {
+        parsed.map_err(|e| self.problems.push((name, e))).ok()
+    }
+
+    /// Records "the header is missing." for every required header not sent (and not already
+    /// reported as malformed).
+    fn require(&mut self, names: &[&'static str]) {
+        for &name in names {
+            let sent = match name {
+                "tag" => self.tags.is_some(),
+                "object" => self.object.is_some(),
+                "identifier" => self.identifier.is_some(),
+                "id" => self.id.is_some(),
+                _ => true,
+            };
+            if !sent && !self.problems.iter().any(|(n, _)| *n == name) {
+                self.problems.push((name, "the header is missing.".into()));
+            }
+        }
+    }
+
+    /// One 400 naming every problem, in header order.
+    fn finish(mut self) -> Result<Self, ApiError> {
+        if self.problems.is_empty() {
+            return Ok(self);
+        }
+        let order = ["tag", "object", "identifier", "id", "completed"];
+        self.problems
+            .sort_by_key(|(name, _)| order.iter().position(|o| o == name));
+        let names: Vec<&str> = self.problems.iter().map(|(n, _)| *n).collect();
+        let message = if self.problems.len() == 1 {
+            "A request header is not valid."
+        } else {
+            "Request headers are not valid."
+        };
+        Err(ApiError::BadRequest {
+            message: message.into(),
+            details: self
+                .problems
+                .iter()
+                .map(|(name, detail)| format!("{name}: {detail}"))
+                .collect(),
+            object_ref: Some(names.join(",")),
+        })
+    }
+}
+
+fn parse_tags(text: &str) -> Result<Vec<String>, String> {
+    let mut tags: Vec<String> = Vec::new();
+    for (i, raw) in text.split(',').enumerate() {
+        let tag = raw.trim();
+        if tag.is_empty() {
+            return Err(format!("item {} is empty.", i + 1));
+        }
+        if tag.chars().count() > MAX_TAG_LEN {
+            return Err(format!(
+                "item \"{}\" is longer than {MAX_TAG_LEN} characters.",
+                clip(tag)
+            ));
+        }
+        if !tags.iter().any(|t| t == tag) {
+            tags.push(tag.to_owned());
+        }
+    }
+    if tags.len() > MAX_TAGS {
+        return Err(format!("at most {MAX_TAGS} tags are allowed."));
+    }
+    Ok(tags)
+}
+
+fn parse_object(text: &str) -> Result<String, String> {
+    if text.is_empty() {
+        return Err("the header is empty.".into());
+    }
+    let ok = text.len() <= MAX_OBJECT_LEN
+        && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !ok {
+        return Err(format!(
+            "\"{}\" is not an object key (letters, digits and _, at most {MAX_OBJECT_LEN}).",
+            clip(text)
+        ));
+    }
+    Ok(text.to_owned())
+}
+
+fn parse_identifier(text: &str) -> Result<String, String> {
+    if text.is_empty() {
+        return Err("the header is empty.".into());
+    }
+    let ok = text.len() <= MAX_IDENTIFIER_LEN && text.bytes().all(|b| b.is_ascii_graphic());
+    if !ok {
+        return Err(format!(
+            "\"{}\" is not an identifier (visible characters without spaces, at most \
+             {MAX_IDENTIFIER_LEN}).",
+            clip(text)
+        ));
+    }
+    Ok(text.to_owned())
+}
+
+/// `<object>-<identifier>:<n>`: the object has no `-`, so the first `-` ends it; the last `:`
+/// starts the counter.
+fn parse_log_id(text: &str) -> Result<LogId, String> {
+    let bad = || {
+        format!(
+            "\"{}\" is not a log id of the form <object>-<identifier>:<n>.",
+            clip(text)
+        )
+    };
+    let (prefix, n) = text.rsplit_once(':').ok_or_else(bad)?;
+    let (object, identifier) = prefix.split_once('-').ok_or_else(bad)?;
+    let n_ok = !n.is_empty()
+        && n.bytes().all(|b| b.is_ascii_digit())
+        && n.parse::<i64>().is_ok_and(|n| n > 0);
+    if !n_ok || parse_object(object).is_err() || parse_identifier(identifier).is_err() {
+        return Err(bad());
+    }
+    Ok(LogId {
+        text: text.to_owned(),
+        object: object.to_owned(),
+        identifier: identifier.to_owned(),
+    })
+}
+
+fn parse_bool(text: &str) -> Result<bool, String> {
+    match text {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        other => Err(format!("\"{}\" is not true or false.", clip(other))),
+    }
+}
+
+fn clip(s: &str) -> String {
+    if s.chars().count() > 40 {
+        format!("{}…", s.chars().take(40).collect::<String>())
+    } else {
+        s.to_owned()
+    }
+}
+
+fn has_every_tag(log: &LogRecord, wanted: &[String]) -> bool {
+    wanted
+        .iter()
+        .all(|w| log.tags.split(',').any(|t| t == w.as_str()))
+}
+
+fn to_json(log: &LogRecord) -> Value {
+    let data = serde_json::from_str(&log.data).unwrap_or(Value::Null);
+    json!({
+        "id": log.log_id,
+        "tags": log.tags,
+        "object": log.object,
+        "identifier": log.identifier,
+        "data": data,
+        "addedDate": to_iso(log.added_date),
+        "completeDate": log.complete_date.and_then(to_iso),
+    })
+}
+
+fn collection<'a>(logs: impl IntoIterator<Item = &'a LogRecord>) -> Value {
+    let map: Map<String, Value> = logs
+        .into_iter()
+        .map(|log| (log.log_id.clone(), to_json(log)))
+        .collect();
+    Value::Object(map)
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::NotFound {
+        detail: format!("Log {id} does not exist."),
+    }
+}
+
+/// GET: the logs of `object` + `identifier` carrying every listed `tag`, or with `id` that one
+/// log (the other headers, when sent, narrow it further). An unknown id is simply absent.
+pub async fn list(
+    req: HttpRequest,
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    let mut headers = LogHeaders::read(req.headers());
+    if headers.id.is_none() && !headers.problems.iter().any(|(n, _)| *n == "id") {
+        headers.require(&["tag", "object", "identifier"]);
+    }
+    let headers = headers.finish()?;
+    let tags = headers.tags.unwrap_or_default();
+    let logs = match &headers.id {
+        Some(id) => state
+            .store
+            .log(caller.merchant_id, &id.text)
+            .await?
+            .into_iter()
+            .collect(),
+        None => {
+            let (Some(object), Some(identifier)) = (&headers.object, &headers.identifier) else {
+                return Err(ApiError::internal(anyhow::anyhow!(
+                    "required headers unchecked"
+                )));
+            };
+            state
+                .store
+                .logs_of(caller.merchant_id, object, identifier)
+                .await?
+        }
+    };
+    let kept = logs.iter().filter(|log| {
+        headers.object.as_ref().is_none_or(|o| *o == log.object)
+            && headers
+                .identifier
+                .as_ref()
+                .is_none_or(|i| *i == log.identifier)
+            && has_every_tag(log, &tags)
+    });
+    Ok(Reply::ok().field("logs", collection(kept)))
+}
+
+/// POST: files a new log, or with `id` replaces that log's data and tags. `completed` sets or
+/// clears `completeDate`.
+pub async fn post(
+    req: HttpRequest,
+    body: web::Bytes,
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    let mut headers = LogHeaders::read(req.headers());
+    headers.require(&["tag", "object", "identifier"]);
+    let headers = headers.finish()?;
+    let (Some(tags), Some(object), Some(identifier)) =
+        (&headers.tags, &headers.object, &headers.identifier)
+    else {
+        return Err(ApiError::internal(anyhow::anyhow!(
+            "required headers unchecked"
+        )));
+    };
+    if let Some(id) = &headers.id {
+        if id.object != *object || id.identifier != *identifier {
+            return Err(ApiError::bad_header(
+                "id",
+                format!(
+                    "log {} is not filed under object {object} and identifier {identifier}.",
+                    id.text
+                ),
+            ));
+        }
+    }
+    let tags = tags.join(",");
+    let now = now_millis();
+    // An update may leave the body empty to keep the data (to complete a log, say).
+    let data = if body.is_empty() && headers.id.is_some() {
+        None
+    } else {
+        let document = batch::json_document(&req, &body)?;
+        Some(serde_json::to_string(&document).map_err(ApiError::internal)?)
+    };
+
+    let mut messages = Messages::default();
+    let log = match &headers.id {
+        Some(id) => {
+            let change = LogChange {
+                tags: Some(&tags),
+                data: data.as_deref(),
+                completed: headers.completed,
+            };
+            let log = state
+                .store
+                .update_log(caller.merchant_id, &id.text, &change, now)
+                .await?
+                .ok_or_else(|| not_found(&id.text))?;
+            messages.add_with_ref(
+                Message::Updated,
+                &log.log_id,
+                format!("Log {} updated.", log.log_id),
+            );
+            log
+        }
+        None => {
+            let new = NewLog {
+                object,
+                identifier,
+                tags: &tags,
+                data: data.as_deref().unwrap_or("null"),
+                completed: headers.completed == Some(true),
+            };
+            let log = state
+                .store
+                .insert_log(caller.merchant_id, &new, now)
+                .await?;
+            messages.add_with_ref(
+                Message::Created,
+                &log.log_id,
+                format!("Log {} created.", log.log_id),
+            );
+            log
+        }
+    };
+    Ok(Reply::new(StatusCode::CREATED)
+        .field("logs", collection([&log]))
+        .messages(messages))
+}
+
+/// DELETE with header `id` (the gate has checked `admin`): 205, or 404 for an id this merchant
+/// does not have.
+pub async fn delete(
+    req: HttpRequest,
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    let mut headers = LogHeaders::read(req.headers());
+    headers.require(&["id"]);
+    let headers = headers.finish()?;
+    let Some(id) = &headers.id else {
+        return Err(ApiError::internal(anyhow::anyhow!("id header unchecked")));
+    };
+    if !state.store.delete_log(caller.merchant_id, &id.text).await? {
+        return Err(not_found(&id.text));
+    }
+    let mut messages = Messages::default();
+    messages.add_with_ref(
+        Message::Deleted,
+        &id.text,
+        format!("Log {} deleted.", id.text),
+    );
+    Ok(Reply::new(StatusCode::RESET_CONTENT).messages(messages))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_ids_split_at_the_first_dash_and_the_last_colon() {
+        let id = parse_log_id("STORE-9:14").unwrap();
+        assert_eq!((id.object.as_str(), id.identifier.as_str()), ("STORE", "9"));
+        let id = parse_log_id("BASKET-a-b:c:3").unwrap();
+        assert_eq!(
+            (id.object.as_str(), id.identifier.as_str()),
+            ("BASKET", "a-b:c")
+        );
+        for bad in [
+            "STORE-9",
+            "STORE:1",
+            "-9:1",
+            "STORE-:1",
+            "STORE-9:0",
+            "STORE-9:x",
+            "A B-1:1",
+        ] {
+            assert!(parse_log_id(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tags_are_trimmed_and_deduplicated_and_empty_items_refused() {
+        assert_eq!(parse_tags("sync, till-3,sync").unwrap(), ["sync", "till-3"]);
+        assert_eq!(parse_tags("a,,b").unwrap_err(), "item 2 is empty.");
+        assert!(parse_tags("").is_err());
+    }
+
+    #[test]
+    fn every_problem_is_named_in_one_400() {
+        let mut h = LogHeaders::read(&HeaderMap::new());
+        h.require(&["tag", "object", "identifier"]);
+        let err = h.finish().err().unwrap();
+        let details = err.envelope().error.unwrap().details;
+        assert_eq!(
+            details,
+            [
+                "tag: the header is missing.",
+                "object: the header is missing.",
+                "identifier: the header is missing."
+            ]
+        );
+    }
+}

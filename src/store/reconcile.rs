@@ -1,0 +1,211 @@
+//! Stock counts with their counted products and surplus entries, and the wastage basket a
+//! completing count books (written in the same transaction).
+
+use std::collections::HashMap;
+
+use rust_decimal::Decimal;
+use sqlx::any::AnyRow;
+use sqlx::AnyConnection;
+
+use super::rows::{self, get, TableRow, Val};
+use super::{sales, StoreError};
+use crate::domain::money;
+use crate::domain::reconcile::{CountLine, StockReconciliation, SurplusEntry};
+
+fn decimal(row: &AnyRow, column: &str) -> Result<Option<Decimal>, sqlx::Error> {
+    let text: Option<String> = get(row, column)?;
+    text.map(|t| money::parse_stored(&t).map_err(|e| sqlx::Error::Decode(e.into())))
+        .transpose()
+}
+
+fn dec(d: &Option<Decimal>) -> Val {
+    Val::Text(d.as_ref().map(money::text))
+}
+
+impl TableRow for StockReconciliation {
+    const TABLE: &'static str = "stock_reconciliations";
+    const COLUMNS: &'static [&'static str] = &[
+        "id",
+        "store_id",
+        "note",
+        "completed",
+        "complete_date",
+        "wastage_basket_id",
+        "active_date",
+        "delete_date",
+    ];
+
+    fn values(&self) -> Vec<Val> {
+        vec![
+            self.id.into(),
+            self.store_id.into(),
+            (&self.note).into(),
+            self.completed.into(),
+            self.complete_date.into(),
+            self.wastage_basket_id.into(),
+            self.active_date.into(),
+            self.delete_date.into(),
+        ]
+    }
+
+    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: get(row, "id")?,
+            store_id: get(row, "store_id")?,
+            note: get(row, "note")?,
+            lines: Vec::new(),
+            completed: get::<i64>(row, "completed")? != 0,
+            complete_date: get(row, "complete_date")?,
+            wastage_basket_id: get(row, "wastage_basket_id")?,
+            surplus_entries: Vec::new(),
+            active_date: get(row, "active_date")?,
+            delete_date: get(row, "delete_date")?,
+            booked_basket: None,
+        })
+    }
+}
+
+/// Keyed by (count, product) rather than an id of its own: only `insert` and the load below
+/// use it.
+impl TableRow for CountLine {
+    const TABLE: &'static str = "stock_reconciliation_lines";
+    const COLUMNS: &'static [&'static str] = &[
+        "reconciliation_id",
+        "product_id",
+        "counted",
+        "cost_price",
+        "vat_percentage",
+        "note",
+        "expected",
+    ];
+
+    fn values(&self) -> Vec<Val> {
+        vec![
+            self.reconciliation_id.into(),
+            self.product_id.into(),
+            self.counted.into(),
+            dec(&self.cost_price),
+            dec(&self.vat_percentage),
+            (&self.note).into(),
+            self.expected.into(),
+        ]
+    }
+
+    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            reconciliation_id: get(row, "reconciliation_id")?,
+            product_id: get(row, "product_id")?,
+            counted: get(row, "counted")?,
+            cost_price: decimal(row, "cost_price")?,
+            vat_percentage: decimal(row, "vat_percentage")?,
+            note: get(row, "note")?,
+            expected: get(row, "expected")?,
+        })
+    }
+}
+
+impl TableRow for SurplusEntry {
+    const TABLE: &'static str = "stock_surplus_entries";
+    const COLUMNS: &'static [&'static str] = &[
+        "id",
+        "reconciliation_id",
+        "store_id",
+        "product_id",
+        "quantity",
+        "entry_date",
+    ];
+
+    fn values(&self) -> Vec<Val> {
+        vec![
+            self.id.into(),
+            self.reconciliation_id.into(),
+            self.store_id.into(),
+            self.product_id.into(),
+            self.quantity.into(),
+            self.entry_date.into(),
+        ]
+    }
+
+    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: get(row, "id")?,
+            reconciliation_id: get(row, "reconciliation_id")?,
+            store_id: get(row, "store_id")?,
+            product_id: get(row, "product_id")?,
+            quantity: get(row, "quantity")?,
+            entry_date: get(row, "entry_date")?,
+        })
+    }
+}
+
+pub async fn load_counts(
+    conn: &mut AnyConnection,
+    merchant_id: i64,
+) -> Result<Vec<StockReconciliation>, StoreError> {
+    let mut counts: Vec<StockReconciliation> = rows::load_all(conn, merchant_id, "").await?;
+    let sql = format!(
+        "SELECT {} FROM {} WHERE merchant_id = $1 ORDER BY reconciliation_id, product_id",
+        CountLine::COLUMNS.join(", "),
+        CountLine::TABLE
+    );
+    let lines = sqlx::query(&sql)
+        .bind(merchant_id)
+        .fetch_all(&mut *conn)
+        .await?;
+    let mut lines_of: HashMap<i64, Vec<CountLine>> = HashMap::new();
+    for row in &lines {
+        let line = CountLine::from_row(row)?;
+        lines_of
+            .entry(line.reconciliation_id)
+            .or_default()
+            .push(line);
+    }
+    let entries: Vec<SurplusEntry> = rows::load_all(conn, merchant_id, "").await?;
+    let mut entries_of: HashMap<i64, Vec<SurplusEntry>> = HashMap::new();
+    for entry in entries {
+        entries_of
+            .entry(entry.reconciliation_id)
+            .or_default()
+            .push(entry);
+    }
+    for c in &mut counts {
+        c.lines = lines_of.remove(&c.id).unwrap_or_default();
+        c.surplus_entries = entries_of.remove(&c.id).unwrap_or_default();
+    }
+    Ok(counts)
+}
+
+/// Writes a count and replaces its lines. A count is written completed exactly once (it never
+/// changes afterwards), so that write also stores the wastage basket and surplus entries it
+/// booked; the basket goes first, as the count refers to it.
+pub async fn persist_count(
+    conn: &mut AnyConnection,
+    merchant_id: i64,
+    count: &StockReconciliation,
+    is_new: bool,
+) -> Result<(), StoreError> {
+    if let Some(basket) = &count.booked_basket {
+        sales::persist_basket(conn, merchant_id, basket, true).await?;
+    }
+    if is_new {
+        rows::insert(conn, merchant_id, count).await?;
+    } else {
+        rows::update(conn, merchant_id, count).await?;
+        sqlx::query(
+            "DELETE FROM stock_reconciliation_lines WHERE merchant_id = $1 AND reconciliation_id = $2",
+        )
+        .bind(merchant_id)
+        .bind(count.id)
+        .execute(&mut *conn)
+        .await?;
+    }
+    for line in &count.lines {
+        rows::insert(conn, merchant_id, line).await?;
+    }
+    if count.completed {
+        for entry in &count.surplus_entries {
+            rows::insert(conn, merchant_id, entry).await?;
+        }
+    }
+    Ok(())
+}
