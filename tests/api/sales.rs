@@ -257,3 +257,16 @@ backend_tests! {
         assert_eq!(body["baskets"][b.to_string()]["note"], Value::Null, "ours unchanged");
     }
 }
+
+crate::backend_tests_with! { |s| s.merchant_idle_secs = 1;
+    async fn the_first_read_after_a_merchant_wakes_up_shows_its_stock(app) {
+        let s = shop(&app).await;
+        let invoice = create(&app, &s.token, "/invoice", "invoices", json!({"storeId": s.store, "supplierId": s.supplier,
+            "items": {"i": {"productId": s.product, "quantity": 5, "unitPrice": "1", "vatPercentage": "0"}}, "completed": true})).await;
+        assert_eq!(invoice["completed"], true);
+        // Idle past merchant_idle_secs: the merchant and its store actors stop.
+        tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+        // The very first request wakes it up; the stock must already be there.
+        assert_eq!(stock(&app, &s).await, (5, 0, 5));
+    }
+}
