@@ -270,3 +270,40 @@ crate::backend_tests_with! { |s| s.merchant_idle_secs = 1;
         assert_eq!(stock(&app, &s).await, (5, 0, 5));
     }
 }
+
+backend_tests! {
+    async fn a_completed_invoice_or_order_never_changes(app) {
+        let s = shop(&app).await;
+        let invoice = create(&app, &s.token, "/invoice", "invoices", json!({"storeId": s.store, "supplierId": s.supplier,
+            "items": {"i": {"productId": s.product, "quantity": 4, "unitPrice": "2", "vatPercentage": "0.2"}}, "completed": true})).await;
+        let inv = invoice["id"].as_i64().unwrap();
+        let (status, body) = send(&app, Method::PUT, "/invoice", &s.token, &[],
+            Some(json!({"invoices": {"x": {"id": inv, "items": {"i": {"productId": s.product, "quantity": 40, "unitPrice": "2", "vatPercentage": "0.2"}}}}}))).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(body["api"]["message"]["error"]["111:x"]["details"], format!("Invoice {inv} is completed and cannot change."));
+        assert_eq!(stock(&app, &s).await, (4, 0, 4), "the stock it received stays as it was");
+
+        let b = basket(&app, &s, 1).await;
+        pay(&app, &s, b, 300).await;
+        send(&app, Method::POST, "/basket", &s.token, &[], Some(json!({"baskets": {"d": {"id": b, "completed": true}}}))).await;
+        let order = create(&app, &s.token, "/order", "orders", json!({"basketId": b, "fulfilment": "table", "tableNumber": "4"})).await;
+        let o = order["id"].as_i64().unwrap();
+        let (status, _) = send(&app, Method::PUT, "/order", &s.token, &[], Some(json!({"orders": {"c": {"id": o, "status": "cancelled"}}}))).await;
+        assert_eq!(status, StatusCode::CREATED);
+        let (status, body) = send(&app, Method::PUT, "/order", &s.token, &[], Some(json!({"orders": {"x": {"id": o, "note": "too late"}}}))).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(body["api"]["message"]["error"]["111:x"]["code"], "alreadyComplete");
+        let (_, body) = send(&app, Method::GET, "/order", &s.token, &[("orderIds", &o.to_string())], None).await;
+        assert_eq!((body["orders"][o.to_string()]["note"].clone(), body["orders"][o.to_string()]["completed"].clone()), (Value::Null, json!(true)));
+
+        // Another merchant sees none of it.
+        let other = app.token_for("second", "owner@second.test", "read write admin", 3600).await;
+        for (path, plural) in [("/order", "orders"), ("/transaction", "transactions"), ("/invoice", "invoices"), ("/basket", "baskets")] {
+            let (status, body) = send(&app, Method::GET, path, &other, &[("deleted", "true")], None).await;
+            assert_eq!(status, StatusCode::OK);
+            assert_eq!(body[plural], json!({}), "{path}");
+        }
+        let (status, _) = send(&app, Method::DELETE, "/order", &other, &[("orderIds", &o.to_string())], None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+    }
+}
