@@ -47,6 +47,27 @@ pub enum Command {
         #[command(subcommand)]
         command: TenantCommand,
     },
+    /// Manage employees' sign-in.
+    Employee {
+        #[command(subcommand)]
+        command: EmployeeCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EmployeeCommand {
+    /// Sets an employee's password, read from standard input (never from the command line,
+    /// which other users of the machine can see).
+    SetPassword {
+        /// The employee's email.
+        #[arg(long)]
+        email: String,
+        /// The merchant's manifest key, needed when the email belongs to several merchants.
+        #[arg(long)]
+        merchant: Option<String>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -84,6 +105,9 @@ impl Cli {
                 db
             }
             Command::Migrate { db } => db,
+            Command::Employee {
+                command: EmployeeCommand::SetPassword { db, .. },
+            } => db,
             Command::Tenant {
                 command: TenantCommand::Apply { db, .. },
             } => db,
@@ -111,6 +135,36 @@ impl Cli {
                 println!(
                     "{}",
                     serde_json::json!({"migrated": true, "backend": store.backend().name()})
+                );
+                Ok(())
+            }
+            Command::Employee {
+                command:
+                    EmployeeCommand::SetPassword {
+                        email, merchant, ..
+                    },
+            } => {
+                let mut password = String::new();
+                std::io::stdin().read_line(&mut password)?;
+                let password = password.trim_end_matches(['\r', '\n']).to_owned();
+                if password.chars().count() < 8 {
+                    anyhow::bail!("the password must be at least 8 characters");
+                }
+                let iterations = settings.pbkdf2_iterations;
+                let hash = tokio::task::spawn_blocking(move || {
+                    crate::crypto::hash_password(&password, iterations)
+                })
+                .await?;
+                let store = Store::connect(&settings.database_url, Metrics::new()).await?;
+                store.migrate().await?;
+                let result = store
+                    .set_password(&email.trim().to_lowercase(), merchant.as_deref(), &hash)
+                    .await;
+                store.close().await;
+                let id = result?;
+                println!(
+                    "{}",
+                    serde_json::json!({"employeeId": id, "passwordSet": true})
                 );
                 Ok(())
             }

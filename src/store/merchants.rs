@@ -17,4 +17,47 @@ impl Store {
                 .await?;
         Ok(row.map(|(id, name)| MerchantRecord { id, name }))
     }
+
+    /// Sets the password hash of the live employee with this email (of the merchant with this
+    /// manifest key, when given). Refuses an email that names no one, or several merchants'
+    /// employees without a key.
+    pub async fn set_password(
+        &self,
+        email: &str,
+        merchant_key: Option<&str>,
+        hash: &str,
+    ) -> Result<i64, StoreError> {
+        let candidates: Vec<(i64, i64, String)> = sqlx::query_as(
+            "SELECT e.merchant_id, e.id, m.manifest_key FROM employees e \
+             JOIN merchants m ON m.id = e.merchant_id \
+             WHERE e.email = $1 AND e.delete_date IS NULL",
+        )
+        .bind(email)
+        .fetch_all(&self.pool)
+        .await?;
+        let chosen: Vec<_> = candidates
+            .into_iter()
+            .filter(|(_, _, key)| merchant_key.is_none_or(|k| k == key))
+            .collect();
+        let (merchant_id, id) = match chosen.as_slice() {
+            [(merchant_id, id, _)] => (*merchant_id, *id),
+            [] => {
+                return Err(StoreError::Conflict(format!(
+                    "no live employee has the email {email}"
+                )))
+            }
+            _ => {
+                return Err(StoreError::Conflict(format!(
+                    "{email} belongs to employees of several merchants; name one with --merchant"
+                )))
+            }
+        };
+        sqlx::query("UPDATE employees SET password_hash = $1 WHERE merchant_id = $2 AND id = $3")
+            .bind(hash)
+            .bind(merchant_id)
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(id)
+    }
 }

@@ -7,6 +7,7 @@ mod actors;
 mod applications;
 mod browser;
 mod categories;
+mod cli;
 mod employees;
 mod envelope;
 mod logs;

@@ -1,0 +1,75 @@
+//! `merchantd employee set-password`: an employee created through the API can sign in once an
+//! operator sets a password (api-reference.md, Employee).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::backend_tests;
+use crate::helpers::binary;
+use crate::oauth_support::{exchange, pkce_pair, Authorize, Browser};
+
+fn set_password(db_url: &str, email: &str, password: &str) -> std::process::Output {
+    let mut child = Command::new(binary())
+        .args([
+            "employee",
+            "set-password",
+            "--email",
+            email,
+            "--database-url",
+            db_url,
+        ])
+        .env("MERCHANTD_PBKDF2_ITERATIONS", "1000")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run merchantd");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{password}\n").as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+backend_tests! {
+    async fn an_employee_created_through_the_api_signs_in_after_set_password(app) {
+        let token = app.owner_token().await;
+        let res = app
+            .api(Method::POST, "/employee", &token)
+            .json(&json!({"employees": {"sam": {"firstName": "Sam", "lastName": "Patel", "email": "sam@demo.test", "roleId": 3}}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::CREATED);
+
+        let (verifier, challenge) = pkce_pair();
+        let mut request = Authorize::demo(Some(challenge));
+        request.email = "sam@demo.test".into();
+        request.password = "sams-new-password".into();
+        let mut browser = Browser::new(&app);
+        browser.open(&request.query()).await;
+        let refused = browser.sign_in(&request).await;
+        assert_ne!(refused.status, StatusCode::OK, "no password yet: no sign-in");
+
+        let out = set_password(&app.db.url, "sam@demo.test", "sams-new-password");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(printed["passwordSet"], true);
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("sams-new-password"));
+
+        let answer = Browser::new(&app).authorize(&request, "approve").await;
+        assert_eq!(answer.status, StatusCode::FOUND, "{}", answer.body);
+        let (status, body) = exchange(&app, &answer.redirect_params()["code"], Some(&verifier)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["scope"], "read write", "an assistant's role caps the grant at write");
+
+        let unknown = set_password(&app.db.url, "nobody@demo.test", "whatever-password");
+        assert!(!unknown.status.success());
+        assert!(String::from_utf8_lossy(&unknown.stderr).contains("no live employee"));
+    }
+}
