@@ -318,7 +318,10 @@ fn line_from(
     };
     let quantity = match quantity {
         None | Some(Value::Null) => existing.as_ref().map(|l| l.quantity),
-        Some(Value::Number(n)) => match n.as_i64().filter(|q| *q != 0) {
+        Some(Value::Number(n)) => match n
+            .as_i64()
+            .filter(|q| *q != 0 && q.abs() <= money::MAX_QUANTITY)
+        {
             Some(q) => Some(q),
             None => {
                 f.reject(

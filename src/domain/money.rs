@@ -9,6 +9,14 @@ use serde_json::Value;
 
 pub const MAX_SCALE: u32 = 4;
 
+/// The largest amount of money accepted: 10^12 minor units (ten billion pounds). Bounding
+/// inputs keeps every total of a batch far inside what a decimal can hold, so arithmetic on
+/// them can never overflow (rust_decimal panics on overflow).
+pub const MAX_MONEY: i64 = 1_000_000_000_000;
+
+/// The largest quantity of one line (units), for the same reason.
+pub const MAX_QUANTITY: i64 = 1_000_000;
+
 /// A decimal from a JSON string or number, exactly as written (a number's text is kept, so
 /// `0.1` stays 0.1 and never passes through `f64`).
 pub fn decimal(value: &Value) -> Result<Decimal, String> {
@@ -31,6 +39,9 @@ pub fn money(value: &Value) -> Result<Decimal, String> {
     let d = decimal(value)?;
     if d.is_sign_negative() && !d.is_zero() {
         return Err("must not be negative.".into());
+    }
+    if d > Decimal::from(MAX_MONEY) {
+        return Err(format!("must be at most {MAX_MONEY} minor units."));
     }
     Ok(d)
 }
@@ -67,6 +78,13 @@ mod tests {
         assert_eq!(text(&money(&json!(300)).unwrap()), "300");
         assert_eq!(text(&rate(&json!("0.200")).unwrap()), "0.200");
         assert_eq!(text(&rate(&json!(0.1)).unwrap()), "0.1");
+    }
+
+    #[test]
+    fn absurd_amounts_are_refused_before_they_can_overflow() {
+        assert!(money(&json!("1000000000001")).is_err());
+        assert!(money(&json!("99999999999999999999999999")).is_err());
+        assert!(money(&json!(MAX_MONEY)).is_ok());
     }
 
     #[test]

@@ -329,7 +329,14 @@ impl StockReconciliation {
             _ => existing.map(|l| l.product_id),
         };
         let counted = match f.integer("quantity") {
-            Patch::Set(q) => Some(q),
+            Patch::Set(q) if q <= money::MAX_QUANTITY => Some(q),
+            Patch::Set(_) => {
+                f.reject(
+                    "quantity",
+                    format!("must be at most {} units.", money::MAX_QUANTITY),
+                );
+                None
+            }
             _ => existing.map(|l| l.counted),
         };
         let mut decimal =

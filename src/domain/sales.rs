@@ -27,7 +27,12 @@ pub struct TransactionRecord {
 fn minor_units(f: &mut Fields, key: &str, value: Option<&Value>) -> Option<i64> {
     match value {
         None | Some(Value::Null) => None,
-        Some(Value::Number(n)) if n.as_i64().is_some_and(|v| v >= 0) => n.as_i64(),
+        Some(Value::Number(n))
+            if n.as_i64()
+                .is_some_and(|v| (0..=money::MAX_MONEY).contains(&v)) =>
+        {
+            n.as_i64()
+        }
         Some(_) => {
             f.reject(
                 key,
@@ -503,12 +508,15 @@ impl InvoiceRecord {
             None => problems.push(format!("{key}: productId: required field is missing.")),
         }
         let quantity = match entry.get("quantity") {
-            Some(Value::Number(n)) => n.as_i64().filter(|q| *q > 0),
+            Some(Value::Number(n)) => n.as_i64().filter(|q| (1..=money::MAX_QUANTITY).contains(q)),
             None => existing.as_ref().map(|i| i.quantity),
             _ => None,
         };
         if quantity.is_none() {
-            problems.push(format!("{key}: quantity: must be a positive integer."));
+            problems.push(format!(
+                "{key}: quantity: must be a positive integer of at most {} units.",
+                money::MAX_QUANTITY
+            ));
         }
         let decimal = |field: &str,
                        parse: fn(&Value) -> Result<Decimal, String>,

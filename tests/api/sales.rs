@@ -307,3 +307,20 @@ backend_tests! {
         assert_eq!(status, StatusCode::NOT_FOUND);
     }
 }
+
+backend_tests! {
+    async fn absurd_prices_and_quantities_are_refused_not_overflowed(app) {
+        let s = shop(&app).await;
+        for (path, plural, object) in [
+            ("/basket", "baskets", json!({"storeId": s.store, "basketProducts": {"l": {"productId": s.product, "quantity": 9_000_000_000_000_000_000i64}}})),
+            ("/basket", "baskets", json!({"storeId": s.store, "basketProducts": {"l": {"productId": s.product, "quantity": 1, "price": "99999999999999999999999999"}}})),
+            ("/invoice", "invoices", json!({"storeId": s.store, "supplierId": s.supplier, "items": {"i": {"productId": s.product, "quantity": 9_000_000_000_000_000_000i64, "unitPrice": "1", "vatPercentage": "0"}}})),
+            ("/transaction", "transactions", json!({"basketId": 1, "type": "CASH", "amount": 9_000_000_000_000_000_000i64})),
+        ] {
+            let (status, body) = send(&app, Method::POST, path, &s.token, &[], Some(json!({plural: {"x": object}}))).await;
+            assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{path}: {body}");
+        }
+        // The merchant's actor is still serving.
+        assert_eq!(stock(&app, &s).await, (0, 0, 0));
+    }
+}
