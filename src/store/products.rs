@@ -3,7 +3,7 @@
 use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
-use super::rows::{self, get, TableRow, Val};
+use super::rows::{self, get, TableRow, Val, WithChildren};
 use super::StoreError;
 use crate::domain::money;
 use crate::domain::product::{InstanceRecord, ProductRecord};
@@ -119,24 +119,33 @@ impl TableRow for InstanceRecord {
     }
 }
 
+impl WithChildren for ProductRecord {
+    type Child = InstanceRecord;
+    const PARENT_COLUMN: &'static str = "product_id";
+
+    fn id(&self) -> i64 {
+        self.id
+    }
+
+    fn parent_of(instance: &InstanceRecord) -> i64 {
+        instance.product_id
+    }
+
+    fn children(&self) -> &[InstanceRecord] {
+        &self.instances
+    }
+
+    fn set_children(&mut self, instances: Vec<InstanceRecord>) {
+        self.instances = instances;
+    }
+}
+
 /// Every product of a merchant with all its instances.
 pub async fn load_products(
     conn: &mut AnyConnection,
     merchant_id: i64,
 ) -> Result<Vec<ProductRecord>, StoreError> {
-    let mut products: Vec<ProductRecord> = rows::load_all(conn, merchant_id, "").await?;
-    let instances: Vec<InstanceRecord> = rows::load_all(conn, merchant_id, "").await?;
-    let mut by_product: std::collections::HashMap<i64, Vec<InstanceRecord>> = Default::default();
-    for instance in instances {
-        by_product
-            .entry(instance.product_id)
-            .or_default()
-            .push(instance);
-    }
-    for product in &mut products {
-        product.instances = by_product.remove(&product.id).unwrap_or_default();
-    }
-    Ok(products)
+    rows::load_with_children(conn, merchant_id).await
 }
 
 /// Writes a product row and its instances (new ones inserted, dropped ones marked deleted).

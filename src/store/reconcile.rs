@@ -8,7 +8,7 @@ use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
 use super::rows::{self, get, TableRow, Val};
-use super::{sales, StoreError};
+use super::StoreError;
 use crate::domain::money;
 use crate::domain::reconcile::{CountLine, StockReconciliation, SurplusEntry};
 
@@ -185,7 +185,7 @@ pub async fn persist_count(
     is_new: bool,
 ) -> Result<(), StoreError> {
     if let Some(basket) = &count.booked_basket {
-        sales::persist_basket(conn, merchant_id, basket, true).await?;
+        rows::persist_replacing_children(conn, merchant_id, &**basket, true).await?;
     }
     if is_new {
         rows::insert(conn, merchant_id, count).await?;

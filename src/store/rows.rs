@@ -156,3 +156,62 @@ pub async fn update<R: TableRow>(
     }
     Ok(())
 }
+
+/// A record stored as a row with child rows in another table (a basket and its lines).
+pub trait WithChildren: TableRow {
+    type Child: TableRow;
+    /// The child table's column that names the parent.
+    const PARENT_COLUMN: &'static str;
+    fn id(&self) -> i64;
+    fn parent_of(child: &Self::Child) -> i64;
+    fn children(&self) -> &[Self::Child];
+    fn set_children(&mut self, children: Vec<Self::Child>);
+}
+
+/// Every parent of a merchant with its children attached (two queries).
+pub async fn load_with_children<P: WithChildren>(
+    conn: &mut AnyConnection,
+    merchant_id: i64,
+) -> Result<Vec<P>, StoreError> {
+    let mut parents: Vec<P> = load_all(conn, merchant_id, "").await?;
+    let children: Vec<P::Child> = load_all(conn, merchant_id, "").await?;
+    let mut by_parent: std::collections::HashMap<i64, Vec<P::Child>> = Default::default();
+    for child in children {
+        by_parent
+            .entry(P::parent_of(&child))
+            .or_default()
+            .push(child);
+    }
+    for parent in &mut parents {
+        parent.set_children(by_parent.remove(&parent.id()).unwrap_or_default());
+    }
+    Ok(parents)
+}
+
+/// Writes a parent and replaces all its children (for drafts, which change as a whole).
+pub async fn persist_replacing_children<P: WithChildren>(
+    conn: &mut AnyConnection,
+    merchant_id: i64,
+    parent: &P,
+    is_new: bool,
+) -> Result<(), StoreError> {
+    if is_new {
+        insert(conn, merchant_id, parent).await?;
+    } else {
+        update(conn, merchant_id, parent).await?;
+        let sql = format!(
+            "DELETE FROM {} WHERE merchant_id = $1 AND {} = $2",
+            P::Child::TABLE,
+            P::PARENT_COLUMN
+        );
+        sqlx::query(&sql)
+            .bind(merchant_id)
+            .bind(parent.id())
+            .execute(&mut *conn)
+            .await?;
+    }
+    for child in parent.children() {
+        insert(conn, merchant_id, child).await?;
+    }
+    Ok(())
+}

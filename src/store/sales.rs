@@ -1,13 +1,9 @@
 //! Baskets (with lines), transactions, orders and invoices (with items).
 
-use std::collections::HashMap;
-
 use rust_decimal::Decimal;
 use sqlx::any::AnyRow;
-use sqlx::AnyConnection;
 
-use super::rows::{self, get, TableRow, Val};
-use super::StoreError;
+use super::rows::{get, TableRow, Val, WithChildren};
 use crate::domain::basket::{BasketLine, BasketRecord, BasketType};
 use crate::domain::money;
 use crate::domain::sales::{InvoiceItem, InvoiceRecord, OrderRecord, TransactionRecord};
@@ -307,80 +303,44 @@ impl TableRow for InvoiceItem {
     }
 }
 
-pub async fn load_baskets(
-    conn: &mut AnyConnection,
-    merchant_id: i64,
-) -> Result<Vec<BasketRecord>, StoreError> {
-    let mut baskets: Vec<BasketRecord> = rows::load_all(conn, merchant_id, "").await?;
-    let lines: Vec<BasketLine> = rows::load_all(conn, merchant_id, "").await?;
-    let mut by_basket: HashMap<i64, Vec<BasketLine>> = HashMap::new();
-    for line in lines {
-        by_basket.entry(line.basket_id).or_default().push(line);
+impl WithChildren for BasketRecord {
+    type Child = BasketLine;
+    const PARENT_COLUMN: &'static str = "basket_id";
+
+    fn id(&self) -> i64 {
+        self.id
     }
-    for b in &mut baskets {
-        b.lines = by_basket.remove(&b.id).unwrap_or_default();
+
+    fn parent_of(line: &BasketLine) -> i64 {
+        line.basket_id
     }
-    Ok(baskets)
+
+    fn children(&self) -> &[BasketLine] {
+        &self.lines
+    }
+
+    fn set_children(&mut self, lines: Vec<BasketLine>) {
+        self.lines = lines;
+    }
 }
 
-/// Writes a basket and replaces its lines (only open baskets change).
-pub async fn persist_basket(
-    conn: &mut AnyConnection,
-    merchant_id: i64,
-    basket: &BasketRecord,
-    is_new: bool,
-) -> Result<(), StoreError> {
-    if is_new {
-        rows::insert(conn, merchant_id, basket).await?;
-    } else {
-        rows::update(conn, merchant_id, basket).await?;
-        sqlx::query("DELETE FROM basket_lines WHERE merchant_id = $1 AND basket_id = $2")
-            .bind(merchant_id)
-            .bind(basket.id)
-            .execute(&mut *conn)
-            .await?;
-    }
-    for line in &basket.lines {
-        rows::insert(conn, merchant_id, line).await?;
-    }
-    Ok(())
-}
+impl WithChildren for InvoiceRecord {
+    type Child = InvoiceItem;
+    const PARENT_COLUMN: &'static str = "invoice_id";
 
-pub async fn load_invoices(
-    conn: &mut AnyConnection,
-    merchant_id: i64,
-) -> Result<Vec<InvoiceRecord>, StoreError> {
-    let mut invoices: Vec<InvoiceRecord> = rows::load_all(conn, merchant_id, "").await?;
-    let items: Vec<InvoiceItem> = rows::load_all(conn, merchant_id, "").await?;
-    let mut by_invoice: HashMap<i64, Vec<InvoiceItem>> = HashMap::new();
-    for item in items {
-        by_invoice.entry(item.invoice_id).or_default().push(item);
+    fn id(&self) -> i64 {
+        self.id
     }
-    for i in &mut invoices {
-        i.items = by_invoice.remove(&i.id).unwrap_or_default();
-    }
-    Ok(invoices)
-}
 
-/// Writes an invoice and replaces its items (only open invoices change).
-pub async fn persist_invoice(
-    conn: &mut AnyConnection,
-    merchant_id: i64,
-    invoice: &InvoiceRecord,
-    is_new: bool,
-) -> Result<(), StoreError> {
-    if is_new {
-        rows::insert(conn, merchant_id, invoice).await?;
-    } else {
-        rows::update(conn, merchant_id, invoice).await?;
-        sqlx::query("DELETE FROM invoice_items WHERE merchant_id = $1 AND invoice_id = $2")
-            .bind(merchant_id)
-            .bind(invoice.id)
-            .execute(&mut *conn)
-            .await?;
+    fn parent_of(item: &InvoiceItem) -> i64 {
+        item.invoice_id
     }
-    for item in &invoice.items {
-        rows::insert(conn, merchant_id, item).await?;
+
+    fn children(&self) -> &[InvoiceItem] {
+        &self.items
     }
-    Ok(())
+
+    fn set_children(&mut self, items: Vec<InvoiceItem>) {
+        self.items = items;
+    }
 }

@@ -13,7 +13,7 @@ use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 use crate::http::messages::Message;
 use crate::store::stock::StockMove;
-use crate::store::{sales as sql, StoreError};
+use crate::store::{rows, StoreError};
 
 fn next_id(ids: Ids<'_>) -> Result<i64, Vec<String>> {
     ids.next()
@@ -141,7 +141,7 @@ impl Resource for BasketRecord {
     }
 
     async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, StoreError> {
-        sql::load_baskets(conn, merchant_id).await
+        rows::load_with_children(conn, merchant_id).await
     }
 
     async fn persist(
@@ -150,7 +150,7 @@ impl Resource for BasketRecord {
         record: &Self,
         is_new: bool,
     ) -> Result<(), StoreError> {
-        sql::persist_basket(conn, merchant_id, record, is_new).await
+        rows::persist_replacing_children(conn, merchant_id, record, is_new).await
     }
 }
 
@@ -352,7 +352,7 @@ impl Resource for InvoiceRecord {
     }
 
     async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, StoreError> {
-        sql::load_invoices(conn, merchant_id).await
+        rows::load_with_children(conn, merchant_id).await
     }
 
     async fn persist(
@@ -361,6 +361,6 @@ impl Resource for InvoiceRecord {
         record: &Self,
         is_new: bool,
     ) -> Result<(), StoreError> {
-        sql::persist_invoice(conn, merchant_id, record, is_new).await
+        rows::persist_replacing_children(conn, merchant_id, record, is_new).await
     }
 }
