@@ -9,9 +9,9 @@
 use std::time::{Duration, Instant};
 
 use merchantd::config::Settings;
+use merchantd::db::now_millis;
+use merchantd::db::oauth::NewFamily;
 use merchantd::startup::{Application, Signals};
-use merchantd::store::now_millis;
-use merchantd::store::oauth::NewFamily;
 use serde_json::json;
 
 const READS: usize = 400;
@@ -85,7 +85,7 @@ fn main() {
         let app = Application::build(settings, Signals::Ignore).await.expect("server");
         let demo = app.tenants().iter().find(|t| t.key == "demo").expect("demo tenant").clone();
         let token = merchantd::crypto::random_token("mcd_at_");
-        app.store()
+        app.db()
             .insert_family_with_access_token(
                 &NewFamily {
                     id: "bench".into(),

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::{ConfigError, Settings};
+use crate::db::Db;
 use crate::metrics::Metrics;
 use crate::startup::{Application, Signals};
-use crate::store::Store;
 use crate::{telemetry, tenants};
 
 #[derive(Debug, Parser)]
@@ -129,7 +129,7 @@ impl Cli {
                 app.run_until_stopped().await
             }
             Command::Migrate { .. } => {
-                let store = Store::connect(&settings.database_url, Metrics::new()).await?;
+                let store = Db::connect(&settings.database_url, Metrics::new()).await?;
                 store.migrate().await?;
                 store.close().await;
                 println!(
@@ -155,7 +155,7 @@ impl Cli {
                     crate::crypto::hash_password(&password, iterations)
                 })
                 .await?;
-                let store = Store::connect(&settings.database_url, Metrics::new()).await?;
+                let store = Db::connect(&settings.database_url, Metrics::new()).await?;
                 store.migrate().await?;
                 let result = store
                     .set_password(&email.trim().to_lowercase(), merchant.as_deref(), &hash)
@@ -173,7 +173,7 @@ impl Cli {
             } => {
                 // Validate every file before touching the database.
                 let manifests = tenants::load_all(&files)?;
-                let store = Store::connect(&settings.database_url, Metrics::new()).await?;
+                let store = Db::connect(&settings.database_url, Metrics::new()).await?;
                 store.migrate().await?;
                 let applied = store
                     .apply_manifests(&manifests, settings.pbkdf2_iterations)

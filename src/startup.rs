@@ -10,10 +10,10 @@ use anyhow::Context;
 use crate::actors::registry::RegistryConfig;
 use crate::actors::{Merchants, TokenActors};
 use crate::config::Settings;
+use crate::db::Db;
 use crate::http::{self, AppState};
 use crate::metrics::Metrics;
 use crate::oauth::OAuth;
-use crate::store::Store;
 use crate::tenants;
 
 /// Token actor shards: enough that unrelated credentials rarely wait on each other.
@@ -25,7 +25,7 @@ pub struct Application {
     signals: Signals,
     tenants: Vec<tenants::AppliedTenant>,
     metrics_port: Option<u16>,
-    store: Store,
+    db: Db,
     server: actix_web::dev::Server,
     metrics_server: Option<actix_web::dev::Server>,
 }
@@ -43,7 +43,7 @@ impl Application {
     /// Connects, migrates, applies the tenant manifests and binds the listener(s).
     pub async fn build(settings: Settings, signals: Signals) -> anyhow::Result<Self> {
         let metrics = Metrics::new();
-        let store = Store::connect(&settings.database_url, metrics.clone())
+        let store = Db::connect(&settings.database_url, metrics.clone())
             .await
             .context("connecting to the database")?;
         store.migrate().await.context("applying migrations")?;
@@ -56,7 +56,7 @@ impl Application {
         let settings = Arc::new(settings);
         let state = web::Data::new(AppState {
             settings: settings.clone(),
-            store: store.clone(),
+            db: store.clone(),
             metrics: metrics.clone(),
             tokens: http::auth::TokenCache::new(&metrics),
             oauth: OAuth::new(TokenActors::start(store.clone(), TOKEN_SHARDS)),
@@ -114,7 +114,7 @@ impl Application {
             signals,
             tenants: applied,
             metrics_port,
-            store,
+            db: store,
             server,
             metrics_server,
         })
@@ -133,8 +133,8 @@ impl Application {
         self.metrics_port
     }
 
-    pub fn store(&self) -> &Store {
-        &self.store
+    pub fn db(&self) -> &Db {
+        &self.db
     }
 
     /// A handle that stops the server gracefully.
@@ -161,7 +161,7 @@ impl Application {
         if let Some(h) = metrics_handle {
             h.stop(true).await;
         }
-        self.store.close().await;
+        self.db.close().await;
         tracing::info!("server stopped");
         Ok(result?)
     }
@@ -194,13 +194,13 @@ async fn wait_for_stop_signal() {
 }
 
 /// Deletes OAuth tombstones a day after they expired, every ten minutes.
-fn spawn_oauth_purge(store: Store) {
+fn spawn_oauth_purge(db: Db) {
     actix_rt::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(600));
         loop {
             tick.tick().await;
-            let before = crate::store::now_millis() - 24 * 3600 * 1000;
-            match store.purge_expired_oauth(before).await {
+            let before = crate::db::now_millis() - 24 * 3600 * 1000;
+            match db.purge_expired_oauth(before).await {
                 Ok(n) if n > 0 => tracing::info!(removed = n, "expired OAuth records purged"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "OAuth purge failed"),

@@ -15,6 +15,8 @@ use tokio::sync::watch;
 use super::registry::{MerchantRegistry, Passivated};
 use super::resource::{Collection, Resource};
 use super::store::{ApplyStock, Probe, StockMap, StoreActor};
+use crate::db::stock::{self, StockLevel, StockMove};
+use crate::db::{now_millis, Db, DbError};
 use crate::domain::basket::BasketRecord;
 use crate::domain::category::CategoryRecord;
 use crate::domain::product::ProductRecord;
@@ -26,8 +28,6 @@ use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 use crate::http::batch::BatchObject;
 use crate::http::messages::Message;
 use crate::metrics::Metrics;
-use crate::store::stock::{self, StockLevel, StockMove};
-use crate::store::{now_millis, Store, StoreError};
 
 /// Everything reads need about one merchant, immutable once published.
 #[derive(Clone, Debug, Default)]
@@ -53,11 +53,7 @@ pub struct MerchantState {
 }
 
 impl MerchantState {
-    async fn load(
-        store: &Store,
-        merchant_id: i64,
-        files_base: Arc<str>,
-    ) -> Result<Self, StoreError> {
+    async fn load(store: &Db, merchant_id: i64, files_base: Arc<str>) -> Result<Self, DbError> {
         let mut conn = store.pool().acquire().await?;
         Ok(Self {
             merchant_id,
@@ -166,7 +162,7 @@ impl<R> Clone for Write<R> {
 }
 
 impl<R: Resource> actix::Message for Write<R> {
-    type Result = Result<Vec<ObjectOutcome>, StoreError>;
+    type Result = Result<Vec<ObjectOutcome>, DbError>;
 }
 
 /// Soft-deletes; the answer lists, per requested id, whether it existed and was deleted.
@@ -201,13 +197,13 @@ pub enum DeleteOutcome {
 }
 
 impl<R: Resource> actix::Message for Delete<R> {
-    type Result = Result<Vec<(i64, DeleteOutcome)>, StoreError>;
+    type Result = Result<Vec<(i64, DeleteOutcome)>, DbError>;
 }
 
 /// What every supervisor shares with the registry that starts it.
 #[derive(Clone)]
 pub struct Environment {
-    pub store: Store,
+    pub db: Db,
     pub idle: Duration,
     pub registry: Addr<MerchantRegistry>,
     /// Where uploaded files are served, for image URLs.
@@ -221,7 +217,7 @@ pub struct MerchantSupervisor {
     merchant_id: i64,
     generation: u64,
     env: Environment,
-    store: Store,
+    db: Db,
     state: Arc<MerchantState>,
     publish: watch::Sender<Phase>,
     last_used: Arc<AtomicI64>,
@@ -240,7 +236,7 @@ impl MerchantSupervisor {
         Self {
             merchant_id,
             generation,
-            store: env.store.clone(),
+            db: env.db.clone(),
             env,
             state: Arc::new(MerchantState {
                 merchant_id,
@@ -280,7 +276,7 @@ impl MerchantSupervisor {
                     .map(|rx| rx.borrow().clone())
                     .unwrap_or_default();
                 let (addr, stock) =
-                    StoreActor::spawn(self.merchant_id, store_id, self.store.clone(), last_known);
+                    StoreActor::spawn(self.merchant_id, store_id, self.db.clone(), last_known);
                 self.children.insert(store_id, addr);
                 next.stock.insert(store_id, stock);
             }
@@ -296,7 +292,7 @@ impl Actor for MerchantSupervisor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        let store = self.store.clone();
+        let store = self.db.clone();
         let merchant_id = self.merchant_id;
         let files_base = self.env.files_base.clone();
         // Nothing else runs until the state is loaded: messages queue behind `wait`.
@@ -384,12 +380,12 @@ async fn persist_all<R: Resource>(
     merchant_id: i64,
     changed: &[(bool, R)],
     moves: &[StockMove],
-) -> Result<(), StoreError> {
+) -> Result<(), DbError> {
     if changed.is_empty() {
         return Ok(());
     }
     let started = Instant::now();
-    let mut tx = env.store.pool().begin().await?;
+    let mut tx = env.db.pool().begin().await?;
     for (is_new, record) in changed {
         R::persist(&mut tx, merchant_id, record, *is_new).await?;
     }
@@ -398,7 +394,7 @@ async fn persist_all<R: Resource>(
         tokio::time::sleep(env.write_delay).await;
     }
     tx.commit().await?;
-    env.store.observe("write_batch", started);
+    env.db.observe("write_batch", started);
     env.metrics
         .merchant_write_batch_size
         .observe(changed.len() as f64);
@@ -406,7 +402,7 @@ async fn persist_all<R: Resource>(
 }
 
 impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
-    type Result = AtomicResponse<Self, Result<Vec<ObjectOutcome>, StoreError>>;
+    type Result = AtomicResponse<Self, Result<Vec<ObjectOutcome>, DbError>>;
 
     fn handle(&mut self, msg: Write<R>, _: &mut Self::Context) -> Self::Result {
         self.touch();
@@ -415,7 +411,7 @@ impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
             .actor_mailbox_wait
             .observe(msg.sent.elapsed().as_secs_f64());
         let base = self.state.clone();
-        let store = self.store.clone();
+        let store = self.db.clone();
         let env = self.env.clone();
         let children = self.children.clone();
         let merchant_id = self.merchant_id;
@@ -432,7 +428,7 @@ impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
                 for addr in children.values() {
                     addr.send(Probe { crash: false })
                         .await
-                        .map_err(|e| StoreError::Corrupt(format!("store actor failed: {e}")))??;
+                        .map_err(|e| DbError::Corrupt(format!("store actor failed: {e}")))??;
                 }
             }
             let mut ids = store.allocate_ids(wanted).await?.into_iter();
@@ -493,7 +489,7 @@ impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
                 }
             }
             let next = (!changed.is_empty()).then_some(next);
-            Ok::<_, StoreError>((outcomes, next))
+            Ok::<_, DbError>((outcomes, next))
         }
         .into_actor(self)
         .map(|result, act, _| {
@@ -521,7 +517,7 @@ impl<R: Resource> Handler<Write<R>> for MerchantSupervisor {
 }
 
 impl<R: Resource> Handler<Delete<R>> for MerchantSupervisor {
-    type Result = AtomicResponse<Self, Result<Vec<(i64, DeleteOutcome)>, StoreError>>;
+    type Result = AtomicResponse<Self, Result<Vec<(i64, DeleteOutcome)>, DbError>>;
 
     fn handle(&mut self, msg: Delete<R>, _: &mut Self::Context) -> Self::Result {
         self.touch();
@@ -553,7 +549,7 @@ impl<R: Resource> Handler<Delete<R>> for MerchantSupervisor {
         let merchant_id = self.merchant_id;
         let fut = async move {
             persist_all(&env, merchant_id, &changed, &[]).await?;
-            Ok::<_, StoreError>(changed)
+            Ok::<_, DbError>(changed)
         }
         .into_actor(self)
         .map(move |result, act, _| {
@@ -573,28 +569,28 @@ impl<R: Resource> Handler<Delete<R>> for MerchantSupervisor {
 
 /// Test hook: asks a store's actor a question, or makes it crash.
 #[derive(Message, Clone)]
-#[rtype(result = "Result<usize, StoreError>")]
+#[rtype(result = "Result<usize, DbError>")]
 pub struct ProbeStore {
     pub store_id: i64,
     pub crash: bool,
 }
 
 impl Handler<ProbeStore> for MerchantSupervisor {
-    type Result = AtomicResponse<Self, Result<usize, StoreError>>;
+    type Result = AtomicResponse<Self, Result<usize, DbError>>;
 
     fn handle(&mut self, msg: ProbeStore, _: &mut Self::Context) -> Self::Result {
         self.touch();
         let child = self.children.get(&msg.store_id).cloned();
         let fut = async move {
             match child {
-                None => Err(StoreError::Corrupt(format!(
+                None => Err(DbError::Corrupt(format!(
                     "store {} has no actor",
                     msg.store_id
                 ))),
                 Some(addr) => addr
                     .send(Probe { crash: msg.crash })
                     .await
-                    .map_err(|e| StoreError::Corrupt(format!("store actor failed: {e}")))?,
+                    .map_err(|e| DbError::Corrupt(format!("store actor failed: {e}")))?,
             }
         }
         .into_actor(self)

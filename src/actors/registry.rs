@@ -11,8 +11,8 @@ use actix::prelude::*;
 use tokio::sync::watch;
 
 use super::merchant::{Environment, MerchantState, MerchantSupervisor, Phase};
+use crate::db::{now_millis, Db, DbError};
 use crate::metrics::Metrics;
-use crate::store::{now_millis, Store, StoreError};
 
 /// A running merchant: its mailbox (writes) and its published state (reads).
 #[derive(Clone)]
@@ -25,20 +25,18 @@ pub struct MerchantHandle {
 
 impl MerchantHandle {
     /// The latest published state, waiting for the first load when the merchant just started.
-    pub async fn snapshot(&self) -> Result<Arc<MerchantState>, StoreError> {
+    pub async fn snapshot(&self) -> Result<Arc<MerchantState>, DbError> {
         self.last_used
             .store(now_millis(), std::sync::atomic::Ordering::Relaxed);
         let mut phase = self.phase.clone();
         let ready = phase
             .wait_for(|p| !matches!(p, Phase::Loading))
             .await
-            .map_err(|_| StoreError::Corrupt("the merchant stopped while loading".into()))?;
+            .map_err(|_| DbError::Corrupt("the merchant stopped while loading".into()))?;
         match &*ready {
             Phase::Ready(state) => Ok(state.clone()),
-            Phase::Failed(why) => Err(StoreError::Corrupt(format!(
-                "merchant failed to load: {why}"
-            ))),
-            Phase::Loading => Err(StoreError::Corrupt("unreachable: still loading".into())),
+            Phase::Failed(why) => Err(DbError::Corrupt(format!("merchant failed to load: {why}"))),
+            Phase::Loading => Err(DbError::Corrupt("unreachable: still loading".into())),
         }
     }
 }
@@ -46,7 +44,7 @@ impl MerchantHandle {
 type Handles = Arc<RwLock<HashMap<i64, MerchantHandle>>>;
 
 pub struct MerchantRegistry {
-    store: Store,
+    db: Db,
     metrics: Metrics,
     idle: Duration,
     files_base: Arc<str>,
@@ -85,7 +83,7 @@ impl Handler<Activate> for MerchantRegistry {
         let (publish, phase) = watch::channel(Phase::Loading);
         let last_used = Arc::new(AtomicI64::new(now_millis()));
         let env = Environment {
-            store: self.store.clone(),
+            db: self.db.clone(),
             idle: self.idle,
             registry: ctx.address(),
             files_base: self.files_base.clone(),
@@ -153,11 +151,11 @@ pub struct Merchants {
 
 impl Merchants {
     /// Starts the registry on the current arbiter.
-    pub fn start(store: Store, metrics: Metrics, config: RegistryConfig<'_>) -> Self {
+    pub fn start(db: Db, metrics: Metrics, config: RegistryConfig<'_>) -> Self {
         let handles: Handles = Arc::default();
         let cache_requests = metrics.cache_requests.clone();
         let registry = MerchantRegistry {
-            store,
+            db,
             metrics,
             idle: config.idle,
             files_base: config.files_base.into(),
@@ -174,7 +172,7 @@ impl Merchants {
     }
 
     /// The running supervisor of a merchant, started if needed.
-    pub async fn get(&self, merchant_id: i64) -> Result<MerchantHandle, StoreError> {
+    pub async fn get(&self, merchant_id: i64) -> Result<MerchantHandle, DbError> {
         if let Some(handle) = read(&self.handles).get(&merchant_id) {
             if handle.addr.connected() {
                 self.cache_requests
@@ -189,12 +187,12 @@ impl Merchants {
         self.registry
             .send(Activate(merchant_id))
             .await
-            .map_err(|e| StoreError::Corrupt(format!("merchant registry unavailable: {e}")))
+            .map_err(|e| DbError::Corrupt(format!("merchant registry unavailable: {e}")))
     }
 
     /// Sends a write to the merchant's supervisor, restarting it once if it has just stopped
     /// (passivated, or crashed while handling an earlier message).
-    pub async fn write<M>(&self, merchant_id: i64, msg: M) -> Result<M::Result, StoreError>
+    pub async fn write<M>(&self, merchant_id: i64, msg: M) -> Result<M::Result, DbError>
     where
         M: Message + Send + Clone + 'static,
         M::Result: Send,
@@ -216,7 +214,7 @@ impl Merchants {
                 Err(MailboxError::Timeout) => break,
             }
         }
-        Err(StoreError::Corrupt(
+        Err(DbError::Corrupt(
             "the merchant's actor stopped while handling the request".into(),
         ))
     }

@@ -9,10 +9,10 @@ use serde_json::{Map, Value};
 use sqlx::AnyConnection;
 
 use super::merchant::MerchantState;
+use crate::db::rows::{self, TableRow};
+use crate::db::stock::StockMove;
+use crate::db::DbError;
 use crate::http::messages::Message;
-use crate::store::rows::{self, TableRow};
-use crate::store::stock::StockMove;
-use crate::store::StoreError;
 
 pub type Collection<T> = BTreeMap<i64, Arc<T>>;
 
@@ -117,7 +117,7 @@ pub trait Resource: TableRow + Clone + Send + Sync + 'static {
     fn load(
         conn: &mut AnyConnection,
         merchant_id: i64,
-    ) -> impl Future<Output = Result<Vec<Self>, StoreError>> + Send {
+    ) -> impl Future<Output = Result<Vec<Self>, DbError>> + Send {
         rows::load_all::<Self>(conn, merchant_id, "")
     }
 
@@ -126,7 +126,7 @@ pub trait Resource: TableRow + Clone + Send + Sync + 'static {
         merchant_id: i64,
         record: &'a Self,
         is_new: bool,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'a {
+    ) -> impl Future<Output = Result<(), DbError>> + Send + 'a {
         async move {
             if is_new {
                 rows::insert(conn, merchant_id, record).await

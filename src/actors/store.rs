@@ -8,15 +8,15 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tokio::sync::watch;
 
-use crate::store::stock::{StockLevel, StockMove};
-use crate::store::{Store, StoreError};
+use crate::db::stock::{StockLevel, StockMove};
+use crate::db::{Db, DbError};
 
 pub type StockMap = BTreeMap<i64, StockLevel>;
 
 pub struct StoreActor {
     merchant_id: i64,
     store_id: i64,
-    store: Store,
+    db: Db,
     publish: watch::Sender<Arc<StockMap>>,
 }
 
@@ -27,14 +27,14 @@ impl StoreActor {
     pub fn spawn(
         merchant_id: i64,
         store_id: i64,
-        store: Store,
+        db: Db,
         last_known: Arc<StockMap>,
     ) -> (Addr<StoreActor>, watch::Receiver<Arc<StockMap>>) {
         let (publish, stock) = watch::channel(last_known);
         let addr = StoreActor {
             merchant_id,
             store_id,
-            store,
+            db,
             publish,
         }
         .start();
@@ -46,7 +46,7 @@ impl Actor for StoreActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        let store = self.store.clone();
+        let store = self.db.clone();
         let (merchant_id, store_id) = (self.merchant_id, self.store_id);
         ctx.wait(
             async move { store.load_stock(merchant_id, store_id).await }
@@ -66,14 +66,14 @@ impl Actor for StoreActor {
 
 /// How many products have stock recorded at the store (test hook and health probe).
 #[derive(Message)]
-#[rtype(result = "Result<usize, StoreError>")]
+#[rtype(result = "Result<usize, DbError>")]
 pub struct Probe {
     /// Test hook: panic inside the actor instead of answering.
     pub crash: bool,
 }
 
 impl Handler<Probe> for StoreActor {
-    type Result = Result<usize, StoreError>;
+    type Result = Result<usize, DbError>;
 
     fn handle(&mut self, msg: Probe, _: &mut Self::Context) -> Self::Result {
         if msg.crash {

@@ -5,13 +5,13 @@
 
 use actix::prelude::*;
 
+use crate::db::oauth::{CodeExchange, NewPair, RefreshExchange, RotateRefresh};
+use crate::db::{Db, DbError};
 use crate::oauth::pkce;
-use crate::store::oauth::{CodeExchange, NewPair, RefreshExchange, RotateRefresh};
-use crate::store::{Store, StoreError};
 
 /// Takes a code and stores the pair it buys.
 #[derive(Message)]
-#[rtype(result = "Result<CodeExchange, StoreError>")]
+#[rtype(result = "Result<CodeExchange, DbError>")]
 pub struct ExchangeCode {
     pub code_hash: String,
     pub application_id: i64,
@@ -29,7 +29,7 @@ pub type OpenSuccessor = Box<dyn FnOnce(&str) -> Option<String> + Send>;
 
 /// Rotates a refresh token. Carries the clear successor pair only to seal it for retries.
 #[derive(Message)]
-#[rtype(result = "Result<RefreshExchange, StoreError>")]
+#[rtype(result = "Result<RefreshExchange, DbError>")]
 pub struct Rotate {
     pub refresh_hash: String,
     pub application_id: i64,
@@ -41,7 +41,7 @@ pub struct Rotate {
 }
 
 struct TokenShard {
-    store: Store,
+    db: Db,
 }
 
 impl Actor for TokenShard {
@@ -49,10 +49,10 @@ impl Actor for TokenShard {
 }
 
 impl Handler<ExchangeCode> for TokenShard {
-    type Result = AtomicResponse<Self, Result<CodeExchange, StoreError>>;
+    type Result = AtomicResponse<Self, Result<CodeExchange, DbError>>;
 
     fn handle(&mut self, msg: ExchangeCode, _: &mut Self::Context) -> Self::Result {
-        let store = self.store.clone();
+        let store = self.db.clone();
         AtomicResponse::new(Box::pin(
             async move {
                 let ExchangeCode {
@@ -79,10 +79,10 @@ impl Handler<ExchangeCode> for TokenShard {
 }
 
 impl Handler<Rotate> for TokenShard {
-    type Result = AtomicResponse<Self, Result<RefreshExchange, StoreError>>;
+    type Result = AtomicResponse<Self, Result<RefreshExchange, DbError>>;
 
     fn handle(&mut self, msg: Rotate, _: &mut Self::Context) -> Self::Result {
-        let store = self.store.clone();
+        let store = self.db.clone();
         AtomicResponse::new(Box::pin(
             async move {
                 let Rotate {
@@ -121,14 +121,9 @@ pub struct TokenActors {
 
 impl TokenActors {
     /// Starts `n` shards on the current arbiter.
-    pub fn start(store: Store, n: usize) -> Self {
+    pub fn start(db: Db, n: usize) -> Self {
         let shards = (0..n.max(1))
-            .map(|_| {
-                TokenShard {
-                    store: store.clone(),
-                }
-                .start()
-            })
+            .map(|_| TokenShard { db: db.clone() }.start())
             .collect();
         Self { shards }
     }
@@ -138,17 +133,17 @@ impl TokenActors {
         &self.shards[(bucket % self.shards.len() as u64) as usize]
     }
 
-    pub async fn exchange_code(&self, msg: ExchangeCode) -> Result<CodeExchange, StoreError> {
+    pub async fn exchange_code(&self, msg: ExchangeCode) -> Result<CodeExchange, DbError> {
         self.shard(&msg.code_hash)
             .send(msg)
             .await
-            .map_err(|e| StoreError::Corrupt(format!("token actor unavailable: {e}")))?
+            .map_err(|e| DbError::Corrupt(format!("token actor unavailable: {e}")))?
     }
 
-    pub async fn rotate(&self, msg: Rotate) -> Result<RefreshExchange, StoreError> {
+    pub async fn rotate(&self, msg: Rotate) -> Result<RefreshExchange, DbError> {
         self.shard(&msg.refresh_hash)
             .send(msg)
             .await
-            .map_err(|e| StoreError::Corrupt(format!("token actor unavailable: {e}")))?
+            .map_err(|e| DbError::Corrupt(format!("token actor unavailable: {e}")))?
     }
 }

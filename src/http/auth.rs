@@ -14,9 +14,9 @@ use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use super::error::ApiError;
 use super::{version, AppState};
 use crate::crypto;
+use crate::db::oauth::AccessTokenRecord;
+use crate::db::{now_millis, Db};
 use crate::domain::{Role, Scope, ScopeSet};
-use crate::store::oauth::AccessTokenRecord;
-use crate::store::{now_millis, Store};
 
 /// Who is calling: the token's merchant, user, application and scopes.
 #[derive(Clone, Debug)]
@@ -66,7 +66,7 @@ impl TokenCache {
 
     pub async fn lookup(
         &self,
-        store: &Store,
+        store: &Db,
         hash: &str,
     ) -> Result<Option<Arc<AccessTokenRecord>>, ApiError> {
         if let Some(hit) = self.cache.get(hash).await {
@@ -126,7 +126,7 @@ pub async fn authenticate(state: &AppState, req: &ServiceRequest) -> Result<Call
     let token = presented_token(req)?;
     let record = state
         .tokens
-        .lookup(&state.store, &crypto::sha256_hex(token))
+        .lookup(&state.db, &crypto::sha256_hex(token))
         .await?
         .ok_or_else(|| ApiError::TokenInvalid {
             detail: "the token is unknown or revoked".into(),

@@ -8,8 +8,8 @@ use actix_web::{HttpResponse, ResponseError};
 use super::envelope::{ErrorObject, Messages, PendingEnvelope, CODE_BASE_VERSION};
 use super::messages::Message;
 use super::middleware::API_VERSION;
+use crate::db::DbError;
 use crate::domain::Scope;
-use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -301,8 +301,8 @@ impl ResponseError for ApiError {
     }
 }
 
-impl From<StoreError> for ApiError {
-    fn from(err: StoreError) -> Self {
+impl From<DbError> for ApiError {
+    fn from(err: DbError) -> Self {
         if err.is_unavailable() {
             ApiError::Unavailable(err.to_string())
         } else {

@@ -36,7 +36,7 @@ pub async fn user(caller: Caller, state: web::Data<AppState>) -> Result<Reply, A
 
 pub async fn merchant(caller: Caller, state: web::Data<AppState>) -> Result<Reply, ApiError> {
     let merchant = state
-        .store
+        .db
         .merchant(caller.merchant_id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("token's merchant is missing")))?;

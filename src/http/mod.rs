@@ -22,14 +22,14 @@ use actix_web::middleware::{from_fn, Compress};
 use actix_web::{web, HttpRequest};
 
 use crate::config::Settings;
+use crate::db::Db;
 use crate::metrics::Metrics;
-use crate::store::Store;
 use error::ApiError;
 
 /// Everything handlers share. Built once per server; no globals.
 pub struct AppState {
     pub settings: Arc<Settings>,
-    pub store: Store,
+    pub db: Db,
     pub metrics: Metrics,
     pub tokens: auth::TokenCache,
     pub oauth: crate::oauth::OAuth,

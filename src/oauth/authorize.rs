@@ -10,10 +10,10 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use super::pages::{self, Consent, SignIn, CSRF_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_SECS};
 use super::pkce;
 use crate::crypto::{self, constant_time_eq, random_token, sha256_hex};
+use crate::db::now_millis;
+use crate::db::oauth::{ApplicationRecord, CodeFacts, NewFamily, SessionRecord};
 use crate::domain::{Role, ScopeSet};
 use crate::http::AppState;
-use crate::store::now_millis;
-use crate::store::oauth::{ApplicationRecord, CodeFacts, NewFamily, SessionRecord};
 
 /// The request parameters echoed as hidden inputs, in this order.
 const REQUEST_FIELDS: [&str; 7] = [
@@ -127,7 +127,7 @@ async fn validate(state: &AppState, p: &BTreeMap<String, String>) -> Result<Requ
         )
     })?;
     let app = state
-        .store
+        .db
         .find_application(client_id)
         .await
         .map_err(|e| {
@@ -332,7 +332,7 @@ async fn sign_in(
             &email,
         );
     }
-    let candidates = match state.store.sign_in_candidates(&email).await {
+    let candidates = match state.db.sign_in_candidates(&email).await {
         Ok(c) => c,
         Err(e) => {
             tracing::error!(error = %e, "sign-in lookup failed");
@@ -386,7 +386,7 @@ async fn sign_in(
     let session = random_token("");
     let expires = now + SESSION_MAX_AGE_SECS * 1000;
     if let Err(e) = state
-        .store
+        .db
         .create_session(
             &sha256_hex(&session),
             employee.merchant_id,
@@ -446,7 +446,7 @@ async fn consent_page(
             "Your role cannot grant access.",
         );
     };
-    let merchant_name = match state.store.merchant(session.merchant_id).await {
+    let merchant_name = match state.db.merchant(session.merchant_id).await {
         Ok(Some(m)) => m.name,
         _ => String::new(),
     };
@@ -476,7 +476,7 @@ async fn decide(
     let session_token = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
     let session_hash = session_token.as_deref().map(sha256_hex);
     let session = match &session_hash {
-        Some(hash) => state.store.find_session(hash).await.ok().flatten(),
+        Some(hash) => state.db.find_session(hash).await.ok().flatten(),
         None => None,
     };
     let now = now_millis();
@@ -491,7 +491,7 @@ async fn decide(
     };
     // A consent is used once.
     if let Some(hash) = &session_hash {
-        let _ = state.store.delete_session(hash).await;
+        let _ = state.db.delete_session(hash).await;
     }
     match decision {
         "approve" => {}
@@ -543,7 +543,7 @@ async fn decide(
     };
     let expires = now + (state.settings.auth_code_ttl_secs as i64) * 1000;
     if let Err(e) = state
-        .store
+        .db
         .create_code(&family, &sha256_hex(&code), &facts, expires)
         .await
     {

@@ -31,7 +31,7 @@ pub async fn revoke(
     };
     let token = params.require("token")?;
     let evicted = state
-        .store
+        .db
         .revoke_token(&sha256_hex(token), app.id)
         .await
         .map_err(|e| {
@@ -65,7 +65,7 @@ pub async fn introspect(
     };
     let token = params.require("token")?;
     let info = state
-        .store
+        .db
         .token_info(&sha256_hex(token), app.id)
         .await
         .map_err(|e| {

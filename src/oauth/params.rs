@@ -10,8 +10,8 @@ use base64::Engine;
 
 use super::error::OAuthError;
 use crate::crypto::{constant_time_eq, sha256_hex};
-use crate::store::oauth::ApplicationRecord;
-use crate::store::Store;
+use crate::db::oauth::ApplicationRecord;
+use crate::db::Db;
 
 /// Request parameters, each present at most once.
 #[derive(Debug, Default)]
@@ -145,7 +145,7 @@ fn form_decode(s: &str) -> Option<String> {
 
 /// Checks presented credentials; the secret is compared by hash in constant time.
 pub async fn authenticate(
-    store: &Store,
+    store: &Db,
     presented: &Presented,
 ) -> Result<ApplicationRecord, OAuthError> {
     let fail = || OAuthError::invalid_client(presented.basic);

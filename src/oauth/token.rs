@@ -6,10 +6,10 @@ use actix_web::{web, HttpRequest};
 use super::error::OAuthError;
 use super::grants;
 use super::params::{self, Params};
+use crate::db::oauth::ApplicationRecord;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::AppState;
-use crate::store::oauth::ApplicationRecord;
 
 pub async fn token(
     req: HttpRequest,
@@ -94,7 +94,7 @@ pub async fn admit_client(
         .map_err(limited)?;
     let params = Params::parse(req, body).map_err(Admission::Refused)?;
     let presented = params::presented_client(req, &params).map_err(Admission::Refused)?;
-    let app = match params::authenticate(&state.store, &presented).await {
+    let app = match params::authenticate(&state.db, &presented).await {
         Ok(app) => app,
         Err(err) => {
             let _ = state.oauth.limiter.hit(&format!("authfail:{ip}"), u32::MAX);

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 pub use manifest::{AppSpec, Manifest, ManifestError, PasswordSpec, StoreSpec, UserSpec};
 
-use crate::store::{Store, StoreError};
+use crate::db::{Db, DbError};
 
 /// Why applying manifests failed. Nothing was written in either case.
 #[derive(Debug, thiserror::Error)]
@@ -17,7 +17,7 @@ pub enum ApplyError {
     #[error(transparent)]
     Manifest(#[from] ManifestError),
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Db(#[from] DbError),
 }
 
 /// The ids a manifest's records have in the database, printed by `merchantd tenant apply`.
@@ -48,7 +48,7 @@ pub fn manifests_in(dir: &Path) -> Result<Vec<PathBuf>, ManifestError> {
 
 /// Reads and validates every file, then applies them all in one transaction.
 pub async fn apply_files(
-    store: &Store,
+    store: &Db,
     files: &[PathBuf],
     pbkdf2_iterations: u32,
 ) -> Result<Vec<AppliedTenant>, ApplyError> {

@@ -44,7 +44,7 @@ backend_tests! {
         let created = statuses.iter().filter(|s| matches!(s, Ok(StatusCode::CREATED))).count();
         assert_eq!(created, 1000, "{:?}", statuses.iter().filter(|s| !matches!(s, Ok(StatusCode::CREATED))).take(3).collect::<Vec<_>>());
         let (stored,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM categories")
-            .fetch_one(app.store.pool())
+            .fetch_one(&app.sql)
             .await
             .unwrap();
         assert_eq!(stored, 1000);
@@ -123,7 +123,7 @@ backend_tests! {
             .bind(merchant)
             .bind(store)
             .bind(product_id)
-            .execute(app.store.pool())
+            .execute(&app.sql)
             .await
             .unwrap();
 

@@ -132,7 +132,7 @@ backend_tests! {
         assert!(!body.to_string().contains(&secret));
         assert_eq!(body["applications"].as_object().unwrap().len(), 2, "the manifest's and the new one");
 
-        let rows = dump_database(&app.store).await.join("\n");
+        let rows = dump_database(&app.sql).await.join("\n");
         assert!(!rows.contains(&secret), "the secret is stored in clear");
         assert!(rows.contains(&merchantd::crypto::sha256_hex(&secret)));
     }
@@ -184,7 +184,7 @@ backend_tests! {
         assert_eq!(body["error"], "invalid_client");
         let (revoked,): (i64,) = sqlx::query_as(
             "SELECT COUNT(*) FROM oauth_families WHERE application_id = $1 AND revoked_at IS NULL")
-            .bind(id).fetch_one(app.store.pool()).await.unwrap();
+            .bind(id).fetch_one(&app.sql).await.unwrap();
         assert_eq!(revoked, 0);
         // The owner's own token (another application) still works.
         let (status, _) = send(&app, Method::GET, &token, &[], None).await;
@@ -272,7 +272,7 @@ backend_tests! {
 
         let (access, _) = login(&app, &client_id, &new_secret).await;
         assert_eq!(user_status(&app, &access).await, StatusCode::OK);
-        let rows = dump_database(&app.store).await.join("\n");
+        let rows = dump_database(&app.sql).await.join("\n");
         assert!(!rows.contains(&secret) && !rows.contains(&new_secret));
     }
 

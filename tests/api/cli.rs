@@ -56,7 +56,7 @@ backend_tests! {
         let refused = browser.sign_in(&request).await;
         assert_ne!(refused.status, StatusCode::OK, "no password yet: no sign-in");
 
-        let out = set_password(&app.db.url, "sam@demo.test", "sams-new-password");
+        let out = set_password(&app.database.url, "sam@demo.test", "sams-new-password");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(printed["passwordSet"], true);
@@ -68,7 +68,7 @@ backend_tests! {
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body["scope"], "read write", "an assistant's role caps the grant at write");
 
-        let unknown = set_password(&app.db.url, "nobody@demo.test", "whatever-password");
+        let unknown = set_password(&app.database.url, "nobody@demo.test", "whatever-password");
         assert!(!unknown.status.success());
         assert!(String::from_utf8_lossy(&unknown.stderr).contains("no live employee"));
     }

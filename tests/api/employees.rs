@@ -222,7 +222,7 @@ backend_tests! {
         assert_eq!(body["api"]["message"]["error"]["100"]["code"], "tokenInvalid", "{body}");
         let (revoked,): (i64,) = sqlx::query_as(
             "SELECT COUNT(*) FROM oauth_families WHERE employee_id = $1 AND revoked_at IS NOT NULL")
-            .bind(guest_id).fetch_one(app.store.pool()).await.unwrap();
+            .bind(guest_id).fetch_one(&app.sql).await.unwrap();
         assert_eq!(revoked, 1);
         let (status, _) = send(&app, Method::GET, &owner, &[], None).await;
         assert_eq!(status, StatusCode::OK);

@@ -213,7 +213,7 @@ backend_tests! {
     }
 
     async fn readiness_fails_when_the_database_is_gone(app) {
-        app.store.close().await;
+        app.db.close().await;
         let body = enveloped(get(&app, "/health/ready").await, StatusCode::SERVICE_UNAVAILABLE).await;
         assert_eq!(error_record(&body, "121")["code"], "serviceUnavailable");
         enveloped(get(&app, "/health/live").await, StatusCode::OK).await;

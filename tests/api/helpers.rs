@@ -7,9 +7,9 @@ use std::sync::Once;
 
 use merchantd::config::Settings;
 use merchantd::crypto;
+use merchantd::db::oauth::NewFamily;
+use merchantd::db::{now_millis, Db};
 use merchantd::startup::{Application, Signals};
-use merchantd::store::oauth::NewFamily;
-use merchantd::store::{now_millis, Store};
 use merchantd::tenants::AppliedTenant;
 use sqlx::{Column, Connection, Row};
 
@@ -210,11 +210,14 @@ pub fn test_settings(db: &TestDb) -> Settings {
 pub struct TestApp {
     pub address: String,
     pub port: u16,
-    pub store: Store,
+    /// The server's own database handle (tokens minted for tests, outage simulation).
+    pub db: Db,
+    /// A separate pool on the same database, for raw SQL checks.
+    pub sql: sqlx::AnyPool,
     pub tenants: Vec<AppliedTenant>,
     pub client: reqwest::Client,
     pub backend: Backend,
-    pub db: TestDb,
+    pub database: TestDb,
     handle: actix_web::dev::ServerHandle,
 }
 
@@ -226,29 +229,31 @@ pub async fn spawn_app_with(
     backend: Backend,
     tweak: impl FnOnce(&mut Settings),
 ) -> Option<TestApp> {
-    let db = TestDb::new(backend).await?;
-    let mut settings = test_settings(&db);
+    let database = TestDb::new(backend).await?;
+    let mut settings = test_settings(&database);
     tweak(&mut settings);
     merchantd::telemetry::init(&settings);
     let app = Application::build(settings, Signals::Ignore)
         .await
         .expect("server builds");
     let port = app.port();
-    let store = app.store().clone();
+    let db = app.db().clone();
+    let sql = raw_pool(&database.url).await;
     let tenants = app.tenants().to_vec();
     let handle = app.handle();
     actix_rt::spawn(app.run_until_stopped());
     Some(TestApp {
         address: format!("http://127.0.0.1:{port}"),
         port,
-        store,
+        db,
+        sql,
         tenants,
         client: reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .expect("client"),
         backend,
-        db,
+        database,
         handle,
     })
 }
@@ -277,7 +282,7 @@ impl TestApp {
             application_id: *tenant.applications.values().next().expect("an application"),
             scope: scope.to_owned(),
         };
-        self.store
+        self.db
             .insert_family_with_access_token(
                 &family,
                 &crypto::sha256_hex(&token),
@@ -308,24 +313,25 @@ impl TestApp {
 }
 
 /// Every row of every table, as text, for "nothing changed" and "no secret stored" checks.
-pub async fn dump_database(store: &Store) -> Vec<String> {
-    let tables: Vec<(String,)> = match store.backend() {
-        merchantd::store::Backend::Sqlite => sqlx::query_as(
+pub async fn dump_database(sql: &sqlx::AnyPool) -> Vec<String> {
+    let backend = sql.connect_options().database_url.scheme().to_owned();
+    let tables: Vec<(String,)> = match backend.as_str() {
+        "sqlite" => sqlx::query_as(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
              AND name <> '_sqlx_migrations' ORDER BY name",
         ),
-        merchantd::store::Backend::Postgres => sqlx::query_as(
+        _ => sqlx::query_as(
             "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' \
              AND table_name <> '_sqlx_migrations' ORDER BY table_name",
         ),
     }
-    .fetch_all(store.pool())
+    .fetch_all(sql)
     .await
     .expect("list tables");
     let mut out = Vec::new();
     for (table,) in tables {
         let rows = sqlx::query(&format!("SELECT * FROM {table}"))
-            .fetch_all(store.pool())
+            .fetch_all(sql)
             .await
             .expect("dump table");
         let mut lines: Vec<String> = rows
@@ -364,6 +370,16 @@ pub async fn dump_database(store: &Store) -> Vec<String> {
         out.extend(lines);
     }
     out
+}
+
+/// A pool of our own on the test database (the server's pool is its own business).
+pub async fn raw_pool(url: &str) -> sqlx::AnyPool {
+    sqlx::any::install_default_drivers();
+    sqlx::any::AnyPoolOptions::new()
+        .max_connections(2)
+        .connect(url)
+        .await
+        .expect("raw pool")
 }
 
 /// The clear-text secrets of the fixture manifests, which must never be stored or logged.

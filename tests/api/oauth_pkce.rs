@@ -6,7 +6,7 @@
 //!   and a verifier for a code issued without a challenge (a downgrade, RFC 9700 §2.1.1) are
 //!   `invalid_grant` too.
 //!
-//! A failed check leaves the code usable: `Store::exchange_code` rolls its take back when the
+//! A failed check leaves the code usable: `Db::exchange_code` rolls its take back when the
 //! check refuses, so a client that sent a wrong verifier by mistake can still finish.
 
 use reqwest::StatusCode;

@@ -12,8 +12,8 @@ use reqwest::header::HeaderMap;
 use reqwest::{RequestBuilder, StatusCode};
 use serde_json::{json, Value};
 
+use merchantd::db::Db;
 use merchantd::metrics::Metrics;
-use merchantd::store::Store;
 
 use crate::helpers::{dump_database, Backend, TestDb, FIXTURE_SECRETS};
 use crate::oauth_endpoints::{basic, TILL};
@@ -327,8 +327,8 @@ served_tests! {
         let (status, lines) = tokio::task::spawn_blocking(move || served.wait()).await.unwrap();
         assert_eq!(status.code(), Some(0), "{}", lines.join("\n"));
         assert!(lines.iter().any(|l| l.contains("/oauth/token")), "requests were logged");
-        let store = Store::connect(&db.url, Metrics::new()).await.unwrap();
-        let rows = dump_database(&store).await;
+        let store = Db::connect(&db.url, Metrics::new()).await.unwrap();
+        let rows = dump_database(&crate::helpers::raw_pool(&db.url).await).await;
         store.close().await;
         assert!(rows.iter().any(|r| r.starts_with("refresh_tokens:")), "the dump holds tokens");
 

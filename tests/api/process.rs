@@ -5,8 +5,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use merchantd::db::Db;
 use merchantd::metrics::Metrics;
-use merchantd::store::Store;
 
 use crate::helpers::{binary, dump_database, tenants_dir, Backend, TestDb, FIXTURE_SECRETS};
 
@@ -141,19 +141,19 @@ process_tests! {
     async fn no_secret_or_token_reaches_the_logs_or_the_database(db) {
         let served = serve(&db, "trace");
         // A token for the demo owner, straight into the same database.
-        let store = Store::connect(&db.url, Metrics::new()).await.unwrap();
+        let store = Db::connect(&db.url, Metrics::new()).await.unwrap();
         let token = merchantd::crypto::random_token("mcd_at_");
         let ids: Vec<(i64, i64, i64)> = sqlx::query_as(
             "SELECT e.merchant_id, e.id, a.id FROM employees e JOIN applications a \
              ON a.merchant_id = e.merchant_id WHERE e.email = 'owner@demo.test'",
         )
-        .fetch_all(store.pool())
+        .fetch_all(&crate::helpers::raw_pool(&db.url).await)
         .await
         .unwrap();
         let (merchant_id, employee_id, application_id) = ids[0];
         store
             .insert_family_with_access_token(
-                &merchantd::store::oauth::NewFamily {
+                &merchantd::db::oauth::NewFamily {
                     id: "family-1".into(),
                     merchant_id,
                     employee_id,
@@ -161,7 +161,7 @@ process_tests! {
                     scope: "read".into(),
                 },
                 &merchantd::crypto::sha256_hex(&token),
-                merchantd::store::now_millis() + 60_000,
+                merchantd::db::now_millis() + 60_000,
             )
             .await
             .unwrap();
@@ -176,7 +176,7 @@ process_tests! {
                 .unwrap();
             assert_eq!(res.status(), expected, "{path}");
         }
-        let rows = dump_database(&store).await.join("\n");
+        let rows = dump_database(&crate::helpers::raw_pool(&db.url).await).await.join("\n");
         store.close().await;
         served.signal("-TERM");
         let (status, lines) = tokio::task::spawn_blocking(move || served.wait()).await.unwrap();

@@ -101,7 +101,7 @@ backend_tests! {
         // Durable: a fresh read from the database (the next supervisor) sees the same.
         let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM product_instances WHERE product_id = $1 AND delete_date IS NULL")
             .bind(id)
-            .fetch_one(app.store.pool())
+            .fetch_one(&app.sql)
             .await
             .unwrap();
         assert_eq!(count, 2);
@@ -128,7 +128,7 @@ backend_tests! {
         for needle in ["colour: unknown field", "categories: 424242 is not a category", "price:", "taxPercentage:"] {
             assert!(details.contains(needle), "{needle} in {details}");
         }
-        let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM products").fetch_one(app.store.pool()).await.unwrap();
+        let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM products").fetch_one(&app.sql).await.unwrap();
         assert_eq!(count, 0);
     }
 

@@ -76,7 +76,7 @@ backend_tests! {
         let n = id(&done);
         // Identifiers taken for refused objects are skipped, not stored: leave the allocator out.
         let data = || async {
-            let mut rows = dump_database(&app.store).await;
+            let mut rows = dump_database(&app.sql).await;
             rows.retain(|r| !r.starts_with("id_allocator"));
             rows
         };
@@ -127,7 +127,7 @@ backend_tests! {
         assert_eq!(stock(&app, &token, shop, latte).await, (12, 0, 12));
         assert_eq!(stock(&app, &token, shop, scone).await, (4, 0, 4));
         let (rows,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM stock_surplus_entries WHERE reconciliation_id = $1")
-            .bind(id(&open)).fetch_one(app.store.pool()).await.unwrap();
+            .bind(id(&open)).fetch_one(&app.sql).await.unwrap();
         assert_eq!(rows, 2);
     }
 
@@ -147,7 +147,7 @@ backend_tests! {
         }
         assert!(errors["110:b"]["details"].as_str().unwrap().contains("without products"));
         assert!(errors["110:c"]["details"].as_str().unwrap().contains("123456789 is not a product"));
-        let (rows,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM stock_reconciliations").fetch_one(app.store.pool()).await.unwrap();
+        let (rows,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM stock_reconciliations").fetch_one(&app.sql).await.unwrap();
         assert_eq!(rows, 0);
     }
 
@@ -185,7 +185,7 @@ backend_tests! {
         let (_, body) = get(&app, &demo, &window(&shop.to_string())).await;
         assert_eq!(body["stockReconciliations"][n.to_string()], done);
         let (rows,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM stock_levels WHERE merchant_id = $1")
-            .bind(app.tenant("second").id).fetch_one(app.store.pool()).await.unwrap();
+            .bind(app.tenant("second").id).fetch_one(&app.sql).await.unwrap();
         assert_eq!(rows, 0);
     }
 

@@ -32,7 +32,7 @@ async fn complete_at(app: &TestApp, basket: i64, at: &str) {
     sqlx::query("UPDATE baskets SET complete_date = $1 WHERE id = $2")
         .bind(at.timestamp_millis())
         .bind(basket)
-        .execute(app.store.pool())
+        .execute(&app.sql)
         .await
         .unwrap();
 }

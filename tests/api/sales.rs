@@ -143,7 +143,7 @@ backend_tests! {
         assert_eq!(body["api"]["message"]["success"]["201:done"]["details"], format!("Basket {b} completed."));
         assert_eq!(stock(&app, &s).await, (100, 2, 98));
         let (count,): (i64,) = sqlx::query_as("SELECT stock_sold FROM stock_levels WHERE product_id = $1")
-            .bind(s.product).fetch_one(app.store.pool()).await.unwrap();
+            .bind(s.product).fetch_one(&app.sql).await.unwrap();
         assert_eq!(count, 2, "the database holds what the actor shows");
 
         let order = create(&app, &s.token, "/order", "orders", json!({"basketId": b, "fulfilment": "collection", "customerName": "Alex Morgan"})).await;
@@ -219,7 +219,7 @@ backend_tests! {
         }
         assert_eq!(stock(&app, &s).await, (0, expected, -expected));
         let (sold,): (i64,) = sqlx::query_as("SELECT stock_sold FROM stock_levels WHERE product_id = $1")
-            .bind(s.product).fetch_one(app.store.pool()).await.unwrap();
+            .bind(s.product).fetch_one(&app.sql).await.unwrap();
         assert_eq!(sold, expected);
     }
 

@@ -255,7 +255,7 @@ backend_tests! {
         // Durable: the stored stock agrees with what the actors showed.
         let (total, sold): (i64, i64) = sqlx::query_as(
             "SELECT total_stock, stock_sold FROM stock_levels WHERE store_id = $1 AND product_id = $2")
-            .bind(a).bind(latte).fetch_one(app.store.pool()).await.unwrap();
+            .bind(a).bind(latte).fetch_one(&app.sql).await.unwrap();
         assert_eq!((total, sold), (100, 10));
     }
 }

@@ -193,7 +193,7 @@ backend_tests! {
         let (_, body) = send(&app, Method::GET, &token, &[], None).await;
         assert_eq!(body["stores"].as_object().unwrap().len(), 201, "200 new stores and High Street");
         let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM stores WHERE city = 'Bristol'")
-            .fetch_one(app.store.pool())
+            .fetch_one(&app.sql)
             .await
             .unwrap();
         assert_eq!(count, 200);

@@ -3,8 +3,8 @@
 use std::path::Path;
 use std::process::Output;
 
+use merchantd::db::Db;
 use merchantd::metrics::Metrics;
-use merchantd::store::Store;
 
 use crate::helpers::{binary, dump_database, Backend, TestDb, FIXTURE_SECRETS};
 
@@ -47,9 +47,9 @@ fn repo(path: &str) -> std::path::PathBuf {
 }
 
 async fn dump(db: &TestDb) -> Vec<String> {
-    let store = Store::connect(&db.url, Metrics::new()).await.unwrap();
+    let store = Db::connect(&db.url, Metrics::new()).await.unwrap();
     store.migrate().await.unwrap();
-    let rows = dump_database(&store).await;
+    let rows = dump_database(&crate::helpers::raw_pool(&db.url).await).await;
     store.close().await;
     rows
 }

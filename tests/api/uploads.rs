@@ -93,7 +93,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 async fn stored_files(app: &TestApp) -> i64 {
     let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM files")
-        .fetch_one(app.store.pool())
+        .fetch_one(&app.sql)
         .await
         .unwrap();
     n
@@ -228,7 +228,7 @@ backend_tests! {
         assert_eq!(first["file"], again["file"]);
         assert_eq!(stored_files(&app).await, 1);
         let (owner,): (i64,) = sqlx::query_as("SELECT merchant_id FROM files")
-            .fetch_one(app.store.pool()).await.unwrap();
+            .fetch_one(&app.sql).await.unwrap();
         assert_eq!(owner, app.tenant("demo").id, "the first uploader is kept for accounting");
     }
 

@@ -6,8 +6,8 @@ use sqlx::AnyConnection;
 use crate::actors::merchant::MerchantState;
 use crate::actors::resource::{Collection, Ids, Resource};
 use crate::crypto;
+use crate::db::{now_millis, people, DbError};
 use crate::domain::application::ApplicationRecord;
-use crate::store::{now_millis, people, StoreError};
 
 /// `app-` and 64 random bits in hex. The column is unique across merchants; a collision is
 /// astronomically unlikely, and would fail the write rather than share a client id.
@@ -79,7 +79,7 @@ impl Resource for ApplicationRecord {
         merchant_id: i64,
         record: &'a Self,
         is_new: bool,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'a {
+    ) -> impl Future<Output = Result<(), DbError>> + Send + 'a {
         people::persist_application(conn, merchant_id, record, is_new, now_millis())
     }
 }

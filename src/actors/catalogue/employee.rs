@@ -5,9 +5,9 @@ use sqlx::AnyConnection;
 
 use crate::actors::merchant::MerchantState;
 use crate::actors::resource::{Collection, Ids, Resource};
+use crate::db::{people, DbError};
 use crate::domain::employee::{Directory, EmployeeRecord};
 use crate::domain::store::StoreRecord;
-use crate::store::{people, StoreError};
 
 impl Directory for MerchantState {
     fn is_live_store(&self, id: i64) -> bool {
@@ -91,7 +91,7 @@ impl Resource for EmployeeRecord {
         merchant_id: i64,
         record: &'a Self,
         is_new: bool,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send + 'a {
+    ) -> impl Future<Output = Result<(), DbError>> + Send + 'a {
         people::persist_employee(conn, merchant_id, record, is_new)
     }
 }

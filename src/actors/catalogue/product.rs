@@ -3,9 +3,9 @@ use sqlx::AnyConnection;
 
 use crate::actors::merchant::MerchantState;
 use crate::actors::resource::{Ids, Resource};
+use crate::db::{products, DbError};
 use crate::domain::category::CategoryRecord;
 use crate::domain::product::{ProductContext, ProductRecord};
-use crate::store::{products, StoreError};
 
 fn context(state: &MerchantState) -> impl Fn(i64) -> bool + '_ {
     |id| state.find::<CategoryRecord>(id).is_some()
@@ -83,7 +83,7 @@ impl Resource for ProductRecord {
         )
     }
 
-    async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, StoreError> {
+    async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         products::load_products(conn, merchant_id).await
     }
 
@@ -92,7 +92,7 @@ impl Resource for ProductRecord {
         merchant_id: i64,
         record: &Self,
         is_new: bool,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DbError> {
         products::persist_product(conn, merchant_id, record, is_new).await
     }
 }

@@ -10,12 +10,12 @@ use sqlx::AnyConnection;
 
 use crate::actors::merchant::MerchantState;
 use crate::actors::resource::{Ids, Resource};
+use crate::db::stock::StockMove;
+use crate::db::{reconcile as sql, DbError};
 use crate::domain::basket::InstancePrice;
 use crate::domain::product::ProductRecord;
 use crate::domain::reconcile::{CountContext, StockReconciliation};
 use crate::domain::store::StoreRecord;
-use crate::store::stock::StockMove;
-use crate::store::{reconcile as sql, StoreError};
 
 /// A wastage line's price: the product's first live instance (its only one, usually), or
 /// nothing at all (instance 0, price 0) when it has none.
@@ -179,7 +179,7 @@ impl Resource for StockReconciliation {
         StockReconciliation::to_json(self)
     }
 
-    async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, StoreError> {
+    async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         sql::load_counts(conn, merchant_id).await
     }
 
@@ -188,7 +188,7 @@ impl Resource for StockReconciliation {
         merchant_id: i64,
         record: &Self,
         is_new: bool,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DbError> {
         sql::persist_count(conn, merchant_id, record, is_new).await
     }
 }

@@ -6,14 +6,14 @@ use sqlx::AnyConnection;
 
 use crate::actors::merchant::MerchantState;
 use crate::actors::resource::{Ids, Resource};
+use crate::db::stock::StockMove;
+use crate::db::{rows, DbError};
 use crate::domain::basket::{self, BasketContext, BasketRecord, InstancePrice};
 use crate::domain::product::ProductRecord;
 use crate::domain::sales::{self, InvoiceContext, InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 use crate::http::messages::Message;
-use crate::store::stock::StockMove;
-use crate::store::{rows, StoreError};
 
 fn next_id(ids: Ids<'_>) -> Result<i64, Vec<String>> {
     ids.next()
@@ -140,7 +140,7 @@ impl Resource for BasketRecord {
         BasketRecord::to_json(self)
     }
 
-    async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, StoreError> {
+    async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         rows::load_with_children(conn, merchant_id).await
     }
 
@@ -149,7 +149,7 @@ impl Resource for BasketRecord {
         merchant_id: i64,
         record: &Self,
         is_new: bool,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DbError> {
         rows::persist_replacing_children(conn, merchant_id, record, is_new).await
     }
 }
@@ -351,7 +351,7 @@ impl Resource for InvoiceRecord {
         InvoiceRecord::to_json(self)
     }
 
-    async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, StoreError> {
+    async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         rows::load_with_children(conn, merchant_id).await
     }
 
@@ -360,7 +360,7 @@ impl Resource for InvoiceRecord {
         merchant_id: i64,
         record: &Self,
         is_new: bool,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DbError> {
         rows::persist_replacing_children(conn, merchant_id, record, is_new).await
     }
 }

@@ -7,12 +7,12 @@ use actix_web::{web, HttpRequest};
 
 use super::generic::{self, IdHeaders};
 use super::show_deleted;
+use crate::db::now_millis;
 use crate::domain::promotion::PromotionRecord;
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::{filters, AppState};
-use crate::store::now_millis;
 
 impl IdHeaders for PromotionRecord {
     const ID_HEADERS: [&'static str; 2] = ["promotionIds", "promotionId"];

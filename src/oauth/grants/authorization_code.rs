@@ -3,12 +3,12 @@
 use super::FreshPair;
 use crate::actors::token::ExchangeCode;
 use crate::crypto::sha256_hex;
+use crate::db::oauth::{ApplicationRecord, CodeExchange};
 use crate::http::envelope::Reply;
 use crate::http::AppState;
 use crate::oauth::error::OAuthError;
 use crate::oauth::params::Params;
 use crate::oauth::token::token_reply;
-use crate::store::oauth::{ApplicationRecord, CodeExchange};
 
 const INVALID_CODE: &str = "The authorization code is invalid, expired or already used.";
 

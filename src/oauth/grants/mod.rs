@@ -4,8 +4,8 @@ pub mod authorization_code;
 pub mod refresh_token;
 
 use crate::crypto::{random_token, sha256_hex};
-use crate::store::now_millis;
-use crate::store::oauth::NewPair;
+use crate::db::now_millis;
+use crate::db::oauth::NewPair;
 
 /// A fresh access/refresh pair: the clear tokens for the client, the hashes for the store.
 pub struct FreshPair {

@@ -4,6 +4,7 @@
 use super::FreshPair;
 use crate::actors::token::Rotate;
 use crate::crypto::sha256_hex;
+use crate::db::oauth::{ApplicationRecord, RefreshExchange};
 use crate::domain::{Role, ScopeSet};
 use crate::http::envelope::Reply;
 use crate::http::AppState;
@@ -11,7 +12,6 @@ use crate::oauth::error::OAuthError;
 use crate::oauth::params::Params;
 use crate::oauth::seal::{self, SealedPair};
 use crate::oauth::token::token_reply;
-use crate::store::oauth::{ApplicationRecord, RefreshExchange};
 
 pub async fn refresh(
     state: &AppState,

@@ -1,6 +1,6 @@
 //! Merchants as the token's user sees them (`/merchant`).
 
-use super::{Store, StoreError};
+use super::{Db, DbError};
 
 #[derive(Debug, Clone)]
 pub struct MerchantRecord {
@@ -8,8 +8,8 @@ pub struct MerchantRecord {
     pub name: String,
 }
 
-impl Store {
-    pub async fn merchant(&self, id: i64) -> Result<Option<MerchantRecord>, StoreError> {
+impl Db {
+    pub async fn merchant(&self, id: i64) -> Result<Option<MerchantRecord>, DbError> {
         let row: Option<(i64, String)> =
             sqlx::query_as("SELECT id, name FROM merchants WHERE id = $1")
                 .bind(id)
@@ -26,7 +26,7 @@ impl Store {
         email: &str,
         merchant_key: Option<&str>,
         hash: &str,
-    ) -> Result<i64, StoreError> {
+    ) -> Result<i64, DbError> {
         let candidates: Vec<(i64, i64, String)> = sqlx::query_as(
             "SELECT e.merchant_id, e.id, m.manifest_key FROM employees e \
              JOIN merchants m ON m.id = e.merchant_id \
@@ -42,12 +42,12 @@ impl Store {
         let (merchant_id, id) = match chosen.as_slice() {
             [(merchant_id, id, _)] => (*merchant_id, *id),
             [] => {
-                return Err(StoreError::Conflict(format!(
+                return Err(DbError::Conflict(format!(
                     "no live employee has the email {email}"
                 )))
             }
             _ => {
-                return Err(StoreError::Conflict(format!(
+                return Err(DbError::Conflict(format!(
                     "{email} belongs to employees of several merchants; name one with --merchant"
                 )))
             }

@@ -4,7 +4,7 @@ use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
 use super::rows::{self, get, TableRow, Val, WithChildren};
-use super::StoreError;
+use super::DbError;
 use crate::domain::money;
 use crate::domain::product::{InstanceRecord, ProductRecord};
 
@@ -144,7 +144,7 @@ impl WithChildren for ProductRecord {
 pub async fn load_products(
     conn: &mut AnyConnection,
     merchant_id: i64,
-) -> Result<Vec<ProductRecord>, StoreError> {
+) -> Result<Vec<ProductRecord>, DbError> {
     rows::load_with_children(conn, merchant_id).await
 }
 
@@ -154,7 +154,7 @@ pub async fn persist_product(
     merchant_id: i64,
     product: &ProductRecord,
     is_new: bool,
-) -> Result<(), StoreError> {
+) -> Result<(), DbError> {
     if is_new {
         rows::insert(conn, merchant_id, product).await?;
     } else {

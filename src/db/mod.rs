@@ -1,6 +1,6 @@
 //! The storage layer: the only module that speaks SQL.
 //!
-//! One [`Store`] serves SQLite (the embedded default) and PostgreSQL through sqlx's `Any` driver:
+//! One [`Db`] serves SQLite (the embedded default) and PostgreSQL through sqlx's `Any` driver:
 //! every statement is written once in the dialect both understand (`$1` placeholders,
 //! `RETURNING`, `ON CONFLICT`), and the few places where the dialects differ branch on
 //! [`Backend`] next to the statement. Columns are BIGINT, TEXT, DOUBLE and BLOB only — the types
@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyConnection, AnyPool, Executor};
 
-pub use error::StoreError;
+pub use error::DbError;
 
 use crate::metrics::Metrics;
 
@@ -42,13 +42,13 @@ pub enum Backend {
 }
 
 impl Backend {
-    pub fn from_url(url: &str) -> Result<Self, StoreError> {
+    pub fn from_url(url: &str) -> Result<Self, DbError> {
         if url.starts_with("sqlite:") {
             Ok(Backend::Sqlite)
         } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             Ok(Backend::Postgres)
         } else {
-            Err(StoreError::Config(format!(
+            Err(DbError::Config(format!(
                 "unsupported database URL (expected sqlite://... or postgres://...): {}",
                 redact_url(url)
             )))
@@ -65,16 +65,16 @@ impl Backend {
 
 /// The storage handle shared by actors and handlers. Cheap to clone.
 #[derive(Clone, Debug)]
-pub struct Store {
+pub struct Db {
     pool: AnyPool,
     backend: Backend,
     metrics: Metrics,
 }
 
-impl Store {
+impl Db {
     /// Connects to `url` (`sqlite://...` or `postgres://...`). A SQLite file and its folder are
     /// created when missing; SQLite runs in WAL mode with foreign keys and a busy timeout.
-    pub async fn connect(url: &str, metrics: Metrics) -> Result<Self, StoreError> {
+    pub async fn connect(url: &str, metrics: Metrics) -> Result<Self, DbError> {
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(url)?;
         let pool = match backend {
@@ -125,7 +125,7 @@ impl Store {
     }
 
     /// Applies every pending migration of the backend.
-    pub async fn migrate(&self) -> Result<(), StoreError> {
+    pub async fn migrate(&self) -> Result<(), DbError> {
         match self.backend {
             Backend::Sqlite => SQLITE_MIGRATIONS.run(&self.pool).await?,
             Backend::Postgres => POSTGRES_MIGRATIONS.run(&self.pool).await?,
@@ -158,7 +158,7 @@ impl Store {
         &self,
         conn: &mut AnyConnection,
         n: i64,
-    ) -> Result<Vec<i64>, StoreError> {
+    ) -> Result<Vec<i64>, DbError> {
         match self.backend {
             Backend::Postgres => {
                 let rows: Vec<(i64,)> =
@@ -180,23 +180,23 @@ impl Store {
         }
     }
 
-    pub(crate) async fn next_id(&self, conn: &mut AnyConnection) -> Result<i64, StoreError> {
+    pub(crate) async fn next_id(&self, conn: &mut AnyConnection) -> Result<i64, DbError> {
         self.next_ids(conn, 1)
             .await?
             .pop()
-            .ok_or_else(|| StoreError::Corrupt("the id allocator returned nothing".into()))
+            .ok_or_else(|| DbError::Corrupt("the id allocator returned nothing".into()))
     }
 }
 
 /// Makes sure the SQLite file may be created and its folder exists.
-fn prepare_sqlite_url(url: &str) -> Result<String, StoreError> {
+fn prepare_sqlite_url(url: &str) -> Result<String, DbError> {
     let rest = url.trim_start_matches("sqlite:").trim_start_matches("//");
     let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
     if path != ":memory:" && !path.is_empty() {
         if let Some(parent) = std::path::Path::new(path).parent() {
             if !parent.as_os_str().is_empty() {
                 std::fs::create_dir_all(parent).map_err(|e| {
-                    StoreError::Config(format!("cannot create {}: {e}", parent.display()))
+                    DbError::Config(format!("cannot create {}: {e}", parent.display()))
                 })?;
             }
         }

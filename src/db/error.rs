@@ -2,7 +2,7 @@ use thiserror::Error;
 
 /// Failures of the storage layer. The HTTP layer maps them to 500/503 without showing internals.
 #[derive(Debug, Error)]
-pub enum StoreError {
+pub enum DbError {
     #[error("database configuration: {0}")]
     Config(String),
     #[error("database error: {0}")]
@@ -15,12 +15,12 @@ pub enum StoreError {
     Corrupt(String),
 }
 
-impl StoreError {
+impl DbError {
     /// True when the database could not be reached at all, as opposed to a failed statement.
     pub fn is_unavailable(&self) -> bool {
         matches!(
             self,
-            StoreError::Database(
+            DbError::Database(
                 sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
             )
         )

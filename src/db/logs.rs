@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::{Store, StoreError};
+use super::{Db, DbError};
 
 /// One stored log. `tags` is the comma-separated text; `data` the JSON text of the body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,14 +67,14 @@ fn record(row: Row) -> LogRecord {
     }
 }
 
-impl Store {
+impl Db {
     /// Files a new log for `merchant_id`; the counter and the row are written in one transaction.
     pub async fn insert_log(
         &self,
         merchant_id: i64,
         log: &NewLog<'_>,
         now: i64,
-    ) -> Result<LogRecord, StoreError> {
+    ) -> Result<LogRecord, DbError> {
         let started = Instant::now();
         let mut tx = self.pool.begin().await?;
         let (n,): (i64,) = sqlx::query_as(
@@ -117,11 +117,7 @@ impl Store {
     }
 
     /// One log of `merchant_id` (never another merchant's).
-    pub async fn log(
-        &self,
-        merchant_id: i64,
-        log_id: &str,
-    ) -> Result<Option<LogRecord>, StoreError> {
+    pub async fn log(&self, merchant_id: i64, log_id: &str) -> Result<Option<LogRecord>, DbError> {
         let started = Instant::now();
         let row: Option<Row> = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM logs WHERE merchant_id = $1 AND log_id = $2"
@@ -140,7 +136,7 @@ impl Store {
         merchant_id: i64,
         object: &str,
         identifier: &str,
-    ) -> Result<Vec<LogRecord>, StoreError> {
+    ) -> Result<Vec<LogRecord>, DbError> {
         let started = Instant::now();
         let rows: Vec<Row> = sqlx::query_as(&format!(
             "SELECT {COLUMNS} FROM logs WHERE merchant_id = $1 AND object = $2 \
@@ -162,7 +158,7 @@ impl Store {
         log_id: &str,
         change: &LogChange<'_>,
         now: i64,
-    ) -> Result<Option<LogRecord>, StoreError> {
+    ) -> Result<Option<LogRecord>, DbError> {
         let started = Instant::now();
         let completed = change.completed.map(i64::from);
         let row: Option<Row> = sqlx::query_as(&format!(
@@ -184,7 +180,7 @@ impl Store {
     }
 
     /// Deletes a log of `merchant_id`; false when it has no such log.
-    pub async fn delete_log(&self, merchant_id: i64, log_id: &str) -> Result<bool, StoreError> {
+    pub async fn delete_log(&self, merchant_id: i64, log_id: &str) -> Result<bool, DbError> {
         let started = Instant::now();
         let done = sqlx::query("DELETE FROM logs WHERE merchant_id = $1 AND log_id = $2")
             .bind(merchant_id)

@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 
 use sqlx::AnyConnection;
 
-use super::{now_millis, Store, StoreError};
+use super::{now_millis, Db, DbError};
 use crate::crypto;
 use crate::tenants::{AppliedTenant, Manifest, PasswordSpec, UserSpec};
 
-impl Store {
+impl Db {
     /// Applies validated manifests in one transaction. Applying the same manifests again writes
     /// nothing: rows are only touched when a value differs, and a password that still verifies
     /// against the stored hash keeps that hash (a fresh salt would change the row every time).
@@ -16,7 +16,7 @@ impl Store {
         &self,
         manifests: &[Manifest],
         pbkdf2_iterations: u32,
-    ) -> Result<Vec<AppliedTenant>, StoreError> {
+    ) -> Result<Vec<AppliedTenant>, DbError> {
         let mut tx = self.pool.begin().await?;
         let mut applied = Vec::with_capacity(manifests.len());
         for manifest in manifests {
@@ -31,7 +31,7 @@ impl Store {
         conn: &mut AnyConnection,
         m: &Manifest,
         iterations: u32,
-    ) -> Result<AppliedTenant, StoreError> {
+    ) -> Result<AppliedTenant, DbError> {
         let now = now_millis();
         let existing: Option<(i64, String)> =
             sqlx::query_as("SELECT id, name FROM merchants WHERE manifest_key = $1")
@@ -119,7 +119,7 @@ impl Store {
         let mut applications = BTreeMap::new();
         for spec in &m.applications {
             let uris = serde_json::to_string(&spec.redirect_uris)
-                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                .map_err(|e| DbError::Corrupt(e.to_string()))?;
             let existing: Option<(i64, i64, String, String, String, Option<String>)> =
                 sqlx::query_as(
                     "SELECT merchant_id, id, secret_hash, name, redirect_uris, description \
@@ -130,7 +130,7 @@ impl Store {
                 .await?;
             let id = match existing {
                 Some((owner, ..)) if owner != merchant_id => {
-                    return Err(StoreError::Conflict(format!(
+                    return Err(DbError::Conflict(format!(
                         "{}: applications ({}): client_id: already registered by another merchant",
                         m.file, spec.client_id
                     )))
@@ -197,7 +197,7 @@ impl Store {
         spec: &UserSpec,
         iterations: u32,
         now: i64,
-    ) -> Result<i64, StoreError> {
+    ) -> Result<i64, DbError> {
         type Row = (i64, i64, Option<String>, Option<String>, Option<String>);
         let existing: Option<Row> = sqlx::query_as(
             "SELECT id, role_id, password_hash, first_name, last_name FROM employees \
@@ -263,7 +263,7 @@ async fn password_hash_for(
     password: PasswordSpec,
     stored: Option<String>,
     iterations: u32,
-) -> Result<String, StoreError> {
+) -> Result<String, DbError> {
     match password {
         PasswordSpec::Hash(hash) => Ok(hash),
         PasswordSpec::Plain(plain) => tokio::task::spawn_blocking(move || match stored {
@@ -271,6 +271,6 @@ async fn password_hash_for(
             _ => crypto::hash_password(&plain, iterations),
         })
         .await
-        .map_err(|e| StoreError::Corrupt(format!("password hashing task failed: {e}"))),
+        .map_err(|e| DbError::Corrupt(format!("password hashing task failed: {e}"))),
     }
 }

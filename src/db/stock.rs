@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Store, StoreError};
+use super::{Db, DbError};
 
 /// Units received (`total`) and units that left in completed baskets (`sold`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub async fn apply_moves(
     conn: &mut sqlx::AnyConnection,
     merchant_id: i64,
     moves: &[StockMove],
-) -> Result<(), StoreError> {
+) -> Result<(), DbError> {
     for m in moves {
         sqlx::query(
             "INSERT INTO stock_levels (merchant_id, store_id, product_id, total_stock, stock_sold) \
@@ -53,12 +53,12 @@ pub async fn apply_moves(
     Ok(())
 }
 
-impl Store {
+impl Db {
     /// Every store's stock of a merchant, by store and product (one query at activation).
     pub async fn load_merchant_stock(
         &self,
         merchant_id: i64,
-    ) -> Result<BTreeMap<i64, BTreeMap<i64, StockLevel>>, StoreError> {
+    ) -> Result<BTreeMap<i64, BTreeMap<i64, StockLevel>>, DbError> {
         let rows: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
             "SELECT store_id, product_id, total_stock, stock_sold FROM stock_levels \
              WHERE merchant_id = $1",
@@ -81,7 +81,7 @@ impl Store {
         &self,
         merchant_id: i64,
         store_id: i64,
-    ) -> Result<BTreeMap<i64, StockLevel>, StoreError> {
+    ) -> Result<BTreeMap<i64, StockLevel>, DbError> {
         let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
             "SELECT product_id, total_stock, stock_sold FROM stock_levels \
              WHERE merchant_id = $1 AND store_id = $2",

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::{Store, StoreError};
+use super::{Db, DbError};
 
 /// A file to store. `file_name` is `<sha256>.<ext>`.
 #[derive(Clone, Debug)]
@@ -27,9 +27,9 @@ pub struct StoredFile {
     pub data: Vec<u8>,
 }
 
-impl Store {
+impl Db {
     /// Stores a file unless the same bytes are already stored (then nothing changes).
-    pub async fn put_file(&self, file: &NewFile<'_>, now: i64) -> Result<(), StoreError> {
+    pub async fn put_file(&self, file: &NewFile<'_>, now: i64) -> Result<(), DbError> {
         let started = Instant::now();
         sqlx::query(
             "INSERT INTO files (sha256, file_name, content_type, size, data, merchant_id, purpose, \
@@ -51,7 +51,7 @@ impl Store {
     }
 
     /// The file stored under `file_name`, if any.
-    pub async fn file(&self, file_name: &str) -> Result<Option<StoredFile>, StoreError> {
+    pub async fn file(&self, file_name: &str) -> Result<Option<StoredFile>, DbError> {
         let started = Instant::now();
         let row: Option<(String, Vec<u8>)> =
             sqlx::query_as("SELECT content_type, data FROM files WHERE file_name = $1")

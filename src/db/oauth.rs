@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use sqlx::AnyConnection;
 
-use super::{now_millis, Store, StoreError};
+use super::{now_millis, Db, DbError};
 
 /// A registered, live application.
 #[derive(Debug, Clone)]
@@ -145,10 +145,7 @@ fn family_from(row: FamilyRow) -> FamilyRecord {
     }
 }
 
-async fn load_family(
-    conn: &mut AnyConnection,
-    id: &str,
-) -> Result<Option<FamilyRecord>, StoreError> {
+async fn load_family(conn: &mut AnyConnection, id: &str) -> Result<Option<FamilyRecord>, DbError> {
     let row: Option<FamilyRow> = sqlx::query_as(
         "SELECT id, merchant_id, employee_id, application_id, scope, revoked_at \
          FROM oauth_families WHERE id = $1",
@@ -164,7 +161,7 @@ async fn active_role(
     conn: &mut AnyConnection,
     family: &FamilyRecord,
     now: i64,
-) -> Result<Option<i64>, StoreError> {
+) -> Result<Option<i64>, DbError> {
     let row: Option<(i64, Option<i64>)> = sqlx::query_as(
         "SELECT role_id, exit_date FROM employees \
          WHERE merchant_id = $1 AND id = $2 AND delete_date IS NULL",
@@ -181,7 +178,7 @@ async fn revoke_family(
     conn: &mut AnyConnection,
     family_id: &str,
     now: i64,
-) -> Result<Vec<String>, StoreError> {
+) -> Result<Vec<String>, DbError> {
     sqlx::query("UPDATE oauth_families SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
         .bind(family_id)
         .bind(now)
@@ -203,7 +200,7 @@ async fn insert_pair(
     family: &FamilyRecord,
     pair: &NewPair,
     now: i64,
-) -> Result<(), StoreError> {
+) -> Result<(), DbError> {
     sqlx::query(
         "INSERT INTO access_tokens (hash, family_id, merchant_id, employee_id, application_id, \
          scope, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -235,7 +232,7 @@ async fn insert_family(
     conn: &mut AnyConnection,
     family: &NewFamily,
     now: i64,
-) -> Result<(), StoreError> {
+) -> Result<(), DbError> {
     sqlx::query(
         "INSERT INTO oauth_families (id, merchant_id, employee_id, application_id, scope, \
          created_at) VALUES ($1, $2, $3, $4, $5, $6)",
@@ -251,12 +248,12 @@ async fn insert_family(
     Ok(())
 }
 
-impl Store {
+impl Db {
     /// A live application by client id.
     pub async fn find_application(
         &self,
         client_id: &str,
-    ) -> Result<Option<ApplicationRecord>, StoreError> {
+    ) -> Result<Option<ApplicationRecord>, DbError> {
         let started = Instant::now();
         let row: Option<(i64, i64, String, String, String, String)> = sqlx::query_as(
             "SELECT merchant_id, id, client_id, name, secret_hash, redirect_uris FROM applications \
@@ -268,7 +265,7 @@ impl Store {
         self.observe("find_application", started);
         row.map(|(merchant_id, id, client_id, name, secret_hash, uris)| {
             let redirect_uris = serde_json::from_str(&uris)
-                .map_err(|e| StoreError::Corrupt(format!("redirect_uris of {client_id}: {e}")))?;
+                .map_err(|e| DbError::Corrupt(format!("redirect_uris of {client_id}: {e}")))?;
             Ok(ApplicationRecord {
                 merchant_id,
                 id,
@@ -282,10 +279,7 @@ impl Store {
     }
 
     /// Live employees with this (lower-cased) email, across merchants.
-    pub async fn sign_in_candidates(
-        &self,
-        email: &str,
-    ) -> Result<Vec<SignInCandidate>, StoreError> {
+    pub async fn sign_in_candidates(&self, email: &str) -> Result<Vec<SignInCandidate>, DbError> {
         type Row = (i64, i64, i64, Option<String>, Option<i64>);
         let rows: Vec<Row> = sqlx::query_as(
             "SELECT merchant_id, id, role_id, password_hash, exit_date FROM employees \
@@ -314,7 +308,7 @@ impl Store {
         merchant_id: i64,
         employee_id: i64,
         expires_at: i64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DbError> {
         sqlx::query(
             "INSERT INTO oauth_sessions (hash, merchant_id, employee_id, created_at, expires_at) \
              VALUES ($1, $2, $3, $4, $5)",
@@ -330,7 +324,7 @@ impl Store {
     }
 
     /// A live session with its employee's current role.
-    pub async fn find_session(&self, hash: &str) -> Result<Option<SessionRecord>, StoreError> {
+    pub async fn find_session(&self, hash: &str) -> Result<Option<SessionRecord>, DbError> {
         let row: Option<(i64, i64, i64, Option<i64>)> = sqlx::query_as(
             "SELECT s.merchant_id, s.employee_id, e.role_id, e.exit_date FROM oauth_sessions s \
              JOIN employees e ON e.merchant_id = s.merchant_id AND e.id = s.employee_id \
@@ -350,7 +344,7 @@ impl Store {
         ))
     }
 
-    pub async fn delete_session(&self, hash: &str) -> Result<(), StoreError> {
+    pub async fn delete_session(&self, hash: &str) -> Result<(), DbError> {
         sqlx::query("DELETE FROM oauth_sessions WHERE hash = $1")
             .bind(hash)
             .execute(&self.pool)
@@ -365,7 +359,7 @@ impl Store {
         code_hash: &str,
         facts: &CodeFacts,
         expires_at: i64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DbError> {
         let now = now_millis();
         let mut tx = self.pool.begin().await?;
         insert_family(&mut tx, family, now).await?;
@@ -394,7 +388,7 @@ impl Store {
         application_id: i64,
         pair: &NewPair,
         check: impl FnOnce(&CodeFacts) -> Result<(), String>,
-    ) -> Result<CodeExchange, StoreError> {
+    ) -> Result<CodeExchange, DbError> {
         let started = Instant::now();
         let now = now_millis();
         let mut tx = self.pool.begin().await?;
@@ -427,9 +421,9 @@ impl Store {
                 }
             }
             Some((family_id, redirect_uri, code_challenge)) => {
-                let family = load_family(&mut tx, &family_id).await?.ok_or_else(|| {
-                    StoreError::Corrupt(format!("code without family {family_id}"))
-                })?;
+                let family = load_family(&mut tx, &family_id)
+                    .await?
+                    .ok_or_else(|| DbError::Corrupt(format!("code without family {family_id}")))?;
                 let facts = CodeFacts {
                     redirect_uri,
                     code_challenge,
@@ -467,7 +461,7 @@ impl Store {
         decide: impl FnOnce(&FamilyRecord, i64) -> Result<String, String>,
         seal: impl FnOnce(&str) -> String,
         successor_of: impl FnOnce(&str) -> Option<String>,
-    ) -> Result<RefreshExchange, StoreError> {
+    ) -> Result<RefreshExchange, DbError> {
         let started = Instant::now();
         let now = now_millis();
         let mut tx = self.pool.begin().await?;
@@ -482,7 +476,7 @@ impl Store {
         let outcome = match taken {
             Some((family_id,)) => {
                 let family = load_family(&mut tx, &family_id).await?.ok_or_else(|| {
-                    StoreError::Corrupt(format!("refresh without family {family_id}"))
+                    DbError::Corrupt(format!("refresh without family {family_id}"))
                 })?;
                 let role = active_role(&mut tx, &family, now).await?;
                 if family.revoked {
@@ -528,7 +522,7 @@ impl Store {
                     }
                     Some((Some(used_at), family_id, sealed)) => {
                         let family = load_family(&mut tx, &family_id).await?.ok_or_else(|| {
-                            StoreError::Corrupt(format!("refresh without family {family_id}"))
+                            DbError::Corrupt(format!("refresh without family {family_id}"))
                         })?;
                         let in_grace = now - used_at < request.grace_millis;
                         let retry = match (&sealed, in_grace, family.revoked) {
@@ -577,7 +571,7 @@ impl Store {
     pub async fn find_access_token(
         &self,
         hash: &str,
-    ) -> Result<Option<AccessTokenRecord>, StoreError> {
+    ) -> Result<Option<AccessTokenRecord>, DbError> {
         let started = Instant::now();
         type Row = (String, i64, i64, i64, i64, String, i64, Option<i64>);
         let row: Option<Row> = sqlx::query_as(
@@ -624,7 +618,7 @@ impl Store {
         &self,
         hash: &str,
         application_id: i64,
-    ) -> Result<Option<TokenInfo>, StoreError> {
+    ) -> Result<Option<TokenInfo>, DbError> {
         let now = now_millis();
         let mut conn = self.pool.acquire().await?;
         let access: Option<(String, String, i64, i64)> = sqlx::query_as(
@@ -673,7 +667,7 @@ impl Store {
         &self,
         hash: &str,
         application_id: i64,
-    ) -> Result<Vec<String>, StoreError> {
+    ) -> Result<Vec<String>, DbError> {
         let now = now_millis();
         let mut tx = self.pool.begin().await?;
         let refresh: Option<(String,)> =
@@ -718,7 +712,7 @@ impl Store {
         family: &NewFamily,
         access_hash: &str,
         expires_at: i64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), DbError> {
         let now = now_millis();
         let mut tx = self.pool.begin().await?;
         insert_family(&mut tx, family, now).await?;
@@ -742,7 +736,7 @@ impl Store {
 
     /// Deletes codes, refresh tokens, access tokens and sessions that expired before `before`,
     /// and families left empty. Tombstones live until then so reuse stays detectable.
-    pub async fn purge_expired_oauth(&self, before: i64) -> Result<u64, StoreError> {
+    pub async fn purge_expired_oauth(&self, before: i64) -> Result<u64, DbError> {
         let mut tx = self.pool.begin().await?;
         let mut removed = 0;
         for table in [
@@ -772,7 +766,7 @@ impl Store {
     }
 }
 
-/// The request side of [`Store::rotate_refresh`].
+/// The request side of [`Db::rotate_refresh`].
 #[derive(Debug, Clone)]
 pub struct RotateRefresh<'a> {
     pub hash: &'a str,

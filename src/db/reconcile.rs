@@ -8,7 +8,7 @@ use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
 use super::rows::{self, get, TableRow, Val};
-use super::StoreError;
+use super::DbError;
 use crate::domain::money;
 use crate::domain::reconcile::{CountLine, StockReconciliation, SurplusEntry};
 
@@ -141,7 +141,7 @@ impl TableRow for SurplusEntry {
 pub async fn load_counts(
     conn: &mut AnyConnection,
     merchant_id: i64,
-) -> Result<Vec<StockReconciliation>, StoreError> {
+) -> Result<Vec<StockReconciliation>, DbError> {
     let mut counts: Vec<StockReconciliation> = rows::load_all(conn, merchant_id, "").await?;
     let sql = format!(
         "SELECT {} FROM {} WHERE merchant_id = $1 ORDER BY reconciliation_id, product_id",
@@ -183,7 +183,7 @@ pub async fn persist_count(
     merchant_id: i64,
     count: &StockReconciliation,
     is_new: bool,
-) -> Result<(), StoreError> {
+) -> Result<(), DbError> {
     if let Some(basket) = &count.booked_basket {
         rows::persist_replacing_children(conn, merchant_id, &**basket, true).await?;
     }

@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
 use super::rows::{self, get, TableRow, Val};
-use super::StoreError;
+use super::DbError;
 use crate::domain::application::ApplicationRecord;
 use crate::domain::employee::EmployeeRecord;
 use crate::domain::Role;
@@ -137,7 +137,7 @@ pub async fn persist_employee(
     merchant_id: i64,
     record: &EmployeeRecord,
     is_new: bool,
-) -> Result<(), StoreError> {
+) -> Result<(), DbError> {
     if is_new {
         return rows::insert(conn, merchant_id, record).await;
     }
@@ -153,7 +153,7 @@ async fn revoke_employee_tokens(
     merchant_id: i64,
     employee_id: i64,
     now: i64,
-) -> Result<(), StoreError> {
+) -> Result<(), DbError> {
     for sql in [
         "UPDATE oauth_families SET revoked_at = $3 \
          WHERE merchant_id = $1 AND employee_id = $2 AND revoked_at IS NULL",
@@ -184,11 +184,12 @@ pub async fn persist_application(
     record: &ApplicationRecord,
     is_new: bool,
     now: i64,
-) -> Result<(), StoreError> {
+) -> Result<(), DbError> {
     if is_new {
-        let hash = record.new_secret_hash.as_deref().ok_or_else(|| {
-            StoreError::Corrupt(format!("application {} has no secret", record.id))
-        })?;
+        let hash = record
+            .new_secret_hash
+            .as_deref()
+            .ok_or_else(|| DbError::Corrupt(format!("application {} has no secret", record.id)))?;
         rows::insert(conn, merchant_id, &WithSecret { record, hash }).await?;
         return Ok(());
     }
@@ -212,7 +213,7 @@ async fn revoke_application_tokens(
     conn: &mut AnyConnection,
     application_id: i64,
     now: i64,
-) -> Result<(), StoreError> {
+) -> Result<(), DbError> {
     for sql in [
         "UPDATE oauth_families SET revoked_at = $2 WHERE application_id = $1 AND revoked_at IS NULL",
         "UPDATE access_tokens SET revoked_at = $2 WHERE application_id = $1 AND revoked_at IS NULL",

@@ -3,13 +3,13 @@
 use sqlx::any::AnyRow;
 
 use super::rows::{get, TableRow, Val};
-use super::{Store, StoreError};
+use super::{Db, DbError};
 use crate::domain::category::CategoryRecord;
 use crate::domain::store::StoreRecord;
 
-impl Store {
+impl Db {
     /// Identifiers for new records, unique across all merchants.
-    pub async fn allocate_ids(&self, n: usize) -> Result<Vec<i64>, StoreError> {
+    pub async fn allocate_ids(&self, n: usize) -> Result<Vec<i64>, DbError> {
         if n == 0 {
             return Ok(Vec::new());
         }

@@ -5,7 +5,7 @@
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row as _};
 
-use super::StoreError;
+use super::DbError;
 
 /// One column value, in the types the `Any` driver carries on both databases.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,7 +89,7 @@ pub async fn load_all<R: TableRow>(
     conn: &mut AnyConnection,
     merchant_id: i64,
     filter: &str,
-) -> Result<Vec<R>, StoreError> {
+) -> Result<Vec<R>, DbError> {
     let sql = format!(
         "SELECT {} FROM {} WHERE merchant_id = $1 {filter} ORDER BY id",
         R::COLUMNS.join(", "),
@@ -100,7 +100,7 @@ pub async fn load_all<R: TableRow>(
         .fetch_all(&mut *conn)
         .await?;
     rows.iter()
-        .map(|r| R::from_row(r).map_err(StoreError::from))
+        .map(|r| R::from_row(r).map_err(DbError::from))
         .collect()
 }
 
@@ -108,7 +108,7 @@ pub async fn insert<R: TableRow>(
     conn: &mut AnyConnection,
     merchant_id: i64,
     record: &R,
-) -> Result<(), StoreError> {
+) -> Result<(), DbError> {
     let placeholders: Vec<String> = (1..=R::COLUMNS.len() + 1)
         .map(|i| format!("${i}"))
         .collect();
@@ -131,7 +131,7 @@ pub async fn update<R: TableRow>(
     conn: &mut AnyConnection,
     merchant_id: i64,
     record: &R,
-) -> Result<(), StoreError> {
+) -> Result<(), DbError> {
     let sets: Vec<String> = R::COLUMNS
         .iter()
         .enumerate()
@@ -149,7 +149,7 @@ pub async fn update<R: TableRow>(
     }
     let done = query.execute(&mut *conn).await?;
     if done.rows_affected() != 1 {
-        return Err(StoreError::Corrupt(format!(
+        return Err(DbError::Corrupt(format!(
             "{} row of merchant {merchant_id} is missing",
             R::TABLE
         )));
@@ -172,7 +172,7 @@ pub trait WithChildren: TableRow {
 pub async fn load_with_children<P: WithChildren>(
     conn: &mut AnyConnection,
     merchant_id: i64,
-) -> Result<Vec<P>, StoreError> {
+) -> Result<Vec<P>, DbError> {
     let mut parents: Vec<P> = load_all(conn, merchant_id, "").await?;
     let children: Vec<P::Child> = load_all(conn, merchant_id, "").await?;
     let mut by_parent: std::collections::HashMap<i64, Vec<P::Child>> = Default::default();
@@ -194,7 +194,7 @@ pub async fn persist_replacing_children<P: WithChildren>(
     merchant_id: i64,
     parent: &P,
     is_new: bool,
-) -> Result<(), StoreError> {
+) -> Result<(), DbError> {
     if is_new {
         insert(conn, merchant_id, parent).await?;
     } else {

@@ -20,7 +20,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 use sqlx::AnyConnection;
 
-use super::{Store, StoreError};
+use super::{Db, DbError};
 use crate::domain::money;
 use crate::domain::store::DEFAULT_TIMEZONE;
 
@@ -222,8 +222,8 @@ impl BasketReport {
     }
 }
 
-fn stored_decimal(text: &str) -> Result<Decimal, StoreError> {
-    money::parse_stored(text).map_err(StoreError::Corrupt)
+fn stored_decimal(text: &str) -> Result<Decimal, DbError> {
+    money::parse_stored(text).map_err(DbError::Corrupt)
 }
 
 /// The merchant's completed sale baskets in `[from, to)`, at `stores` when given.
@@ -259,7 +259,7 @@ impl Range<'_> {
         query
     }
 
-    async fn baskets(&self, conn: &mut AnyConnection) -> Result<Vec<BasketRow>, StoreError> {
+    async fn baskets(&self, conn: &mut AnyConnection) -> Result<Vec<BasketRow>, DbError> {
         let sql = format!(
             "SELECT b.id, b.store_id, b.complete_date, b.total, b.total_tax FROM baskets b \
              WHERE {}",
@@ -282,7 +282,7 @@ impl Range<'_> {
             .collect()
     }
 
-    async fn lines(&self, conn: &mut AnyConnection) -> Result<Vec<LineRow>, StoreError> {
+    async fn lines(&self, conn: &mut AnyConnection) -> Result<Vec<LineRow>, DbError> {
         let sql = format!(
             "SELECT l.basket_id, l.product_id, l.quantity, l.price FROM baskets b \
              JOIN basket_lines l ON l.merchant_id = b.merchant_id AND l.basket_id = b.id \
@@ -305,7 +305,7 @@ impl Range<'_> {
             .collect()
     }
 
-    async fn payments(&self, conn: &mut AnyConnection) -> Result<Vec<PaymentRow>, StoreError> {
+    async fn payments(&self, conn: &mut AnyConnection) -> Result<Vec<PaymentRow>, DbError> {
         let sql = format!(
             "SELECT t.basket_id, t.payment_type, t.amount, t.tip FROM baskets b \
              JOIN transactions t ON t.merchant_id = b.merchant_id AND t.basket_id = b.id \
@@ -328,7 +328,7 @@ impl Range<'_> {
     }
 }
 
-impl Store {
+impl Db {
     /// The basket report of a merchant over `[from, to)` (epoch milliseconds), at `stores`
     /// when given, else at every store.
     pub async fn basket_report(
@@ -337,7 +337,7 @@ impl Store {
         from: i64,
         to: i64,
         stores: Option<&BTreeSet<i64>>,
-    ) -> Result<BasketReport, StoreError> {
+    ) -> Result<BasketReport, DbError> {
         let started = Instant::now();
         let range = Range {
             merchant_id,

@@ -1,0 +1,1180 @@
+#!/usr/bin/env python3
+"""merchantd load benchmark driver (issue 8). Python 3 standard library only.
+
+Run it through `benches/load/run.sh`, which builds the binary (or takes `--binary`), installs `wrk`
+when missing, and then calls this script. What it does:
+
+  1. writes a config (`workers = 1`, low PBKDF2 iterations, no OAuth rate limit) and tenant
+     manifests, applies them with `merchantd tenant apply`, starts `merchantd serve` pinned to CPU 0
+     on a fresh SQLite file (or a fresh PostgreSQL database, dropped afterwards);
+  2. gets tokens through the real OAuth flow (authorize page, sign-in form, consent, PKCE S256);
+  3. seeds through the public API (batches of 200, concurrent clients);
+  4. runs the scenarios of issue 8 with `wrk` pinned to CPU 1 (this driver is pinned there too),
+     several rounds, and prints the median table with ratios to the ceiling of the same round;
+  5. writes the raw results as JSON under target/load/.
+"""
+
+import argparse
+import base64
+import hashlib
+import html
+import http.client
+import json
+import os
+import platform
+import queue
+import random
+import re
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from decimal import ROUND_CEILING, Decimal
+from datetime import datetime, timedelta, timezone
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LUA_DIR = os.path.join(HERE, "lua")
+REPO = os.path.dirname(os.path.dirname(HERE))
+SERVER_CPU = "0"
+CLIENT_CPU = "1"
+REDIRECT = "http://127.0.0.1:8976/callback"
+PBKDF2_ITERATIONS = 1000
+BATCH = 200
+
+# Scenario names, with the issue's numbering as aliases.
+SCENARIOS = {
+    "ceiling": "1", "read": "2", "write": "3", "list": "4", "history": "5", "cold": "6",
+    "memory": "7", "seed": "8", "store": "a", "mix": "b", "multi": "c", "refresh": "d",
+    "basket": "e", "idle": "f",
+}
+ALIASES = {v: k for k, v in SCENARIOS.items()}
+
+PROFILES = {
+    # runs, wrk seconds, products of the one big merchant, history ladder, multi-merchant set,
+    # idle seconds of the passivation scenario
+    "full": dict(runs=3, duration=10, products=10_000, history=[0, 20_000, 60_000, 200_000],
+                 merchants=1000, merchant_products=200, idle_secs=30),
+    "quick": dict(runs=1, duration=3, products=10_000, history=[0, 2_000, 10_000],
+                  merchants=100, merchant_products=200, idle_secs=8),
+}
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# HTTP: one keep-alive connection per client object.
+# --------------------------------------------------------------------------------------------
+
+class Response:
+    def __init__(self, status, headers, body):
+        self.status, self.headers, self.body = status, headers, body
+
+    def json(self):
+        return json.loads(self.body)
+
+    def header_all(self, name):
+        return [v for k, v in self.headers if k.lower() == name.lower()]
+
+    def header(self, name):
+        values = self.header_all(name)
+        return values[0] if values else None
+
+
+class ApiError(Exception):
+    pass
+
+
+class Http:
+    """A tiny keep-alive HTTP/1.1 client; with a token it speaks the API (Bearer + version)."""
+
+    def __init__(self, port, token=None):
+        self.port, self.token, self.conn = port, token, None
+
+    def close(self):
+        if self.conn:
+            self.conn.close()
+            self.conn = None
+
+    def request(self, method, path, body=None, headers=None):
+        h = {}
+        if self.token:
+            h["Authorization"] = f"Bearer {self.token}"
+            h["x-accept-version"] = "2.0"
+        if body is not None and not isinstance(body, (bytes, str)):
+            body = json.dumps(body, separators=(",", ":")).encode()
+            h["Content-Type"] = "application/json"
+        h.update(headers or {})
+        for attempt in (0, 1):
+            reused = self.conn is not None
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=900)
+            try:
+                self.conn.request(method, path, body=body, headers=h)
+                res = self.conn.getresponse()
+                data = res.read()
+                return Response(res.status, res.getheaders(), data)
+            except (ConnectionError, http.client.HTTPException):
+                self.close()
+                if attempt or not reused:  # retry only a keep-alive connection the server closed
+                    raise
+
+    def api(self, method, path, body=None, headers=None, expect=(200, 201)):
+        res = self.request(method, path, body, headers)
+        if res.status not in expect:
+            raise ApiError(f"{method} {path} -> {res.status}: {res.body[:500]!r}")
+        return res
+
+    def write(self, method, path, plural, objects):
+        """A batch write that must succeed for every object; returns {clientKey: record}."""
+        res = self.api(method, path, {plural: objects}, expect=(201,))
+        body = res.json()
+        errors = body.get("api", {}).get("message", {}).get("error")
+        if errors:
+            raise ApiError(f"{method} {path}: per-object errors {json.dumps(errors)[:500]}")
+        return body[plural]
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def hidden_value(page, name):
+    m = re.search(r'name="%s" value="([^"]*)"' % re.escape(name), page)
+    return html.unescape(m.group(1)) if m else None
+
+
+def oauth_login(port, client_id, client_secret, email, password, scope="read write admin"):
+    """The authorization-code flow as a browser and a client do it; returns the token answer."""
+    verifier = b64url(secrets.token_bytes(32))
+    challenge = b64url(hashlib.sha256(verifier.encode()).digest())
+    fields = [("response_type", "code"), ("client_id", client_id), ("redirect_uri", REDIRECT),
+              ("scope", scope), ("state", "bench"), ("code_challenge", challenge),
+              ("code_challenge_method", "S256")]
+    browser = Http(port)
+    cookies = {}
+
+    def remember(res):
+        for value in res.header_all("set-cookie"):
+            name, _, rest = value.partition("=")
+            cookies[name.strip()] = rest.split(";")[0]
+        return res
+
+    def form_post(extra):
+        body = urllib.parse.urlencode(fields + [("csrf_token", csrf)] + extra)
+        return remember(browser.request("POST", "/oauth/authorize", body, {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())}))
+
+    page = remember(browser.request("GET", "/oauth/authorize?" + urllib.parse.urlencode(fields)))
+    if page.status != 200:
+        raise ApiError(f"authorize page: {page.status} {page.body[:300]!r}")
+    csrf = hidden_value(page.body.decode(), "csrf_token")
+    consent = form_post([("email", email), ("password", password)])
+    if consent.status != 200 or b"decision" not in consent.body:
+        raise ApiError(f"sign-in: {consent.status} {consent.body[:300]!r}")
+    csrf = hidden_value(consent.body.decode(), "csrf_token") or csrf
+    redirect = form_post([("decision", "approve")])
+    location = redirect.header("location") or ""
+    code = urllib.parse.parse_qs(urllib.parse.urlparse(location).query).get("code", [None])[0]
+    if redirect.status != 302 or not code:
+        raise ApiError(f"consent: {redirect.status} {location} {redirect.body[:300]!r}")
+    browser.close()
+    client = Http(port)
+    res = client.request("POST", "/oauth/token", urllib.parse.urlencode({
+        "grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
+        "client_id": client_id, "client_secret": client_secret, "code_verifier": verifier}),
+        {"Content-Type": "application/x-www-form-urlencoded"})
+    client.close()
+    if res.status != 200:
+        raise ApiError(f"token: {res.status} {res.body[:300]!r}")
+    return res.json()
+
+
+def parallel(items, fn, workers=4):
+    """fn(item) for every item on `workers` threads (each with its own connections); results in order."""
+    items = list(items)
+    results = [None] * len(items)
+    errors = []
+    q = queue.Queue()
+    for i, item in enumerate(items):
+        q.put((i, item))
+
+    def worker():
+        while not errors:
+            try:
+                i, item = q.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                results[i] = fn(item)
+            except Exception as e:  # surfaced below
+                errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(max(1, min(workers, len(items))))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return results
+
+
+# --------------------------------------------------------------------------------------------
+# wrk
+# --------------------------------------------------------------------------------------------
+
+UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+
+
+def parse_wrk(text):
+    r = {"raw": text}
+    m = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    r["rps"] = float(m.group(1)) if m else 0.0
+    m = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m)", text)
+    r["requests"] = int(m.group(1)) if m else 0
+    r["seconds"] = float(m.group(2)) * UNITS[m.group(3)] / 1000 if m else 0.0
+    for pct, value, unit in re.findall(r"^\s+(50|75|90|99)%\s+([\d.]+)(us|ms|s|m)\s*$", text, re.M):
+        r[f"p{pct}_ms"] = float(value) * UNITS[unit]
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    r["non2xx"] = int(m.group(1)) if m else 0
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    r["socket_errors"] = sum(int(x) for x in m.groups()) if m else 0
+    r["lua"] = {k: int(v) for k, v in re.findall(r"^BENCH (\w+)=(-?\d+)", text, re.M)}
+    return r
+
+
+class Wrk:
+    def __init__(self, port, data_dir):
+        self.port, self.data_dir = port, data_dir
+
+    def start(self, path, conns, duration, threads=1, script=None, args=(), headers=(), env=None):
+        cmd = ["taskset", "-c", CLIENT_CPU, "wrk", "-t", str(threads), "-c", str(conns),
+               "-d", f"{duration}s", "--latency", "--timeout", "30s"]
+        for h in headers:
+            cmd += ["-H", h]
+        if script:
+            cmd += ["-s", os.path.join(LUA_DIR, script)]
+        cmd.append(f"http://127.0.0.1:{self.port}{path}")
+        if args:
+            cmd += ["--", *[str(a) for a in args]]
+        e = dict(os.environ, BENCH_LUA_DIR=LUA_DIR, BENCH_THREADS=str(threads), **(env or {}))
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=e)
+        proc.bench_cmd = cmd
+        return proc
+
+    @staticmethod
+    def finish(proc):
+        out, _ = proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(f"wrk failed ({proc.returncode}): {' '.join(proc.bench_cmd)}\n{out}")
+        r = parse_wrk(out)
+        r["cmd"] = " ".join(proc.bench_cmd)
+        return r
+
+    def run(self, *a, **kw):
+        return self.finish(self.start(*a, **kw))
+
+    def data_file(self, name, lines):
+        path = os.path.join(self.data_dir, name)
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+
+# --------------------------------------------------------------------------------------------
+# The server process and its database
+# --------------------------------------------------------------------------------------------
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Database:
+    """A fresh SQLite file in the work dir, or a fresh database on a PostgreSQL server."""
+
+    def __init__(self, workdir, postgres_url=None):
+        self.postgres_url = postgres_url
+        if postgres_url:
+            if not shutil.which("psql"):
+                sys.exit("--postgres needs psql (apt-get install postgresql-client)")
+            self.name = f"merchantd_bench_{int(time.time())}_{os.getpid()}"
+            self.psql(f'CREATE DATABASE "{self.name}"')
+            u = urllib.parse.urlparse(postgres_url)
+            self.url = urllib.parse.urlunparse(u._replace(path="/" + self.name))
+            self.backend = "postgres"
+        else:
+            self.url = f"sqlite://{os.path.join(workdir, 'bench.db')}"
+            self.backend = "sqlite"
+
+    def psql(self, sql):
+        subprocess.run(["psql", self.postgres_url, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql],
+                       check=True, stdout=subprocess.DEVNULL)
+
+    def drop(self):
+        if self.postgres_url:
+            try:
+                self.psql(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+            except subprocess.CalledProcessError:
+                log(f"could not drop database {self.name}; drop it by hand")
+
+
+class Server:
+    def __init__(self, binary, workdir, port):
+        self.binary, self.workdir, self.port = binary, workdir, port
+        self.proc = None
+        self.log_path = os.path.join(workdir, "server.log")
+
+    def start(self, config_path):
+        logf = open(self.log_path, "a")
+        logf.write(f"\n==== start {time.ctime()} {config_path}\n")
+        logf.flush()
+        self.proc = subprocess.Popen(
+            ["taskset", "-c", SERVER_CPU, self.binary, "serve", "--config", config_path],
+            stdout=logf, stderr=subprocess.STDOUT, cwd=self.workdir)
+        logf.close()
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"merchantd exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                c = Http(self.port)
+                if c.request("GET", "/health/live").status == 200:
+                    c.close()
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("merchantd did not become live in 300 s\n" + self.log_tail())
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def rss_bytes(self):
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+        return 0
+
+    def log_tail(self, n=40):
+        try:
+            with open(self.log_path) as f:
+                return "".join(f.readlines()[-n:])
+        except OSError:
+            return ""
+
+
+# --------------------------------------------------------------------------------------------
+# Tenants, tokens and seed data
+# --------------------------------------------------------------------------------------------
+
+class Merchant:
+    def __init__(self, key, stores=("main",)):
+        self.key, self.store_keys = key, list(stores)
+        self.email = f"owner@{key}.test"
+        self.password = f"bench-password-{key}"
+        self.client_id = f"bench-{key}"
+        self.client_secret = f"bench-secret-{key}-0123456789"
+        self.id = None
+        self.stores = {}
+        self.token = None
+        self.refresh = None
+        self.products = []   # product ids
+        self.categories = []  # category ids
+
+    def manifest(self):
+        lines = ["[merchant]", f'key = "{self.key}"', f'name = "Bench {self.key}"', ""]
+        for s in self.store_keys:
+            lines += ["[[stores]]", f'key = "{s}"', f'name = "Store {s}"', ""]
+        lines += ["[[users]]", f'email = "{self.email}"', f'password = "{self.password}"',
+                  'role = "owner"', "",
+                  "[[applications]]", f'name = "Bench POS {self.key}"',
+                  f'client_id = "{self.client_id}"', f'client_secret = "{self.client_secret}"',
+                  f'redirect_uris = ["{REDIRECT}"]', ""]
+        return "\n".join(lines)
+
+    def login(self, port):
+        answer = oauth_login(port, self.client_id, self.client_secret, self.email, self.password)
+        self.token, self.refresh = answer["access_token"], answer["refresh_token"]
+        return answer
+
+    def api(self, port):
+        return Http(port, self.token)
+
+
+def product_object(i, categories):
+    obj = {"name": f"Product {i:06d}", "barcode": str(2_000_000_000_000 + i), "tags": "bench,load",
+           "instances": {"i": {"name": "Standard", "price": str(100 + (i * 37) % 900),
+                               "taxPercentage": "0.200"}}}
+    if categories:
+        obj["categories"] = [categories[i % len(categories)]]
+    return obj
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+# --------------------------------------------------------------------------------------------
+# The benchmark
+# --------------------------------------------------------------------------------------------
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        p = dict(PROFILES["quick" if args.quick else "full"])
+        for key in ("runs", "duration", "products", "merchants", "idle_secs"):
+            if getattr(args, key) is not None:
+                p[key] = getattr(args, key)
+        if args.history:
+            p["history"] = [int(x) for x in args.history.split(",")]
+        p["history"] = sorted(set(p["history"]))
+        self.p = p
+        self.only = self.selected(args.only)
+        self.workdir = tempfile.mkdtemp(prefix="merchantd-bench-")
+        self.data_dir = os.path.join(self.workdir, "data")
+        os.makedirs(self.data_dir)
+        self.port = free_port()
+        self.server = Server(args.binary, self.workdir, self.port)
+        self.wrk = Wrk(self.port, self.data_dir)
+        self.db = None
+        self.results = {}   # scenario -> list of per-round dicts (or dict)
+        self.notes = []
+        self.history = 0    # completed baskets of the main merchant so far
+
+    # ---- selection ----------------------------------------------------------------------
+    def selected(self, only):
+        if not only:
+            return set(SCENARIOS)
+        chosen = set()
+        for item in only.split(","):
+            item = item.strip().lower()
+            name = ALIASES.get(item, item)
+            if name not in SCENARIOS:
+                sys.exit(f"unknown scenario {item!r}; known: "
+                         + ", ".join(f"{k} ({v})" for k, v in SCENARIOS.items()))
+            chosen.add(name)
+        if chosen & {"read", "write", "store", "refresh", "basket", "multi", "mix"}:
+            chosen.add("ceiling")
+        if chosen & {"mix", "multi"}:
+            chosen.add("read")
+        return chosen
+
+    def want(self, *names):
+        return any(n in self.only for n in names)
+
+    # ---- setup --------------------------------------------------------------------------
+    def config(self, name, idle_secs):
+        path = os.path.join(self.workdir, name)
+        serve_tenants = os.path.join(self.workdir, "serve-tenants")  # empty: manifests applied by CLI
+        os.makedirs(serve_tenants, exist_ok=True)
+        with open(path, "w") as f:
+            f.write("\n".join([
+                "# written by benches/load/load.py",
+                f'bind = "127.0.0.1:{self.port}"',
+                f'database_url = "{self.db.url}"',
+                f'tenants = "{serve_tenants}"',
+                'log_level = "warn"',
+                "workers = 1",
+                f"pbkdf2_iterations = {PBKDF2_ITERATIONS}",
+                "oauth_requests_per_minute = 1000000000",
+                "oauth_failed_auths_per_minute = 1000000000",
+                f"merchant_idle_secs = {idle_secs}",
+                "access_token_ttl_secs = 172800",
+                "",
+            ]))
+        return path
+
+    def prepare(self):
+        self.db = Database(self.workdir, self.args.postgres)
+        self.main = Merchant("main")
+        self.writer = Merchant("writes")
+        self.shop = Merchant("shop", ("sale",))
+        self.tiny = Merchant("tiny")
+        self.merchants = [self.main, self.writer, self.shop, self.tiny]
+        self.multi = []
+        if self.want("multi", "idle"):
+            self.multi = [Merchant(f"m{i:04d}") for i in range(self.p["merchants"])]
+        # Seeding runs (scenario 8): the big merchants we need anyway, plus scratch ones.
+        self.seed_targets = [self.main]
+        if self.want("write"):
+            self.seed_targets.append(self.writer)
+        if self.want("basket"):
+            self.seed_targets.append(self.shop)
+        self.scratch = []
+        if self.want("seed"):
+            while len(self.seed_targets) < self.p["runs"]:
+                m = Merchant(f"scratch{len(self.scratch) + 1}")
+                self.scratch.append(m)
+                self.seed_targets.append(m)
+        everyone = self.merchants + self.scratch + self.multi
+        tenants_dir = os.path.join(self.workdir, "tenants")
+        os.makedirs(tenants_dir)
+        files = []
+        for m in everyone:
+            path = os.path.join(tenants_dir, f"{m.key}.toml")
+            with open(path, "w") as f:
+                f.write(m.manifest())
+            files.append(path)
+        self.config_main = self.config("merchantd.toml", 86400)
+        log(f"tenant apply: {len(files)} manifests (pbkdf2_iterations = {PBKDF2_ITERATIONS}, lowered "
+            "by the bench so provisioning many users is fast)")
+        out = subprocess.run([self.args.binary, "tenant", "apply", *files, "--config", self.config_main,
+                              "--database-url", self.db.url],
+                             check=True, capture_output=True, text=True, cwd=self.workdir)
+        applied = {t["key"]: t for t in json.loads(out.stdout)}
+        for m in everyone:
+            m.id = applied[m.key]["id"]
+            m.stores = applied[m.key]["stores"]
+
+    def login(self, merchants):
+        parallel(merchants, lambda m: m.login(self.port), workers=4)
+
+    # ---- seeding ------------------------------------------------------------------------
+    def make_categories(self, m, n):
+        c = m.api(self.port)
+        got = c.write("POST", "/category", "categories",
+                      {f"c{i}": {"title": f"Category {i}"} for i in range(n)})
+        m.categories = [got[f"c{i}"]["id"] for i in range(n)]
+        c.close()
+
+    def seed_products(self, m, count, clients=4):
+        """POST /product in batches of 200 from `clients` concurrent connections; returns products/s."""
+        bodies = []
+        for start in range(0, count, BATCH):
+            objs = {f"p{i}": product_object(i, m.categories) for i in range(start, min(count, start + BATCH))}
+            bodies.append(json.dumps({"products": objs}, separators=(",", ":")).encode())
+        conns = [m.api(self.port) for _ in range(clients)]
+        for c in conns:  # open the connections before the clock starts
+            c.api("GET", "/health/live")
+        answers = [None] * len(bodies)
+        work = queue.Queue()
+        for i in range(len(bodies)):
+            work.put(i)
+        failures = []
+
+        def client(c):
+            while True:
+                try:
+                    i = work.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    answers[i] = c.api("POST", "/product", bodies[i], {"Content-Type": "application/json"},
+                                       expect=(201,)).body
+                except Exception as e:
+                    failures.append(e)
+                    return
+
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=client, args=(c,)) for c in conns]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.perf_counter() - t0
+        for c in conns:
+            c.close()
+        if failures:
+            raise failures[0]
+        errors = 0
+        for raw in answers:
+            body = json.loads(raw)
+            errors += len(body.get("api", {}).get("message", {}).get("error") or {})
+            m.products.extend(rec["id"] for rec in body["products"].values())
+        return {"products": count, "seconds": elapsed, "per_sec": count / elapsed,
+                "clients": clients, "errors": errors}
+
+    def seed_history(self, target, clients=4):
+        """Completed one-line sale baskets (basket, CARD payment, completion) at main's store."""
+        need = target - self.history
+        if need <= 0:
+            return None
+        store = self.main.stores["main"]
+        sizes = [BATCH] * (need // BATCH) + ([need % BATCH] if need % BATCH else [])
+        rng = random.Random(target)
+
+        def batch(n):
+            c = self.local_client(self.main)
+            lines = {f"b{i}": {"storeId": store, "basketProducts": {
+                "l": {"productId": rng.choice(self.main.products), "quantity": 1 + i % 3}}} for i in range(n)}
+            baskets = c.write("POST", "/basket", "baskets", lines)
+            c.write("POST", "/transaction", "transactions", {
+                f"t{k[1:]}": {"basketId": b["id"], "type": "CARD",
+                              "amount": int(Decimal(b["total"]).to_integral_value(ROUND_CEILING)),
+                              "completed": True}
+                for k, b in baskets.items()})
+            c.write("POST", "/basket", "baskets", {
+                f"d{k[1:]}": {"id": b["id"], "completed": True} for k, b in baskets.items()})
+            return n
+
+        t0 = time.perf_counter()
+        parallel(sizes, batch, workers=clients)
+        elapsed = time.perf_counter() - t0
+        self.history = target
+        return {"baskets": need, "seconds": elapsed, "per_sec": need / elapsed}
+
+    _local = threading.local()
+
+    def local_client(self, m):
+        """One keep-alive API connection per thread and merchant."""
+        cache = getattr(self._local, "clients", None)
+        if cache is None or cache[0] != self.port:
+            cache = (self.port, {})
+            self._local.clients = cache
+        if m.key not in cache[1]:
+            cache[1][m.key] = m.api(self.port)
+        return cache[1][m.key]
+
+    # ---- data files for wrk -------------------------------------------------------------
+    def ids_file(self, name, merchants):
+        return self.wrk.data_file(name, [f"{m.token}\t{','.join(map(str, m.products))}" for m in merchants])
+
+    # ---- scenarios ----------------------------------------------------------------------
+    def record(self, name, value):
+        self.results.setdefault(name, []).append(value)
+
+    def run_round(self, r):
+        d, p = self.p["duration"], self.port
+        log(f"round {r + 1}/{self.p['runs']}")
+        ceiling = read = None
+        if self.want("ceiling"):
+            res = self.wrk.run("/health/live", 64, d)
+            ceiling = res["rps"]
+            self.record("ceiling", res)
+            log(f"  ceiling {ceiling:,.0f} rps")
+
+        def ratio(x):
+            return x / ceiling if ceiling else None
+
+        if self.want("read"):
+            self.perf_start("read", d)
+            res = self.wrk.run("/product", 64, d, script="products.lua", args=(self.f_main, 10, "-"))
+            self.perf_wait()
+            res["ratio"] = ratio(res["rps"])
+            read = res
+            self.record("read", res)
+            log(f"  read (10 ids) {res['rps']:,.0f} rps, p99 {res.get('p99_ms', 0):.2f} ms")
+        if self.want("store"):
+            res = self.wrk.run("/product", 64, d, script="products.lua",
+                               args=(self.f_main, 10, self.main.stores["main"]))
+            res["ratio"] = ratio(res["rps"])
+            self.record("store", res)
+            log(f"  read with storeId {res['rps']:,.0f} rps")
+        if self.want("write"):
+            self.perf_start("write", d)
+            res = self.wrk.run("/category", 64, d, script="category.lua", args=(self.f_writer, "create", 0))
+            self.perf_wait()
+            res["ratio"] = ratio(res["rps"])
+            res["errors"] = res["lua"].get("non201", 0) + res["socket_errors"]
+            self.record("write", res)
+            log(f"  POST /category {res['rps']:,.0f} rps, non-201 {res['lua'].get('non201')}")
+        if self.want("list"):
+            res = self.wrk.run("/product", 1, d, headers=(f"Authorization: Bearer {self.main.token}",
+                                                          "x-accept-version: 2.0"))
+            self.record("list", res)
+            log(f"  GET /product (all) 1 conn p50 {res.get('p50_ms', 0):.1f} ms")
+        if self.want("mix") and read:
+            self.scenario_mix(read, d)
+        if self.want("multi") and read:
+            res = self.wrk.run("/product", 64, d, script="products.lua", args=(self.f_multi, 10, "-"))
+            res["ratio"] = ratio(res["rps"])
+            res["vs_one"] = res["rps"] / read["rps"] if read["rps"] else None
+            self.record("multi", res)
+            log(f"  {len(self.multi)} merchants {res['rps']:,.0f} rps ({res['vs_one']:.2f}x one merchant)")
+        if self.want("refresh"):
+            self.scenario_refresh(d, ratio)
+        if self.want("basket"):
+            self.scenario_basket(d, ratio)
+
+    def scenario_mix(self, read, d):
+        """90 % reads / 10 % writes on the main merchant: two wrk processes at once."""
+        writers = 4
+        target_write_rps = max(1.0, read["rps"] / 9)
+        delay_ms = max(0, int(writers * 1000 / target_write_rps))
+        rp = self.wrk.start("/product", 64, d, script="products.lua", args=(self.f_main, 10, "-"))
+        wp = self.wrk.start("/category", writers, d, script="category.lua",
+                            args=(self.f_main_update, "update", delay_ms), env={"BENCH_DELAY": "1"})
+        rres, wres = Wrk.finish(rp), Wrk.finish(wp)
+        total = rres["rps"] + wres["rps"]
+        res = {"reads": rres, "writes": wres, "delay_ms": delay_ms,
+               "write_share": wres["rps"] / total if total else 0,
+               "read_p99_ms": rres.get("p99_ms"), "read_only_p99_ms": read.get("p99_ms"),
+               "errors": rres["non2xx"] + rres["socket_errors"] + wres["lua"].get("non201", 0)}
+        res["p99_ratio"] = (res["read_p99_ms"] / res["read_only_p99_ms"]) if res["read_only_p99_ms"] else None
+        self.record("mix", res)
+        log(f"  mix: reads {rres['rps']:,.0f} rps p99 {res['read_p99_ms']:.2f} ms "
+            f"(read-only {res['read_only_p99_ms']:.2f}), writes {wres['rps']:,.0f} rps "
+            f"({100 * res['write_share']:.1f} %)")
+
+    def scenario_refresh(self, d, ratio):
+        conns, families = 64, 96
+        tokens = parallel(range(families), lambda _: oauth_login(
+            self.port, self.main.client_id, self.main.client_secret, self.main.email,
+            self.main.password)["refresh_token"], workers=4)
+        path = self.wrk.data_file("refresh.txt", tokens)
+        res = self.wrk.run("/oauth/token", conns, d, script="refresh.lua",
+                           args=(path, self.main.client_id, self.main.client_secret))
+        res["ratio"] = ratio(res["rps"])
+        res["errors"] = res["lua"].get("failed", 0) + res["lua"].get("starved", 0) + res["socket_errors"]
+        self.record("refresh", res)
+        log(f"  refresh {res['rps']:,.0f} grants/s, failed {res['lua'].get('failed')}")
+
+    def scenario_basket(self, d, ratio):
+        store, product = self.shop.stores["sale"], self.shop.products[0]
+        path = self.wrk.data_file("basket.txt", [f"{self.shop.token}\t{store}\t{product}"])
+        res = self.wrk.run("/basket", 64, d, threads=64, script="basket.lua", args=(path,))
+        res["ratio"] = ratio(res["rps"])
+        # Stock exact: stockSold of the product at that store equals the units of every completed
+        # basket at that store (the only baskets there are this scenario's).
+        c = self.shop.api(self.port)
+        prod = c.api("GET", "/product", headers={"productIds": str(product), "storeId": str(store)}).json()
+        sold = prod["products"][str(product)]["stockSold"]
+        baskets = c.api("GET", "/basket", headers={"storeIds": str(store), "completed": "true"}).json()["baskets"]
+        c.close()
+        units = sum(line["quantity"] for b in baskets.values() for line in b["basketProducts"].values()
+                    if line["productId"] == product)
+        counted = sum(r["lua"].get("completed", 0) for r in self.results.get("basket", [])) \
+            + res["lua"].get("completed", 0)
+        res["stock"] = {"stockSold": sold, "units_in_completed_baskets": units,
+                        "completed_baskets": len(baskets), "completions_seen_by_wrk": counted,
+                        "exact": float(sold) == float(units)}
+        res["errors"] = res["lua"].get("errors", 0) + res["socket_errors"] + (0 if res["stock"]["exact"] else 1)
+        self.record("basket", res)
+        log(f"  baskets {res['rps']:,.0f} req/s, {res['lua'].get('completed')} completed, "
+            f"errors {res['lua'].get('errors')}, stockSold {sold} vs {units} units "
+            f"({'exact' if res['stock']['exact'] else 'NOT EXACT'})")
+
+    def ladder(self):
+        """Scenarios 5, 6, 7: write latency, cold activation and memory as history grows."""
+        budget = self.args.history_budget_min * 60
+        last_rate = None
+        for h in self.p["history"]:
+            if h > self.history and last_rate:
+                estimate = (h - self.history) / last_rate
+                if estimate > budget:
+                    note = (f"history ladder stopped before {h:,} baskets: seeding would take "
+                            f"~{estimate / 60:.0f} min at {last_rate:,.0f} baskets/s "
+                            f"(budget {self.args.history_budget_min} min, --history-budget-min)")
+                    self.notes.append(note)
+                    log(note)
+                    break
+            seeded = self.seed_history(h)
+            if seeded:
+                last_rate = seeded["per_sec"]
+                self.record("history_seed", dict(seeded, history=h))
+                log(f"history {h:,}: seeded {seeded['baskets']:,} baskets in {seeded['seconds']:.1f} s "
+                    f"({seeded['per_sec']:,.0f}/s)")
+            step = {"history": h, "runs": []}
+            for r in range(self.p["runs"]):
+                run = {}
+                if self.want("cold", "memory"):
+                    run.update(self.cold_start())
+                if self.want("history"):
+                    res = self.wrk.run("/category", 1, self.p["duration"], script="category.lua",
+                                       args=(self.f_main_update, "update", 0))
+                    res["errors"] = res["lua"].get("non201", 0) + res["socket_errors"]
+                    run["write"] = res
+                step["runs"].append(run)
+                log(f"  history {h:,} run {r + 1}: " + ", ".join(
+                    f"{k} {v:.1f} ms" for k, v in [
+                        ("first request", run.get("first_ms")), ("second", run.get("second_ms")),
+                        ("write p50", run.get("write", {}).get("p50_ms"))] if v is not None)
+                    + (f", RSS {run['rss_main'] / 2**20:.1f} MiB" if "rss_main" in run else ""))
+            self.record("ladder", step)
+
+    def cold_start(self):
+        """Restart on the same database; time main's first API request, and RSS around it."""
+        self.server.stop()
+        self.server.start(self.config_main)
+        tiny = self.tiny.api(self.port)
+        tiny.api("GET", "/product")  # activates a near-empty merchant: the baseline
+        tiny.close()
+        time.sleep(0.2)
+        base = self.server.rss_bytes()
+        c = self.main.api(self.port)
+        c.api("GET", "/health/live")  # connection open before the clock starts
+        ids = ",".join(map(str, self.main.products[:10]))
+        t0 = time.perf_counter()
+        c.api("GET", "/product", headers={"productIds": ids})
+        first = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        c.api("GET", "/product", headers={"productIds": ids})
+        second = time.perf_counter() - t0
+        c.close()
+        time.sleep(0.2)
+        return {"first_ms": first * 1000, "second_ms": second * 1000, "rss_base": base,
+                "rss_main": self.server.rss_bytes()}
+
+    def scenario_idle(self):
+        """Passivation gives memory back: touch every small merchant, wait past the idle time."""
+        idle = self.p["idle_secs"]
+        self.server.stop()
+        self.server.start(self.config("merchantd-idle.toml", idle))
+        time.sleep(0.5)
+        before = self.server.rss_bytes()
+        t0 = time.perf_counter()
+        parallel(self.multi, lambda m: self.local_client(m).api("GET", "/product"), workers=4)
+        touch = time.perf_counter() - t0
+        active_peak = self.metric("merchant_actors_active")
+        touched = self.server.rss_bytes()
+        wait = idle * 1.25 + 5
+        log(f"idle: touched {len(self.multi)} merchants in {touch:.1f} s, RSS {before / 2**20:.1f} -> "
+            f"{touched / 2**20:.1f} MiB; waiting {wait:.0f} s (merchant_idle_secs = {idle})")
+        time.sleep(wait)
+        after = self.server.rss_bytes()
+        active_after = self.metric("merchant_actors_active")
+        grown = touched - before
+        res = {"rss_before": before, "rss_touched": touched, "rss_after": after, "touch_seconds": touch,
+               "merchants": len(self.multi), "idle_secs": idle, "active_peak": active_peak,
+               "active_after": active_after,
+               "given_back": (touched - after) / grown if grown > 0 else None}
+        self.record("idle", res)
+        log(f"idle: RSS after {after / 2**20:.1f} MiB, active merchants {active_peak} -> {active_after}")
+        self.server.stop()
+        self.server.start(self.config_main)
+
+    def metric(self, name):
+        try:
+            text = Http(self.port).request("GET", "/metrics").body.decode()
+        except OSError:
+            return None
+        m = re.search(r"^%s(?:\{[^}]*\})?\s+([\d.eE+-]+)\s*$" % re.escape(name), text, re.M)
+        return float(m.group(1)) if m else None
+
+    # ---- perf (profile.sh) ----------------------------------------------------------------
+    perf_proc = None
+
+    def perf_start(self, name, duration):
+        if not self.args.perf or (self.results.get(name) and len(self.results[name]) > 0):
+            return
+        os.makedirs(self.args.perf, exist_ok=True)
+        out = os.path.join(self.args.perf, f"{name}.perf.data")
+        seconds = max(1, duration - 2)
+        callgraph = os.environ.get("PERF_CALLGRAPH", "dwarf")
+        cmd = ["taskset", "-c", CLIENT_CPU, "perf", "record", "-F", "999", "-g", "--call-graph", callgraph,
+               "-p", str(self.server.pid), "-o", out, "--", "sleep", str(seconds)]
+
+        def later():
+            time.sleep(1)  # let the load settle first
+            self.perf_proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+
+        self.perf_thread = threading.Thread(target=later)
+        self.perf_thread.start()
+        log(f"  perf: {' '.join(cmd)}")
+
+    def perf_wait(self):
+        if getattr(self, "perf_thread", None):
+            self.perf_thread.join()
+            self.perf_thread = None
+            if self.perf_proc:
+                self.perf_proc.wait()
+                self.perf_proc = None
+
+    # ---- the whole run ------------------------------------------------------------------
+    def run(self):
+        t_start = time.time()
+        self.prepare()
+        self.server.start(self.config_main)
+        log(f"merchantd pid {self.server.pid} on CPU {SERVER_CPU}, port {self.port}, {self.db.backend} "
+            f"({self.db.url}); wrk and this driver on CPU {CLIENT_CPU}")
+        self.login(self.merchants + self.scratch + self.multi)
+        for m in self.merchants + self.scratch:
+            self.make_categories(m, 20)
+        # Scenario 8 and the catalogues every other scenario reads.
+        for m in self.seed_targets:
+            res = self.seed_products(m, self.p["products"])
+            self.record("seed", dict(res, merchant=m.key))
+            log(f"seeded {res['products']:,} products into {m.key} in {res['seconds']:.2f} s "
+                f"({res['per_sec']:,.0f}/s, {res['clients']} clients)")
+        if self.shop not in self.seed_targets:
+            self.seed_products(self.shop, 10)
+        if self.multi:
+            t0 = time.perf_counter()
+            parallel(self.multi, lambda m: self.seed_products(m, self.p["merchant_products"], clients=1),
+                     workers=4)
+            log(f"seeded {len(self.multi)} merchants x {self.p['merchant_products']} products in "
+                f"{time.perf_counter() - t0:.1f} s")
+        self.f_main = self.ids_file("main.txt", [self.main])
+        self.f_multi = self.ids_file("multi.txt", self.multi) if self.multi else None
+        self.f_writer = self.wrk.data_file("writer.txt", [self.writer.token])
+        self.f_main_update = self.wrk.data_file(
+            "main-update.txt", [self.main.token, ",".join(map(str, self.main.categories))])
+        if self.want("ceiling", "read", "write", "list", "store", "mix", "multi", "refresh", "basket"):
+            self.wrk.run("/health/live", 64, 1)  # warm-up, not recorded
+            for r in range(self.p["runs"]):
+                self.run_round(r)
+        if self.want("history", "cold", "memory"):
+            self.ladder()
+        if self.want("idle") and self.multi:
+            self.scenario_idle()
+        self.elapsed = time.time() - t_start
+
+    def cleanup(self):
+        self.perf_wait()
+        self.server.stop()
+        if self.db:
+            self.db.drop()
+        if self.args.keep:
+            log(f"kept {self.workdir}")
+        else:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------------
+# The table
+# --------------------------------------------------------------------------------------------
+
+def fmt_rps(x):
+    return f"{x:,.0f} rps" if x is not None else "–"
+
+
+def fmt_ms(x):
+    if x is None:
+        return "–"
+    return f"{x:.2f} ms" if x < 10 else f"{x:.1f} ms"
+
+
+def fmt_ratio(x):
+    return f"{x:.3f} ×" if x is not None else "–"
+
+
+def fmt_mib(x):
+    return f"{x / 2**20:.1f} MiB" if x is not None else "–"
+
+
+def verdict(ok, errors=0):
+    if errors:
+        return f"NOT MET ({errors} errors)"
+    if ok is None:
+        return "–"
+    return "met" if ok else "not met"
+
+
+def build_table(b):
+    R, rows = b.results, []
+
+    def row(num, measure, value, ratio, target, met):
+        rows.append((num, measure, value, ratio, target, met))
+
+    def med(name, key):
+        return median([r.get(key) for r in R.get(name, [])])
+
+    def errs(name, default_keys=("non2xx", "socket_errors")):
+        total = 0
+        for r in R.get(name, []):
+            total += r["errors"] if "errors" in r else sum(r.get(k, 0) for k in default_keys)
+        return total
+
+    if "ceiling" in R:
+        row("1", "ceiling: GET /health/live, 64 conn", fmt_rps(med("ceiling", "rps")), "1 ×", "(yardstick)",
+            verdict(None, errs("ceiling")))
+    if "read" in R:
+        ratio, p99 = med("read", "ratio"), med("read", "p99_ms")
+        row("2", "GET /product, 10 random productIds, 64 conn", fmt_rps(med("read", "rps")), fmt_ratio(ratio),
+            "≥ 0.40 ×", verdict(ratio is not None and ratio >= 0.40, errs("read")))
+        row("2", "  latency p50 / p99", f"{fmt_ms(med('read', 'p50_ms'))} / {fmt_ms(p99)}", "", "p99 ≤ 3 ms",
+            verdict(p99 is not None and p99 <= 3))
+    if "write" in R:
+        ratio = med("write", "ratio")
+        non201 = sum(r["lua"].get("non201", 0) for r in R["write"])
+        row("3", f"POST /category, 1 object, 64 conn (non-201: {non201})",
+            f"{fmt_rps(med('write', 'rps'))}, p50 {fmt_ms(med('write', 'p50_ms'))}", fmt_ratio(ratio),
+            "≥ 0.15 ×, all 201", verdict(ratio is not None and ratio >= 0.15, errs("write")))
+    if "list" in R:
+        p50 = med("list", "p50_ms")
+        row("4", f"GET /product, no filter, {b.p['products']:,} products, 1 conn (p50)", fmt_ms(p50), "",
+            "≤ 25 ms", verdict(p50 is not None and p50 <= 25, errs("list")))
+    ladder = R.get("ladder", [])
+    if ladder and "history" in b.only:
+        base = None
+        for step in ladder:
+            p50 = median([r["write"].get("p50_ms") for r in step["runs"] if "write" in r])
+            e = sum(r["write"]["errors"] for r in step["runs"] if "write" in r)
+            if base is None:
+                base = p50
+            rel = p50 / base if base and p50 else None
+            last = step is ladder[-1]
+            row("5", f"1 client's write p50 (PUT /category), history {step['history']:,} baskets", fmt_ms(p50),
+                f"{rel:.2f} × h0" if rel else "–", "≤ 1.3 × h0 at 200,000" if last else "",
+                verdict(rel is not None and rel <= 1.3, e) if last else verdict(None, e))
+    if ladder and "cold" in b.only:
+        for step in ladder:
+            first = median([r.get("first_ms") for r in step["runs"]])
+            second = median([r.get("second_ms") for r in step["runs"]])
+            last = step is ladder[-1]
+            row("6", f"cold activation, {b.p['products']:,} products + {step['history']:,} baskets: "
+                     f"1st / 2nd request", f"{fmt_ms(first)} / {fmt_ms(second)}", "",
+                "≤ 50 ms at 200,000" if last else "",
+                verdict(first is not None and first <= 50) if last else "–")
+    if ladder and "memory" in b.only:
+        deltas = [(s["history"], median([r["rss_main"] - r["rss_base"] for r in s["runs"] if "rss_main" in r]))
+                  for s in ladder]
+        h0, d0 = deltas[0]
+        per_product = d0 / b.p["products"] if d0 is not None else None
+        row("7", f"RSS of one active merchant, {b.p['products']:,} products, history {h0:,}: per product",
+            f"{per_product:,.0f} B ({fmt_mib(d0)})" if per_product is not None else "–", "",
+            "≤ 1 KiB per product", verdict(per_product is not None and per_product <= 1024))
+        for h, d in deltas[1:]:
+            last = h == deltas[-1][0]
+            grow = d - d0 if d is not None and d0 is not None else None
+            row("7", f"  RSS of the merchant with {h:,} baskets (history adds)", f"{fmt_mib(d)} (+{fmt_mib(grow)})",
+                "", "history adds ≤ 16 MiB" if last else "",
+                verdict(grow is not None and grow <= 16 * 2**20) if last else "–")
+    if "seed" in R and "seed" in b.only:
+        ps = med("seed", "per_sec")
+        e = sum(r["errors"] for r in R["seed"])
+        row("8", f"seeding via API, batches of 200, {R['seed'][0]['clients']} clients",
+            f"{ps:,.0f} products/s", "", "≥ 25,000/s", verdict(ps is not None and ps >= 25000, e))
+    if "store" in R:
+        row("a", "GET /product, 10 ids + storeId (stock), 64 conn",
+            f"{fmt_rps(med('store', 'rps'))}, p99 {fmt_ms(med('store', 'p99_ms'))}",
+            fmt_ratio(med("store", "ratio")), "(report)", verdict(None, errs("store")))
+    if "mix" in R:
+        ratio = median([r.get("p99_ratio") for r in R["mix"]])
+        share = median([r["write_share"] for r in R["mix"]])
+        row("b", f"90/10 mix: read p99 vs read-only p99 (writes {100 * share:.1f} % of requests)",
+            f"{fmt_ms(median([r['read_p99_ms'] for r in R['mix']]))} vs "
+            f"{fmt_ms(median([r['read_only_p99_ms'] for r in R['mix']]))}",
+            f"{ratio:.2f} ×" if ratio else "–", "≤ 1.5 ×", verdict(ratio is not None and ratio <= 1.5, errs("mix")))
+    if "multi" in R:
+        vs = med("multi", "vs_one")
+        row("c", f"{len(b.multi):,} merchants × {b.p['merchant_products']} products, 10 ids, 64 conn",
+            fmt_rps(med("multi", "rps")), f"{vs:.2f} × one merchant" if vs else "–", "≥ 0.8 × one merchant",
+            verdict(vs is not None and vs >= 0.8, errs("multi")))
+    if "refresh" in R:
+        ratio = med("refresh", "ratio")
+        row("d", "refresh grants, 64 conn", f"{med('refresh', 'rps'):,.0f} grants/s", fmt_ratio(ratio), "≥ 0.10 ×",
+            verdict(ratio is not None and ratio >= 0.10, errs("refresh")))
+    if "basket" in R:
+        ratio = med("basket", "ratio")
+        exact = all(r["stock"]["exact"] for r in R["basket"])
+        sales = median([r["lua"].get("completed", 0) / r["seconds"] for r in R["basket"] if r["seconds"]])
+        row("e", f"basket + payment + completion, 64 conn ({sales:,.0f} sales/s; stock "
+                 f"{'exact' if exact else 'NOT exact'})", f"{med('basket', 'rps'):,.0f} req/s", fmt_ratio(ratio),
+            "≥ 0.10 ×, stock exact", verdict(ratio is not None and ratio >= 0.10 and exact, errs("basket")))
+    if "idle" in R:
+        r = R["idle"][-1]
+        back = r["given_back"]
+        row("f", f"passivation: RSS fresh → {r['merchants']:,} merchants touched → idle "
+                 f"{r['idle_secs']} s later (active {r['active_peak']:.0f} → {r['active_after']:.0f})"
+            if r["active_peak"] is not None and r["active_after"] is not None else
+            f"passivation: RSS fresh → {r['merchants']:,} merchants touched → after idle",
+            f"{fmt_mib(r['rss_before'])} → {fmt_mib(r['rss_touched'])} → {fmt_mib(r['rss_after'])}",
+            f"{100 * back:.0f} % given back" if back is not None else "–", "memory given back (≥ 75 %)",
+            verdict(back is not None and back >= 0.75))
+    return rows
+
+
+def render_table(rows):
+    head = ("#", "measure", "median", "ratio", "target", "met")
+    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(6)]
+    line = lambda r: "| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |"
+    out = [line(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def machine():
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
+            "python": platform.python_version()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description="merchantd load benchmark (run through run.sh)")
+    ap.add_argument("--binary", required=True, help="merchantd binary to measure")
+    ap.add_argument("--postgres", metavar="URL", help="PostgreSQL server URL; a fresh database is created on it")
+    ap.add_argument("--quick", action="store_true", help="1 run, 3 s loads, smaller history and merchant set")
+    ap.add_argument("--only", help="comma-separated scenarios: " + ", ".join(f"{k} ({v})" for k, v in SCENARIOS.items()))
+    ap.add_argument("--runs", type=int, help="rounds of each scenario (default 3, quick 1)")
+    ap.add_argument("--duration", type=int, help="seconds of each wrk load (default 10, quick 3)")
+    ap.add_argument("--products", type=int, help="products of the big merchant (default 10000)")
+    ap.add_argument("--history", help="history ladder, completed baskets (default 0,20000,60000,200000)")
+    ap.add_argument("--history-budget-min", type=float, default=45,
+                    help="stop the ladder when seeding the next step would take longer (default 45)")
+    ap.add_argument("--merchants", type=int, help="merchants of scenario c (default 1000, quick 100)")
+    ap.add_argument("--idle-secs", type=int, help="merchant_idle_secs of scenario f (default 30, quick 8)")
+    ap.add_argument("--out", default=os.path.join(REPO, "target", "load"), help="where results-*.json go")
+    ap.add_argument("--perf", metavar="DIR", help="record perf profiles of read and write into DIR (profile.sh)")
+    ap.add_argument("--keep", action="store_true", help="keep the work dir (database, logs, data files)")
+    args = ap.parse_args()
+    args.binary = os.path.abspath(args.binary)
+    command = os.environ.get("BENCH_COMMAND") or " ".join([sys.argv[0]] + sys.argv[1:])
+
+    for tool in ("wrk", "taskset"):
+        if not shutil.which(tool):
+            sys.exit(f"{tool} is missing (run.sh installs wrk)")
+    if (os.cpu_count() or 1) < 2:
+        sys.exit("needs 2 CPUs: the server is pinned to CPU 0, wrk and the driver to CPU 1")
+    os.sched_setaffinity(0, {int(CLIENT_CPU)})  # the driver never competes with the server's core
+
+    bench = Bench(args)
+    started = datetime.now(timezone.utc)
+    log(f"command: {command}")
+    log(f"binary: {args.binary}; profile: {'quick' if args.quick else 'full'} {bench.p}")
+    try:
+        bench.run()
+    except BaseException:
+        log("failed; server log tail:\n" + bench.server.log_tail())
+        raise
+    finally:
+        bench.cleanup()
+
+    rows = build_table(bench)
+    table = render_table(rows)
+    os.makedirs(args.out, exist_ok=True)
+    stamp = started.strftime("%Y%m%dT%H%M%SZ")
+    out = os.path.join(args.out, f"results-{stamp}.json")
+    with open(out, "w") as f:
+        json.dump({"command": command, "started": started.isoformat(), "elapsed_s": bench.elapsed,
+                   "binary": args.binary, "backend": bench.db.backend, "machine": machine(),
+                   "params": bench.p, "pbkdf2_iterations": PBKDF2_ITERATIONS, "notes": bench.notes,
+                   "table": [dict(zip(("num", "measure", "median", "ratio", "target", "met"), r)) for r in rows],
+                   "results": bench.results}, f, indent=1, default=str)
+    mach = machine()
+    print()
+    print(f"merchantd load benchmark — {bench.db.backend}, {'quick' if args.quick else 'full'}, "
+          f"median of {bench.p['runs']} run(s), {bench.p['duration']} s loads; {mach['cores']} cores "
+          f"({mach['cpu']}), server on CPU {SERVER_CPU} (workers = 1), wrk on CPU {CLIENT_CPU}; "
+          f"pbkdf2_iterations lowered to {PBKDF2_ITERATIONS} for provisioning")
+    print(f"command: {command}")
+    print()
+    print(table)
+    print()
+    for note in bench.notes:
+        print(f"note: {note}")
+    print(f"raw results: {out}  (took {bench.elapsed / 60:.1f} min)")
+
+
+if __name__ == "__main__":
+    main()
