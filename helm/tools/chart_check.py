@@ -9,10 +9,15 @@
    then upgraded to the all-on values, which exercises the pre-upgrade path.
 3. kubernetes-validate (strict: unknown fields are errors) on every rendered document, against the
    chart's minimum Kubernetes version and the newest one the package ships. The prometheus-operator
-   kinds are not core Kubernetes; they are checked against the schemas in CRD_SCHEMAS below.
-4. checkov (framework kubernetes) on all rendered manifests. Every failed check fails the run; a
-   check the chart deliberately does not satisfy carries a `checkov.io/skipN: CKV_ID=reason`
-   annotation on the resource, and the skips are listed with their reasons.
+   kinds are not core Kubernetes; they are checked against the schemas in CRD_SCHEMAS below, and
+   their PromQL only for balanced brackets and known metric names. Also: the rendered
+   merchantd.toml parses and uses only keys listed in docs/configuration.md, chart-stored tenant
+   manifests parse as TOML, and the Grafana dashboard is JSON whose queries use known metrics.
+4. checkov (framework kubernetes) on all rendered manifests, and checkov (framework dockerfile) on
+   the repository's Dockerfile. Every failed check fails the run; a check deliberately left unmet
+   carries its reason where checkov reads it (a `checkov.io/skipN: CKV_ID=reason` annotation on
+   the resource, a `# checkov:skip=CKV_ID:reason` comment in the Dockerfile), and the skips are
+   listed with their reasons.
 
 Exit status: 0 when everything passed, 1 otherwise.
 """
@@ -37,6 +42,7 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.dont_write_bytecode = True  # no __pycache__ in the work tree
 
 from fake_kube_api import FakeKubeAPI  # noqa: E402
 
@@ -190,6 +196,85 @@ CRD_SCHEMAS = {
 }
 
 
+# Metrics merchantd exports (DESIGN §7, docs/operations.md), plus the ones the alerts and the
+# dashboard take from Prometheus itself and kube-state-metrics. merchant_cached_records and
+# db_commits_total arrive with the scale-out work; the dashboard shows them when they exist.
+KNOWN_METRICS = {
+    "http_requests_total", "http_request_duration_seconds", "merchant_actors_active",
+    "merchant_actor_activations_total", "actor_mailbox_wait_seconds", "merchant_write_batch_size",
+    "cache_requests_total", "oauth_tokens_issued_total", "oauth_token_errors_total",
+    "db_query_duration_seconds", "merchant_cached_records", "db_commits_total",
+    "up", "kube_deployment_status_replicas_available", "kube_deployment_spec_replicas",
+}
+HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
+
+
+def unknown_metrics(expr: str) -> list[str]:
+    """Metric names used with a selector ({...}) or a range ([...]) that merchantd does not export."""
+    bad = []
+    for m in re.findall(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\s*[{\[]", expr):
+        base = m
+        for suffix in HISTOGRAM_SUFFIXES:
+            if m.endswith(suffix) and m[: -len(suffix)] in KNOWN_METRICS:
+                base = m[: -len(suffix)]
+        if base not in KNOWN_METRICS:
+            bad.append(m)
+    return bad
+
+
+def described_values(chart: Path) -> list[str]:
+    """Paths of the values that values.yaml documents with a `# --` comment."""
+    paths, stack, described = [], [], False
+    for line in (chart / "values.yaml").read_text().splitlines():
+        if re.match(r"^\s*# -- ", line):
+            described = True
+            continue
+        m = re.match(r"^(\s*)([A-Za-z_][A-Za-z0-9_]*):", line)
+        if m:
+            indent = len(m.group(1))
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            stack.append((indent, m.group(2)))
+            if described:
+                paths.append(".".join(k for _, k in stack))
+            described = False
+    return paths
+
+
+def check_readme(chart: Path, report: Report) -> int:
+    """The chart README's values table names every documented value."""
+    readme = (chart / "README.md").read_text()
+    paths = described_values(chart)
+    for p in paths:
+        if f"| `{p}` |" not in readme:
+            report.fail(f"README.md: the values table lacks `{p}`")
+    return len(paths)
+
+
+def check_dashboard(chart: Path, report: Report) -> int:
+    """The Grafana dashboard must be JSON whose queries use merchantd's metrics."""
+    path = chart / "dashboards" / "merchantd.json"
+    try:
+        dash = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        report.fail(f"dashboard {path.name}: {e}")
+        return 0
+    n = 0
+    ids = set()
+    for p in dash.get("panels", []):
+        if p.get("id") in ids:
+            report.fail(f"dashboard: duplicate panel id {p.get('id')}")
+        ids.add(p.get("id"))
+        for t in p.get("targets", []):
+            expr = t.get("expr", "")
+            n += 1
+            for problem in promql_problems(expr):
+                report.fail(f"dashboard panel {p.get('title')!r}: {problem}")
+            for m in unknown_metrics(expr):
+                report.fail(f"dashboard panel {p.get('title')!r}: unknown metric {m}")
+    return n
+
+
 def promql_problems(expr: str) -> list[str]:
     """Cheap structural checks of a PromQL expression (no PromQL parser is available offline)."""
     problems = []
@@ -229,8 +314,30 @@ def deep_merge(base: dict, override: dict) -> dict:
     return out
 
 
-def documents(text: str) -> list[dict]:
-    return [d for d in yaml.safe_load_all(text) if d]
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML loader that rejects duplicate keys (PyYAML keeps the last one silently, while the
+    Kubernetes API server rejects them or drops one; a template that emits a key twice is a bug)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def documents(text: str) -> list[tuple[str, dict]]:
+    """Helm's manifest text split into (raw text, parsed document) pairs, empty ones dropped."""
+    out = []
+    for chunk in re.split(r"(?m)^---\s*$", text):
+        doc = yaml.load(chunk, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        if doc:
+            out.append((chunk.strip("\n") + "\n", doc))
+    return out
 
 
 class Report:
@@ -248,10 +355,16 @@ class Report:
     def summary(self, msg: str) -> None:
         self.lines.append(msg)
 
+    def step(self, before: int, ok_text: str, name: str) -> None:
+        """Closes a step that started when there were `before` failures."""
+        n = len(self.failures) - before
+        self.lines.append(ok_text if n == 0 else f"{name}: FAILED ({n} problem(s) above)")
+
 
 # --- steps ------------------------------------------------------------------------------------
 async def lint(helm, chart: Path, variants: dict[str, dict], work: Path, report: Report) -> None:
     infos = 0
+    before = len(report.failures)
     cfg = helm.Configuration(namespace=NAMESPACE)
     for name, values in variants.items():
         target = chart
@@ -268,18 +381,18 @@ async def lint(helm, chart: Path, variants: dict[str, dict], work: Path, report:
             sev = SEVERITY.get(m.get("Severity"), str(m.get("Severity")))
             # Helm's lint messages are Go errors, which the binding's JSON renders as {}: only the
             # severity and the file survive. Rendering (next step) reports template errors in full.
-            text = m.get("Err") or ""
-            text = "" if text == {} else f": {text}"
+            err = m.get("Err")
+            text = f": {err}" if err not in (None, {}, "") else " (message text not passed on by helm-sdkpy)"
             report.note(f"  lint[{name}] {sev} {m.get('Path')}{text}")
         infos += sum(1 for m in msgs if m.get("Severity") == 1)
         if bad or errors:
             report.fail(
                 f"helm lint [{name}]: {len(bad)} warning/error message(s), {len(errors)} error(s)"
             )
-    report.summary(
-        f"helm lint: {len(variants)} variant(s), 0 errors, 0 warnings, {infos} info message(s)"
-        if not any(f.startswith("helm lint") for f in report.failures)
-        else "helm lint: FAILED"
+    report.step(
+        before,
+        f"helm lint: {len(variants)} variant(s), 0 errors, 0 warnings, {infos} info message(s)",
+        "helm lint",
     )
 
 
@@ -287,6 +400,7 @@ async def render(
     helm, chart: Path, variants: dict[str, dict], kube_version: str, out: Path, report: Report
 ) -> dict[str, list[dict]]:
     rendered: dict[str, list[dict]] = {}
+    before = len(report.failures)
     for name, values in variants.items():
         with FakeKubeAPI(kube_version) as api:
             cfg = helm.Configuration(namespace=NAMESPACE, kubeconfig=api.kubeconfig())
@@ -302,13 +416,19 @@ async def render(
             for h in hooks:
                 text += f"\n---\n# Source: {h.get('path')} (hook: {','.join(h.get('events', []))})\n"
                 text += h.get("manifest", "")
-            docs = documents(text)
+            try:
+                pairs = documents(text)
+            except yaml.YAMLError as e:
+                report.fail(f"render [{name}]: the rendered YAML does not load: {e}")
+                continue
+            docs = [doc for _, doc in pairs]
             rendered[name] = docs
             d = out / name
             d.mkdir(parents=True)
-            for i, doc in enumerate(docs):
+            # Helm's own text, one file per document, for checkov and for people to read.
+            for i, (raw, doc) in enumerate(pairs):
                 fname = f"{i:02d}-{doc['kind'].lower()}-{doc['metadata']['name']}.yaml"
-                (d / fname).write_text(yaml.safe_dump(doc, sort_keys=False))
+                (d / fname).write_text(raw)
             notes = (rel.get("info") or {}).get("notes", "")
             (out / f"{name}.NOTES.txt").write_text(notes)
             if not notes.strip():
@@ -322,25 +442,73 @@ async def render(
                     up = await helm.Upgrade(cfg).run(
                         RELEASE, str(chart), values=variants["all-on"], wait=False, timeout=120
                     )
-                    if up.get("version") != 2:
-                        report.fail(f"upgrade defaults -> all-on: release version {up.get('version')}")
+                    ran = [
+                        h["name"] for h in up.get("hooks") or []
+                        if "pre-upgrade" in h.get("events", [])
+                        and (h.get("last_run") or {}).get("phase") == "Succeeded"
+                    ]
+                    if up.get("version") != 2 or (variants["all-on"].get("migrations", {}).get("enabled", True) and not ran):
+                        report.fail(f"upgrade defaults -> all-on: revision {up.get('version')}, pre-upgrade hooks run: {ran}")
                     else:
-                        report.note("  upgrade[defaults -> all-on] ok (revision 2, pre-upgrade hook ran)")
+                        report.note(f"  upgrade[defaults -> all-on] ok: revision 2, pre-upgrade hook(s) {', '.join(ran)} succeeded")
                 except Exception as e:  # noqa: BLE001
                     report.fail(f"upgrade defaults -> all-on: {e}")
-    if len(rendered) == len(variants):
-        report.summary(
-            f"helm render: {len(variants)} variant(s) installed into a fake Kubernetes {kube_version} API, "
-            f"{sum(len(v) for v in rendered.values())} documents, upgrade defaults -> all-on ok"
-            if not any(f.startswith("upgrade") for f in report.failures)
-            else "helm render: upgrade FAILED"
-        )
-    else:
-        report.summary("helm render: FAILED")
+    report.step(
+        before,
+        f"helm render: {len(variants)} variant(s) installed (hooks included) into a fake Kubernetes "
+        f"{kube_version} API, {sum(len(v) for v in rendered.values())} documents; "
+        "upgrade defaults -> all-on ok",
+        "helm render",
+    )
     return rendered
 
 
-def validate(rendered: dict[str, list[dict]], versions: list[str], report: Report) -> None:
+def documented_config_keys(repo: Path) -> set[str]:
+    """The keys of merchantd.toml as listed in docs/configuration.md (first column of the table)."""
+    keys: set[str] = set()
+    for line in (repo / "docs" / "configuration.md").read_text().splitlines():
+        if line.startswith("| `"):
+            keys.update(re.findall(r"`([a-z0-9_]+)`", line.split("|")[1]))
+    return keys
+
+
+def check_merchantd_files(rendered: dict[str, list[dict]], repo: Path, report: Report) -> int:
+    """merchantd.toml must parse and use documented keys only (merchantd rejects unknown keys);
+    tenant manifests stored by the chart must parse as TOML."""
+    import tomllib
+
+    known = documented_config_keys(repo)
+    if not known:
+        report.fail("no configuration keys found in docs/configuration.md")
+    checked = 0
+    for name, docs in rendered.items():
+        for doc in docs:
+            data = doc.get("stringData") or doc.get("data") or {}
+            for fname, text in data.items():
+                if not fname.endswith(".toml"):
+                    continue
+                ident = f"{name}:{doc['kind']}/{doc['metadata']['name']}/{fname}"
+                try:
+                    parsed = tomllib.loads(text)
+                except tomllib.TOMLDecodeError as e:
+                    report.fail(f"toml {ident}: {e}")
+                    continue
+                checked += 1
+                if fname == "merchantd.toml":
+                    unknown = sorted(set(parsed) - known)
+                    if unknown:
+                        report.fail(f"config {ident}: keys not in docs/configuration.md: {unknown}")
+                    for k in ("bind", "metrics_bind"):
+                        if not str(parsed.get(k, "")).startswith("0.0.0.0:"):
+                            report.fail(f"config {ident}: {k} must listen on 0.0.0.0 in a pod")
+                    if "database_url" in parsed:
+                        report.fail(f"config {ident}: database_url must come from the Secret, not the ConfigMap")
+    return checked
+
+
+def validate(
+    rendered: dict[str, list[dict]], versions: list[str], chart: Path, report: Report
+) -> None:
     import kubernetes_validate
 
     checked = 0
@@ -360,7 +528,10 @@ def validate(rendered: dict[str, list[dict]], versions: list[str], report: Repor
                 if doc["kind"] == "PrometheusRule":
                     for g in doc["spec"].get("groups", []):
                         for r in g.get("rules", []):
-                            for p in promql_problems(str(r.get("expr", ""))):
+                            expr = str(r.get("expr", ""))
+                            for p in promql_problems(expr) + [
+                                f"unknown metric {m}" for m in unknown_metrics(expr)
+                            ]:
                                 report.fail(f"promql {ident} {r.get('alert') or r.get('record')}: {p}")
                 crd += 1
                 continue
@@ -373,16 +544,27 @@ def validate(rendered: dict[str, list[dict]], versions: list[str], report: Repor
                 except kubernetes_validate.SchemaNotFoundError as e:
                     report.fail(f"schema {ident}: {e.message}")
             checked += 1
-    ok = len(report.failures) == before
-    report.summary(
-        f"kubernetes-validate: {checked} documents valid (strict) against Kubernetes {' and '.join(versions)}; "
-        f"{crd} prometheus-operator documents valid against the bundled CRD schemas"
-        if ok
-        else "kubernetes-validate: FAILED"
+    report.step(
+        before,
+        f"kubernetes-validate: {checked} documents valid (strict) against Kubernetes "
+        f"{' and '.join(versions)}; {crd} prometheus-operator documents valid against the bundled "
+        "CRD schemas",
+        "kubernetes-validate",
+    )
+    before = len(report.failures)
+    tomls = check_merchantd_files(rendered, HERE.parent.parent, report)
+    queries = check_dashboard(chart, report)
+    documented = check_readme(chart, report)
+    report.step(
+        before,
+        f"consistency: {tomls} rendered TOML files parse (merchantd.toml keys as in "
+        f"docs/configuration.md); the dashboard's {queries} queries use known metrics; the README "
+        f"lists all {documented} values",
+        "consistency",
     )
 
 
-def run_checkov(checkov: str, out: Path, report: Report) -> None:
+def run_checkov(checkov: str, target: list[str], framework: str, label: str, report: Report) -> None:
     env = dict(os.environ)
     # Offline: no platform, no guideline download, no telemetry or version check.
     env.update(
@@ -393,10 +575,8 @@ def run_checkov(checkov: str, out: Path, report: Report) -> None:
         CHECKOV_ENABLE_MODULES_FOREACH_HANDLING="FALSE",
         LOG_LEVEL="ERROR",
     )
-    cmd = [
-        checkov, "-d", str(out), "--framework", "kubernetes",
-        "-o", "json", "--skip-download", "--quiet", "--compact",
-    ]
+    before = len(report.failures)
+    cmd = [checkov, *target, "--framework", framework, "-o", "json", "--skip-download", "--compact"]
     t = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     elapsed = time.monotonic() - t
@@ -404,17 +584,21 @@ def run_checkov(checkov: str, out: Path, report: Report) -> None:
         data = json.loads(proc.stdout)
     except json.JSONDecodeError:
         report.fail(f"checkov produced no JSON (exit {proc.returncode}): {proc.stderr[-2000:]}")
-        report.summary("checkov: FAILED")
+        report.step(before, "", f"checkov ({label})")
         return
     if isinstance(data, list):
         data = {"results": {k: sum((d.get("results", {}).get(k, []) for d in data), []) for k in
-                            ("passed_checks", "failed_checks", "skipped_checks")}}
+                            ("passed_checks", "failed_checks", "skipped_checks")},
+                "summary": data[0].get("summary", {}) if data else {}}
     res = data.get("results", {})
     passed = res.get("passed_checks", [])
     failed = res.get("failed_checks", [])
     skipped = res.get("skipped_checks", [])
+    summary = data.get("summary", {})
     if not passed and not failed and not skipped:
         report.fail("checkov scanned nothing")
+    if summary.get("parsing_errors"):
+        report.fail(f"checkov could not parse {summary['parsing_errors']} file(s)")
     for f in failed:
         report.fail(
             f"checkov {f['check_id']} {f.get('check_name')} on {f.get('resource')} "
@@ -426,15 +610,18 @@ def run_checkov(checkov: str, out: Path, report: Report) -> None:
             (s.get("check_result") or {}).get("suppress_comment", "")
         )
     if skipped:
-        report.note("  checkov skips (annotations in the chart):")
+        report.note(f"  checkov skips in the {label} (each with its reason):")
         for cid, rs in sorted(reasons.items()):
             for r in sorted(rs):
                 report.note(f"    {cid}: {r}")
     if proc.returncode != 0 and not failed:
         report.fail(f"checkov exited {proc.returncode}: {proc.stderr[-2000:]}")
-    report.summary(
-        f"checkov: {len(passed)} passed, {len(failed)} failed, {len(skipped)} skipped "
-        f"(suppressed with reasons: {', '.join(sorted(reasons)) or 'none'}) in {elapsed:.0f}s"
+    report.step(
+        before,
+        f"checkov {summary.get('checkov_version', '')} ({label}): {len(passed)} passed, "
+        f"{len(failed)} failed, {len(skipped)} skipped on {summary.get('resource_count', '?')} "
+        f"resources (suppressed with reasons: {', '.join(sorted(reasons)) or 'none'}) in {elapsed:.0f}s",
+        f"checkov ({label})",
     )
 
 
@@ -464,26 +651,28 @@ async def main_async(args) -> int:
         report.note("== helm render (install into an in-memory fake API)")
         rendered = await render(helm_sdkpy, chart, variants, newest, out, report)
         report.note(f"== kubernetes-validate {kubernetes_validate_version()}")
-        validate(rendered, versions, report)
+        validate(rendered, versions, chart, report)
         report.note("== checkov")
         if rendered:
-            run_checkov(args.checkov, out, report)
+            run_checkov(args.checkov, ["-d", str(out)], "kubernetes", "rendered chart", report)
+        else:
+            report.fail("nothing rendered for checkov to scan")
+            report.summary("checkov (rendered chart): FAILED (nothing rendered to scan)")
+        dockerfile = HERE.parent.parent / "Dockerfile"
+        if dockerfile.exists():
+            run_checkov(args.checkov, ["-f", str(dockerfile)], "dockerfile", "Dockerfile", report)
         total = time.monotonic() - t
     finally:
-        if not args.out:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
 
+    failed_steps = [l for l in report.lines if "FAILED" in l]
     print("\nchart-check summary:")
     for line in report.lines:
         print(f"  {line}")
     if args.out:
-        print(f"  rendered manifests: {out}")
-    status = "FAILED" if report.failures else "passed"
-    print(f"chart-check: {len(report.lines) - len([1 for l in report.lines if 'FAILED' in l])} passed, "
-          f"{len([1 for l in report.lines if 'FAILED' in l]) or (1 if report.failures else 0)} failed "
-          f"({status}, {len(report.failures)} problem(s), {total:.0f}s)")
+        print(f"  rendered manifests kept in {out}")
+    print(f"  {len(report.failures)} problem(s), {total:.0f}s")
+    print(f"chart-check: {len(report.lines) - len(failed_steps)} passed, {len(failed_steps)} failed")
     return 1 if report.failures else 0
 
 

@@ -62,7 +62,7 @@ def _now() -> str:
 
 
 class FakeKubeAPI:
-    def __init__(self, kube_version: str = "1.33.0"):
+    def __init__(self, kube_version: str):
         self.kube_version = kube_version
         self.objects: dict[tuple, dict] = {}
         self.requests: list[str] = []
@@ -251,7 +251,7 @@ class _Handler(BaseHTTPRequestHandler):
         if gv is None:
             return False
         if gv not in RESOURCES:
-            self._status(404, "NotFound", f"the server could not find the requested resource")
+            self._status(404, "NotFound", "the server could not find the requested resource")
             return True
         self._send(
             200,

@@ -146,7 +146,8 @@ public_base_url = {{ $base | toJson }}
 
 {{/*
 checkov.io/skipN annotations: the checks this resource deliberately does not satisfy, each with
-its reason (checkov reads them from the resource's metadata). Pass a list of "CKV_ID=reason".
+its reason (checkov reads them from the resource's metadata). Pass a list of "CKV_ID=reason"; the
+reason must not contain "=" (checkov splits the annotation on it).
 */}}
 {{- define "merchantd.checkovSkips" -}}
 {{- range $i, $skip := . }}
@@ -161,7 +162,7 @@ checkov.io/skip{{ add1 $i }}: {{ $skip | quote }}
 {{- $skips = append $skips "CKV_K8S_43=image.digest is empty, so the image is pinned by its version tag (the chart's appVersion by default); set image.digest to pin it by digest" }}
 {{- end }}
 {{- if ne .Values.image.pullPolicy "Always" }}
-{{- $skips = append $skips (printf "CKV_K8S_15=image.pullPolicy is %s: release images are immutable version tags or digests, and Always would make every pod start depend on the registry; set image.pullPolicy=Always where nodes are shared with untrusted workloads" .Values.image.pullPolicy) }}
+{{- $skips = append $skips (printf "CKV_K8S_15=image.pullPolicy is %s: release images are immutable version tags or digests, and Always would make every pod start depend on the registry; set image.pullPolicy to Always where nodes are shared with untrusted workloads" .Values.image.pullPolicy) }}
 {{- end }}
 {{- $skips | toJson }}
 {{- end }}
