@@ -9,8 +9,8 @@
 use std::time::{Duration, Instant};
 
 use merchantd::config::Settings;
-use merchantd::db::now_millis;
-use merchantd::db::oauth::NewFamily;
+use merchantd::domain::now_millis;
+use merchantd::domain::token::NewFamily;
 use merchantd::startup::{Application, Signals};
 use serde_json::json;
 
@@ -86,7 +86,7 @@ fn main() {
         let demo = app.tenants().iter().find(|t| t.key == "demo").expect("demo tenant").clone();
         let token = merchantd::crypto::random_token("mcd_at_");
         app.db()
-            .insert_family_with_access_token(
+            .issue_access_token(
                 &NewFamily {
                     id: "bench".into(),
                     merchant_id: demo.id,

@@ -29,6 +29,9 @@ pub struct Settings {
     pub auth_code_ttl_secs: u64,
     pub refresh_retry_grace_secs: u64,
     pub merchant_idle_secs: u64,
+    /// Finished sales records (baskets, payments, orders, invoices, counts) a merchant's cached
+    /// state keeps beside its open ones; older history is read from the database.
+    pub sales_window: usize,
     pub max_batch_objects: usize,
     pub max_body_bytes: usize,
     pub max_upload_bytes: usize,
@@ -70,6 +73,7 @@ impl Default for Settings {
             auth_code_ttl_secs: 60,
             refresh_retry_grace_secs: 5,
             merchant_idle_secs: 600,
+            sales_window: 1_000,
             max_batch_objects: 200,
             max_body_bytes: 1024 * 1024,
             max_upload_bytes: 10 * 1024 * 1024,

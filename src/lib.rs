@@ -14,6 +14,7 @@ pub mod domain;
 pub mod http;
 pub mod metrics;
 pub mod oauth;
+pub mod services;
 pub mod startup;
 pub mod telemetry;
 pub mod tenants;

@@ -2,8 +2,8 @@
 //! globals), so tests can run several servers in one process.
 
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts,
-    Registry, TextEncoder,
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
 #[derive(Clone, Debug)]
@@ -19,6 +19,9 @@ pub struct Metrics {
     pub actor_mailbox_wait: Histogram,
     pub merchant_write_batch_size: Histogram,
     pub cache_requests: IntCounterVec,
+    pub db_commits: IntCounter,
+    pub db_group_size: Histogram,
+    pub merchant_cached_records: IntGaugeVec,
 }
 
 impl Metrics {
@@ -99,6 +102,29 @@ impl Metrics {
             &["cache", "result"],
         )
         .expect("valid metric definition");
+        let db_commits = IntCounter::new(
+            "db_commits_total",
+            "Transactions committed (on SQLite, each commits a group of writes).",
+        )
+        .expect("valid metric definition");
+        let db_group_size = Histogram::with_opts(
+            HistogramOpts::new(
+                "db_commit_group_size",
+                "Writes made durable by one SQLite commit.",
+            )
+            .buckets(vec![
+                1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0,
+            ]),
+        )
+        .expect("valid metric definition");
+        let merchant_cached_records = IntGaugeVec::new(
+            Opts::new(
+                "merchant_cached_records",
+                "Records held in the cached state of active merchants, by kind.",
+            ),
+            &["kind"],
+        )
+        .expect("valid metric definition");
         for collector in [
             Box::new(http_requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(http_request_duration.clone()),
@@ -110,6 +136,9 @@ impl Metrics {
             Box::new(actor_mailbox_wait.clone()),
             Box::new(merchant_write_batch_size.clone()),
             Box::new(cache_requests.clone()),
+            Box::new(db_commits.clone()),
+            Box::new(db_group_size.clone()),
+            Box::new(merchant_cached_records.clone()),
         ] {
             registry
                 .register(collector)
@@ -127,6 +156,9 @@ impl Metrics {
             actor_mailbox_wait,
             merchant_write_batch_size,
             cache_requests,
+            db_commits,
+            db_group_size,
+            merchant_cached_records,
         }
     }
 

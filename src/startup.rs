@@ -11,9 +11,10 @@ use crate::actors::registry::RegistryConfig;
 use crate::actors::{Merchants, TokenActors};
 use crate::config::Settings;
 use crate::db::Db;
+use crate::http::oauth::OAuth;
 use crate::http::{self, AppState};
 use crate::metrics::Metrics;
-use crate::oauth::OAuth;
+use crate::services::Services;
 use crate::tenants;
 
 /// Token actor shards: enough that unrelated credentials rarely wait on each other.
@@ -54,18 +55,20 @@ impl Application {
         }
 
         let settings = Arc::new(settings);
+        let tokens = TokenActors::start(store.clone(), TOKEN_SHARDS, &metrics);
         let state = web::Data::new(AppState {
             settings: settings.clone(),
-            db: store.clone(),
             metrics: metrics.clone(),
-            tokens: http::auth::TokenCache::new(&metrics),
-            oauth: OAuth::new(TokenActors::start(store.clone(), TOKEN_SHARDS)),
+            tokens: tokens.clone(),
+            oauth: OAuth::new(),
+            services: Services::new(store.clone()),
             merchants: Merchants::start(
                 store.clone(),
                 metrics.clone(),
                 RegistryConfig {
                     idle: Duration::from_secs(settings.merchant_idle_secs),
                     files_base: &settings.public_base_url(),
+                    window: settings.sales_window,
                     write_delay: if settings.test_hooks {
                         Duration::from_millis(settings.test_write_delay_ms)
                     } else {
@@ -74,7 +77,7 @@ impl Application {
                 },
             ),
         });
-        spawn_oauth_purge(store.clone());
+        spawn_oauth_purge(tokens);
 
         let listener = TcpListener::bind(&settings.bind)
             .with_context(|| format!("binding {}", settings.bind))?;
@@ -194,13 +197,13 @@ async fn wait_for_stop_signal() {
 }
 
 /// Deletes OAuth tombstones a day after they expired, every ten minutes.
-fn spawn_oauth_purge(db: Db) {
+fn spawn_oauth_purge(tokens: TokenActors) {
     actix_rt::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(600));
         loop {
             tick.tick().await;
-            let before = crate::db::now_millis() - 24 * 3600 * 1000;
-            match db.purge_expired_oauth(before).await {
+            let before = crate::domain::now_millis() - 24 * 3600 * 1000;
+            match tokens.purge_expired(before).await {
                 Ok(n) if n > 0 => tracing::info!(removed = n, "expired OAuth records purged"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "OAuth purge failed"),

@@ -1,4 +1,5 @@
-//! Actors that own state and serialize the operations on it.
+//! Actors that own state and serialize the operations on it: the merchant registry and its
+//! supervisors (one a merchant, with a StoreActor a store), and the token actors.
 
 pub mod catalogue;
 pub mod merchant;

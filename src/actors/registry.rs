@@ -1,23 +1,30 @@
 //! MerchantRegistry: get-or-spawn of merchant supervisors through one mailbox (single flight), so
-//! N concurrent first requests for a merchant start exactly one supervisor. Handlers look up
-//! running merchants in a shared map without entering the mailbox.
+//! N concurrent first requests for a merchant start exactly one supervisor. [`Merchants`] is
+//! what the HTTP layer holds: snapshots for reads (a shared map, no mailbox), writes handed to
+//! the supervisor, and sales reads that may reach into history.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use actix::prelude::*;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 
-use super::merchant::{Environment, MerchantState, MerchantSupervisor, Phase};
-use crate::db::{now_millis, Db, DbError};
+use super::merchant::history::{self, Historic, History, SalesList, SalesQuery};
+use super::merchant::job::{DeleteJob, DeleteOutcome, Job, ObjectOutcome, WriteJob};
+use super::merchant::state::MerchantState;
+use super::merchant::{Environment, MerchantSupervisor, Phase, ProbeStore, Submit};
+use super::resource::Resource;
+use crate::db::Db;
+use crate::domain::batch::{BatchObject, WriteMode};
+use crate::domain::{now_millis, Failure};
 use crate::metrics::Metrics;
 
 /// A running merchant: its mailbox (writes) and its published state (reads).
 #[derive(Clone)]
 pub struct MerchantHandle {
-    pub addr: Addr<MerchantSupervisor>,
+    addr: Addr<MerchantSupervisor>,
     phase: watch::Receiver<Phase>,
     last_used: Arc<AtomicI64>,
     generation: u64,
@@ -25,18 +32,21 @@ pub struct MerchantHandle {
 
 impl MerchantHandle {
     /// The latest published state, waiting for the first load when the merchant just started.
-    pub async fn snapshot(&self) -> Result<Arc<MerchantState>, DbError> {
+    pub async fn snapshot(&self) -> Result<Arc<MerchantState>, Failure> {
         self.last_used
             .store(now_millis(), std::sync::atomic::Ordering::Relaxed);
+        if let Phase::Ready(state) = &*self.phase.borrow() {
+            return Ok(state.clone());
+        }
         let mut phase = self.phase.clone();
         let ready = phase
             .wait_for(|p| !matches!(p, Phase::Loading))
             .await
-            .map_err(|_| DbError::Corrupt("the merchant stopped while loading".into()))?;
+            .map_err(|_| Failure::internal("the merchant stopped while loading"))?;
         match &*ready {
             Phase::Ready(state) => Ok(state.clone()),
-            Phase::Failed(why) => Err(DbError::Corrupt(format!("merchant failed to load: {why}"))),
-            Phase::Loading => Err(DbError::Corrupt("unreachable: still loading".into())),
+            Phase::Failed(why) => Err(Failure::internal(format!("merchant failed to load: {why}"))),
+            Phase::Loading => Err(Failure::internal("unreachable: still loading")),
         }
     }
 }
@@ -44,13 +54,21 @@ impl MerchantHandle {
 type Handles = Arc<RwLock<HashMap<i64, MerchantHandle>>>;
 
 pub struct MerchantRegistry {
-    db: Db,
-    metrics: Metrics,
-    idle: Duration,
-    files_base: Arc<str>,
-    write_delay: Duration,
+    env: RegistryEnv,
     handles: Handles,
     next_generation: u64,
+}
+
+/// What the registry passes on to every supervisor.
+#[derive(Clone)]
+struct RegistryEnv {
+    db: Db,
+    metrics: Metrics,
+    history: History,
+    idle: Duration,
+    files_base: Arc<str>,
+    window: usize,
+    write_delay: Duration,
 }
 
 #[derive(Message)]
@@ -82,13 +100,16 @@ impl Handler<Activate> for MerchantRegistry {
         let generation = self.next_generation;
         let (publish, phase) = watch::channel(Phase::Loading);
         let last_used = Arc::new(AtomicI64::new(now_millis()));
+        let e = &self.env;
         let env = Environment {
-            db: self.db.clone(),
-            idle: self.idle,
+            db: e.db.clone(),
+            idle: e.idle,
             registry: ctx.address(),
-            files_base: self.files_base.clone(),
-            metrics: self.metrics.clone(),
-            write_delay: self.write_delay,
+            files_base: e.files_base.clone(),
+            metrics: e.metrics.clone(),
+            history: e.history.clone(),
+            window: e.window,
+            write_delay: e.write_delay,
         };
         let addr =
             MerchantSupervisor::new(merchant_id, generation, env, publish, last_used.clone())
@@ -100,8 +121,8 @@ impl Handler<Activate> for MerchantRegistry {
             generation,
         };
         write(&self.handles).insert(merchant_id, handle.clone());
-        self.metrics.merchant_actor_activations.inc();
-        self.metrics.merchant_actors_active.inc();
+        self.env.metrics.merchant_actor_activations.inc();
+        self.env.metrics.merchant_actors_active.inc();
         MessageResult(handle)
     }
 }
@@ -117,7 +138,7 @@ impl Handler<Passivated> for MerchantRegistry {
         {
             handles.remove(&msg.merchant_id);
         }
-        self.metrics.merchant_actors_active.dec();
+        self.env.metrics.merchant_actors_active.dec();
     }
 }
 
@@ -137,6 +158,8 @@ pub struct RegistryConfig<'a> {
     pub idle: Duration,
     /// Where uploaded files are served, for image URLs.
     pub files_base: &'a str,
+    /// Finished sales records a merchant's cached state keeps at most.
+    pub window: usize,
     /// Test hook: how long a write holds its transaction open.
     pub write_delay: Duration,
 }
@@ -146,20 +169,33 @@ pub struct RegistryConfig<'a> {
 pub struct Merchants {
     registry: Addr<MerchantRegistry>,
     handles: Handles,
-    cache_requests: prometheus::IntCounterVec,
+    db: Db,
+    history: History,
+    hits: prometheus::IntCounter,
+    misses: prometheus::IntCounter,
 }
 
 impl Merchants {
     /// Starts the registry on the current arbiter.
     pub fn start(db: Db, metrics: Metrics, config: RegistryConfig<'_>) -> Self {
         let handles: Handles = Arc::default();
-        let cache_requests = metrics.cache_requests.clone();
+        let history = History::new(&metrics);
+        let hits = metrics
+            .cache_requests
+            .with_label_values(&["merchant", "hit"]);
+        let misses = metrics
+            .cache_requests
+            .with_label_values(&["merchant", "miss"]);
         let registry = MerchantRegistry {
-            db,
-            metrics,
-            idle: config.idle,
-            files_base: config.files_base.into(),
-            write_delay: config.write_delay,
+            env: RegistryEnv {
+                db: db.clone(),
+                metrics,
+                history: history.clone(),
+                idle: config.idle,
+                files_base: config.files_base.into(),
+                window: config.window,
+                write_delay: config.write_delay,
+            },
             handles: handles.clone(),
             next_generation: 0,
         }
@@ -167,42 +203,43 @@ impl Merchants {
         Self {
             registry,
             handles,
-            cache_requests,
+            db,
+            history,
+            hits,
+            misses,
         }
     }
 
     /// The running supervisor of a merchant, started if needed.
-    pub async fn get(&self, merchant_id: i64) -> Result<MerchantHandle, DbError> {
+    async fn get(&self, merchant_id: i64) -> Result<MerchantHandle, Failure> {
         if let Some(handle) = read(&self.handles).get(&merchant_id) {
             if handle.addr.connected() {
-                self.cache_requests
-                    .with_label_values(&["merchant", "hit"])
-                    .inc();
+                self.hits.inc();
                 return Ok(handle.clone());
             }
         }
-        self.cache_requests
-            .with_label_values(&["merchant", "miss"])
-            .inc();
+        self.misses.inc();
         self.registry
             .send(Activate(merchant_id))
             .await
-            .map_err(|e| DbError::Corrupt(format!("merchant registry unavailable: {e}")))
+            .map_err(|e| Failure::internal(format!("merchant registry unavailable: {e}")))
     }
 
-    /// Sends a write to the merchant's supervisor, restarting it once if it has just stopped
-    /// (passivated, or crashed while handling an earlier message).
-    pub async fn write<M>(&self, merchant_id: i64, msg: M) -> Result<M::Result, DbError>
-    where
-        M: Message + Send + Clone + 'static,
-        M::Result: Send,
-        MerchantSupervisor: Handler<M>,
-    {
+    /// The merchant's latest published state.
+    pub async fn snapshot(&self, merchant_id: i64) -> Result<Arc<MerchantState>, Failure> {
+        self.get(merchant_id).await?.snapshot().await
+    }
+
+    /// Hands a write to the merchant's supervisor, starting it again once if it has just
+    /// stopped (passivated, or crashed while handling an earlier write).
+    async fn submit(&self, merchant_id: i64, job: Box<dyn Job>) -> Result<(), Failure> {
+        let mut job = job;
         for _ in 0..2 {
             let handle = self.get(merchant_id).await?;
-            match handle.addr.send(msg.clone()).await {
-                Ok(result) => return Ok(result),
-                Err(MailboxError::Closed) => {
+            match handle.addr.try_send(Submit(job)) {
+                Ok(()) => return Ok(()),
+                Err(SendError::Closed(Submit(returned)) | SendError::Full(Submit(returned))) => {
+                    job = returned;
                     let mut handles = write(&self.handles);
                     if handles
                         .get(&merchant_id)
@@ -211,16 +248,68 @@ impl Merchants {
                         handles.remove(&merchant_id);
                     }
                 }
-                Err(MailboxError::Timeout) => break,
             }
         }
-        Err(DbError::Corrupt(
-            "the merchant's actor stopped while handling the request".into(),
-        ))
+        Err(Failure::internal("the merchant's actor is not running"))
+    }
+
+    /// A batch write of `R`; each object gets its own outcome.
+    pub async fn write<R: Resource>(
+        &self,
+        merchant_id: i64,
+        mode: WriteMode,
+        objects: Vec<BatchObject>,
+        caller: i64,
+    ) -> Result<Vec<ObjectOutcome>, Failure> {
+        let (reply, answer) = oneshot::channel();
+        let job = WriteJob::<R>::new(mode, objects, caller, reply);
+        self.submit(merchant_id, Box::new(job)).await?;
+        answer.await.map_err(|_| stopped())?
+    }
+
+    /// Soft-deletes records of `R`; each id gets its own outcome.
+    pub async fn delete<R: Resource>(
+        &self,
+        merchant_id: i64,
+        ids: BTreeSet<i64>,
+    ) -> Result<Vec<(i64, DeleteOutcome)>, Failure> {
+        let (reply, answer) = oneshot::channel();
+        let job = DeleteJob::<R>::new(ids, reply);
+        self.submit(merchant_id, Box::new(job)).await?;
+        answer.await.map_err(|_| stopped())?
+    }
+
+    /// Sales records matching `query`, from the cache or from history.
+    pub async fn sales<R: Historic>(
+        &self,
+        merchant_id: i64,
+        query: &SalesQuery,
+    ) -> Result<SalesList<R>, Failure> {
+        let state = self.snapshot(merchant_id).await?;
+        Ok(history::list(&self.history, &self.db, state, query).await?)
+    }
+
+    /// Test hook: asks a store's actor a question, or makes it crash.
+    pub async fn probe_store(
+        &self,
+        merchant_id: i64,
+        store_id: i64,
+        crash: bool,
+    ) -> Result<usize, Failure> {
+        let handle = self.get(merchant_id).await?;
+        handle
+            .addr
+            .send(ProbeStore { store_id, crash })
+            .await
+            .map_err(|e| Failure::internal(format!("merchant actor unavailable: {e}")))?
     }
 
     /// How many supervisors are running (for tests and metrics).
     pub fn active(&self) -> usize {
         read(&self.handles).len()
     }
+}
+
+fn stopped() -> Failure {
+    Failure::internal("the merchant's actor stopped while handling the request")
 }

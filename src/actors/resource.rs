@@ -1,29 +1,66 @@
-//! What a catalogue resource must provide for the merchant supervisor to validate, store, cache
-//! and serve it. One implementation per resource, beside its record type.
-
-use std::collections::BTreeMap;
-use std::future::Future;
-use std::sync::Arc;
+//! What a merchant-owned resource must provide for the merchant supervisor to validate, store,
+//! cache and serve it. One implementation per resource, beside its record type in `catalogue/`.
 
 use serde_json::{Map, Value};
-use sqlx::AnyConnection;
 
-use super::merchant::MerchantState;
-use crate::db::rows::{self, TableRow};
-use crate::db::stock::StockMove;
-use crate::db::DbError;
-use crate::http::messages::Message;
-
-pub type Collection<T> = BTreeMap<i64, Arc<T>>;
+use super::merchant::state::{Collection, MerchantState};
+use crate::db::Record;
+use crate::domain::stock::StockMove;
+use crate::domain::Refusal;
 
 /// Identifiers handed out while a batch is validated.
 pub type Ids<'a> = &'a mut dyn Iterator<Item = i64>;
 
-pub trait Resource: TableRow + Clone + Send + Sync + 'static {
+/// One object to create or update, with the facts the server adds to it.
+pub struct Input {
+    pub fields: Map<String, Value>,
+    /// The SHA-256 (hex) of a client secret the server generated for this object.
+    pub secret_hash: Option<String>,
+    /// The employee the writing token acts as.
+    pub caller: i64,
+}
+
+/// The sales collections whose finished records leave the cache for the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Basket,
+    Transaction,
+    Order,
+    Invoice,
+    Count,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 5] = [
+        Kind::Basket,
+        Kind::Transaction,
+        Kind::Order,
+        Kind::Invoice,
+        Kind::Count,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Basket => "basket",
+            Kind::Transaction => "transaction",
+            Kind::Order => "order",
+            Kind::Invoice => "invoice",
+            Kind::Count => "stock_reconciliation",
+        }
+    }
+}
+
+pub trait Resource: Record + Clone + Send + Sync + 'static {
     /// "Store", as messages name one record.
     const NOUN: &'static str;
     /// "stores", the collection key in bodies and answers.
     const PLURAL: &'static str;
+    /// Sales records: once finished (completed or deleted) they are history, which the cache
+    /// keeps only in a bounded window; the database holds all of it.
+    const HISTORY: Option<Kind> = None;
+    /// Whether `create`/`update` read stock levels (a stock count's expected units): the
+    /// supervisor then waits until every store's actor has loaded its stock before validating.
+    const READS_STOCK: bool = false;
 
     fn id(&self) -> i64;
     fn delete_date(&self) -> Option<i64>;
@@ -43,20 +80,39 @@ pub trait Resource: TableRow + Clone + Send + Sync + 'static {
         Self::ids_needed(fields)
     }
 
-    /// Whether `create`/`update` read stock levels (a stock count's expected units): the
-    /// supervisor then waits until every store's actor has loaded its stock before validating.
-    const READS_STOCK: bool = false;
+    /// Baskets a write of these fields refers to, which must be at hand (from the database if
+    /// they are history) before it is validated.
+    fn referenced_baskets(_fields: &Map<String, Value>) -> Option<i64> {
+        None
+    }
+
+    /// The basket a record belongs to (a payment, an order), needed to validate changes to it.
+    fn basket_id(&self) -> Option<i64> {
+        None
+    }
+
+    /// False once a sales record is history (completed or deleted): it then leaves the cache
+    /// with the window. Records of other resources are always kept.
+    fn is_open(&self, _state: &MerchantState) -> bool {
+        true
+    }
+
+    /// Keeps the state's indexes in step with a change of this record.
+    fn reindex(_state: &mut MerchantState, _before: Option<&Self>, _after: Option<&Self>) {}
+
+    /// Other records whose rendering shows this one (a product shows its categories' titles)
+    /// are rendered afresh after it changed.
+    fn refresh_dependents(&self, _state: &mut MerchantState) {}
 
     /// Records of other collections this change brings with it (the wastage basket a stock
-    /// count books). The Write handler puts them into the working state after the record, and
-    /// the record's own `persist` writes them in the same transaction. They move no stock of
-    /// their own: only the record's `stock_moves` count.
+    /// count books). They go into the working state after the record, and the record's own
+    /// `persist` writes them in the same transaction. They move no stock of their own.
     fn side_records(&self, _before: Option<&Self>, _state: &mut MerchantState) {}
 
     /// A new record; `state` already holds the batch's earlier objects.
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>>;
@@ -65,7 +121,7 @@ pub trait Resource: TableRow + Clone + Send + Sync + 'static {
     fn update(
         &self,
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>>;
@@ -81,9 +137,9 @@ pub trait Resource: TableRow + Clone + Send + Sync + 'static {
         false
     }
 
-    /// Rules against the rest of the state that answer with their own message (for example 112
-    /// for an order on an open basket), checked after `create`/`update` succeeded.
-    fn check(&self, _state: &MerchantState) -> Result<(), (Message, Vec<String>)> {
+    /// Rules against the rest of the state that answer with their own refusal (for example
+    /// 112 for an order on an open basket), checked after `create`/`update` succeeded.
+    fn check(&self, _state: &MerchantState) -> Result<(), Refusal> {
         Ok(())
     }
 
@@ -113,28 +169,6 @@ pub trait Resource: TableRow + Clone + Send + Sync + 'static {
     }
 
     fn to_json(&self, state: &MerchantState) -> Value;
-
-    fn load(
-        conn: &mut AnyConnection,
-        merchant_id: i64,
-    ) -> impl Future<Output = Result<Vec<Self>, DbError>> + Send {
-        rows::load_all::<Self>(conn, merchant_id, "")
-    }
-
-    fn persist<'a>(
-        conn: &'a mut AnyConnection,
-        merchant_id: i64,
-        record: &'a Self,
-        is_new: bool,
-    ) -> impl Future<Output = Result<(), DbError>> + Send + 'a {
-        async move {
-            if is_new {
-                rows::insert(conn, merchant_id, record).await
-            } else {
-                rows::update(conn, merchant_id, record).await
-            }
-        }
-    }
 }
 
 /// The parts of a [`Resource`] that every record implements alike: its id, its soft delete, and
@@ -154,16 +188,30 @@ macro_rules! resource_basics {
             self.delete_date = Some(at);
         }
 
+        $crate::resource_collection!($collection);
+    };
+}
+
+/// Where a resource's collection lives in the merchant's state.
+#[macro_export]
+macro_rules! resource_collection {
+    ($collection:ident) => {
         fn collection(
-            state: &$crate::actors::merchant::MerchantState,
-        ) -> &$crate::actors::resource::Collection<Self> {
+            state: &$crate::actors::merchant::state::MerchantState,
+        ) -> &$crate::actors::merchant::state::Collection<Self> {
             &state.$collection
         }
 
         fn collection_mut(
-            state: &mut $crate::actors::merchant::MerchantState,
-        ) -> &mut $crate::actors::resource::Collection<Self> {
+            state: &mut $crate::actors::merchant::state::MerchantState,
+        ) -> &mut $crate::actors::merchant::state::Collection<Self> {
             &mut state.$collection
         }
     };
+}
+
+/// The next identifier of a batch, or the problem of having none.
+pub fn next_id(ids: Ids<'_>) -> Result<i64, Vec<String>> {
+    ids.next()
+        .ok_or_else(|| vec!["no identifier was available.".to_owned()])
 }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tokio::sync::watch;
 
-use crate::db::stock::{StockLevel, StockMove};
 use crate::db::{Db, DbError};
+use crate::domain::stock::{StockLevel, StockMove};
 
 pub type StockMap = BTreeMap<i64, StockLevel>;
 

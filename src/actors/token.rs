@@ -1,44 +1,33 @@
-//! TokenActors: every take of an authorization code or refresh token is a message to the shard
-//! that owns its hash, so concurrent uses of one credential are serialized in this process. The
-//! store's conditional UPDATE makes the same guarantee across processes; the actor spares the
-//! database a pile-up of transactions racing for one row and answers the losers in order.
+//! TokenActors: the owner of OAuth state. Every take of an authorization code or refresh token
+//! is a message to the shard that owns its hash, so concurrent uses of one credential are
+//! serialized in this process; the shard runs the grant's rules (`oauth::grants`) on the steps
+//! of one transaction, whose conditional UPDATE makes the same guarantee across processes.
+//! Access tokens are looked up through a cache in front of the database, and every revocation
+//! made here evicts what it revoked.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use actix::prelude::*;
 
-use crate::db::oauth::{CodeExchange, NewPair, RefreshExchange, RotateRefresh};
 use crate::db::{Db, DbError};
-use crate::oauth::pkce;
+use crate::domain::token::{
+    AccessTokenRecord, Client, CodeFacts, NewFamily, SessionRecord, SignInCandidate, TokenInfo,
+};
+use crate::domain::{now_millis, Failure};
+use crate::metrics::Metrics;
+use crate::oauth::grants::authorization_code::{self, CodeExchange, CodeGrant};
+use crate::oauth::grants::refresh_token::{self, RefreshExchange, RefreshGrant};
 
-/// Takes a code and stores the pair it buys.
+/// Exchanges a code for a pair.
 #[derive(Message)]
 #[rtype(result = "Result<CodeExchange, DbError>")]
-pub struct ExchangeCode {
-    pub code_hash: String,
-    pub application_id: i64,
-    pub redirect_uri: Option<String>,
-    pub code_verifier: Option<String>,
-    pub pair: NewPair,
-}
+struct Exchange(CodeGrant);
 
-/// Picks the new access scope from the family's scope and the user's current role id.
-pub type DecideScope = Box<dyn FnOnce(&str, i64) -> Result<String, String> + Send>;
-/// Seals the successor pair given its final scope.
-pub type SealSuccessor = Box<dyn FnOnce(&str) -> String + Send>;
-/// Opens a sealed successor and returns its refresh token's hash.
-pub type OpenSuccessor = Box<dyn FnOnce(&str) -> Option<String> + Send>;
-
-/// Rotates a refresh token. Carries the clear successor pair only to seal it for retries.
+/// Rotates a refresh token.
 #[derive(Message)]
 #[rtype(result = "Result<RefreshExchange, DbError>")]
-pub struct Rotate {
-    pub refresh_hash: String,
-    pub application_id: i64,
-    pub grace_millis: i64,
-    pub pair: NewPair,
-    pub decide: DecideScope,
-    pub seal: SealSuccessor,
-    pub successor_of: OpenSuccessor,
-}
+struct Rotate(RefreshGrant);
 
 struct TokenShard {
     db: Db,
@@ -48,30 +37,21 @@ impl Actor for TokenShard {
     type Context = Context<Self>;
 }
 
-impl Handler<ExchangeCode> for TokenShard {
+impl Handler<Exchange> for TokenShard {
     type Result = AtomicResponse<Self, Result<CodeExchange, DbError>>;
 
-    fn handle(&mut self, msg: ExchangeCode, _: &mut Self::Context) -> Self::Result {
-        let store = self.db.clone();
+    fn handle(&mut self, Exchange(grant): Exchange, _: &mut Self::Context) -> Self::Result {
+        let db = self.db.clone();
         AtomicResponse::new(Box::pin(
             async move {
-                let ExchangeCode {
-                    code_hash,
-                    application_id,
-                    redirect_uri,
-                    code_verifier,
-                    pair,
-                } = msg;
-                store
-                    .exchange_code(&code_hash, application_id, &pair, |facts| {
-                        if redirect_uri.as_deref() != Some(facts.redirect_uri.as_str()) {
-                            return Err(
-                                "redirect_uri differs from the authorization request".into()
-                            );
-                        }
-                        pkce::check(facts.code_challenge.as_deref(), code_verifier.as_deref())
-                    })
-                    .await
+                let mut tx = db.begin().await?;
+                let outcome = authorization_code::exchange(&mut tx, &grant, now_millis()).await?;
+                if outcome.commits() {
+                    tx.commit().await?;
+                } else {
+                    tx.rollback().await?;
+                }
+                Ok(outcome)
             }
             .into_actor(self),
         ))
@@ -81,51 +61,44 @@ impl Handler<ExchangeCode> for TokenShard {
 impl Handler<Rotate> for TokenShard {
     type Result = AtomicResponse<Self, Result<RefreshExchange, DbError>>;
 
-    fn handle(&mut self, msg: Rotate, _: &mut Self::Context) -> Self::Result {
-        let store = self.db.clone();
+    fn handle(&mut self, Rotate(grant): Rotate, _: &mut Self::Context) -> Self::Result {
+        let db = self.db.clone();
         AtomicResponse::new(Box::pin(
             async move {
-                let Rotate {
-                    refresh_hash,
-                    application_id,
-                    grace_millis,
-                    pair,
-                    decide,
-                    seal,
-                    successor_of,
-                } = msg;
-                store
-                    .rotate_refresh(
-                        RotateRefresh {
-                            hash: &refresh_hash,
-                            application_id,
-                            grace_millis,
-                            pair: &pair,
-                        },
-                        |family, role| decide(&family.scope, role),
-                        seal,
-                        successor_of,
-                    )
-                    .await
+                let mut tx = db.begin().await?;
+                let outcome = refresh_token::rotate(&mut tx, &grant, now_millis()).await?;
+                if outcome.commits() {
+                    tx.commit().await?;
+                } else {
+                    tx.rollback().await?;
+                }
+                Ok(outcome)
             }
             .into_actor(self),
         ))
     }
 }
 
-/// The shards, addressed by credential hash.
+/// The shards, addressed by credential hash, with the access-token cache and the rest of the
+/// authorization server's state operations.
 #[derive(Clone)]
 pub struct TokenActors {
     shards: Vec<Addr<TokenShard>>,
+    db: Db,
+    access: AccessTokenCache,
 }
 
 impl TokenActors {
     /// Starts `n` shards on the current arbiter.
-    pub fn start(db: Db, n: usize) -> Self {
+    pub fn start(db: Db, n: usize, metrics: &Metrics) -> Self {
         let shards = (0..n.max(1))
             .map(|_| TokenShard { db: db.clone() }.start())
             .collect();
-        Self { shards }
+        Self {
+            shards,
+            access: AccessTokenCache::new(metrics),
+            db,
+        }
     }
 
     fn shard(&self, hash: &str) -> &Addr<TokenShard> {
@@ -133,17 +106,179 @@ impl TokenActors {
         &self.shards[(bucket % self.shards.len() as u64) as usize]
     }
 
-    pub async fn exchange_code(&self, msg: ExchangeCode) -> Result<CodeExchange, DbError> {
-        self.shard(&msg.code_hash)
-            .send(msg)
+    /// Exchanges an authorization code for the pair in `grant`.
+    #[tracing::instrument(skip_all, fields(application_id = grant.application_id))]
+    pub async fn exchange_code(&self, grant: CodeGrant) -> Result<CodeExchange, Failure> {
+        let outcome = self
+            .shard(&grant.code_hash)
+            .send(Exchange(grant))
             .await
-            .map_err(|e| DbError::Corrupt(format!("token actor unavailable: {e}")))?
+            .map_err(|e| Failure::internal(format!("token actor unavailable: {e}")))??;
+        if let CodeExchange::Reused {
+            revoked_access_hashes,
+        } = &outcome
+        {
+            self.access.evict(revoked_access_hashes).await;
+        }
+        Ok(outcome)
     }
 
-    pub async fn rotate(&self, msg: Rotate) -> Result<RefreshExchange, DbError> {
-        self.shard(&msg.refresh_hash)
-            .send(msg)
+    /// Rotates the refresh token in `grant`.
+    #[tracing::instrument(skip_all, fields(application_id = grant.application_id))]
+    pub async fn rotate(&self, grant: RefreshGrant) -> Result<RefreshExchange, Failure> {
+        let hash = crate::crypto::sha256_hex(&grant.presented);
+        let outcome = self
+            .shard(&hash)
+            .send(Rotate(grant))
             .await
-            .map_err(|e| DbError::Corrupt(format!("token actor unavailable: {e}")))?
+            .map_err(|e| Failure::internal(format!("token actor unavailable: {e}")))??;
+        if let RefreshExchange::Reused {
+            revoked_access_hashes,
+        } = &outcome
+        {
+            self.access.evict(revoked_access_hashes).await;
+        }
+        Ok(outcome)
+    }
+
+    /// What a live access token grants, from the cache or the database.
+    pub async fn access_token(
+        &self,
+        hash: &str,
+    ) -> Result<Option<Arc<AccessTokenRecord>>, Failure> {
+        self.access.lookup(&self.db, hash).await
+    }
+
+    /// RFC 7009 revocation of a token of `application_id`.
+    pub async fn revoke(&self, hash: &str, application_id: i64) -> Result<usize, Failure> {
+        let mut tx = self.db.begin().await?;
+        let revoked = tx.revoke_token(hash, application_id).await?;
+        tx.commit().await?;
+        self.access.evict(&revoked).await;
+        Ok(revoked.len())
+    }
+
+    /// RFC 7662: a live token of `application_id`.
+    pub async fn introspect(
+        &self,
+        hash: &str,
+        application_id: i64,
+    ) -> Result<Option<TokenInfo>, Failure> {
+        Ok(self.db.token_info(hash, application_id).await?)
+    }
+
+    /// A live application by client id.
+    pub async fn client(&self, client_id: &str) -> Result<Option<Client>, Failure> {
+        Ok(self.db.find_client(client_id).await?)
+    }
+
+    pub async fn sign_in_candidates(&self, email: &str) -> Result<Vec<SignInCandidate>, Failure> {
+        Ok(self.db.sign_in_candidates(email).await?)
+    }
+
+    pub async fn create_session(
+        &self,
+        hash: &str,
+        merchant_id: i64,
+        employee_id: i64,
+        expires_at: i64,
+    ) -> Result<(), Failure> {
+        let mut tx = self.db.begin().await?;
+        tx.create_session(hash, merchant_id, employee_id, expires_at)
+            .await?;
+        Ok(tx.commit().await?)
+    }
+
+    pub async fn session(&self, hash: &str) -> Result<Option<SessionRecord>, Failure> {
+        Ok(self.db.find_session(hash).await?)
+    }
+
+    pub async fn end_session(&self, hash: &str) -> Result<(), Failure> {
+        let mut tx = self.db.begin().await?;
+        tx.delete_session(hash).await?;
+        Ok(tx.commit().await?)
+    }
+
+    /// Starts a token family with its authorization code.
+    pub async fn issue_code(
+        &self,
+        family: &NewFamily,
+        code_hash: &str,
+        facts: &CodeFacts,
+        expires_at: i64,
+    ) -> Result<(), Failure> {
+        let mut tx = self.db.begin().await?;
+        tx.create_code(family, code_hash, facts, expires_at).await?;
+        Ok(tx.commit().await?)
+    }
+
+    /// Starts a family with an access token and no code (tests, benchmarks, operator tools).
+    pub async fn issue_access_token(
+        &self,
+        family: &NewFamily,
+        access_hash: &str,
+        expires_at: i64,
+    ) -> Result<(), Failure> {
+        Ok(self
+            .db
+            .issue_access_token(family, access_hash, expires_at)
+            .await?)
+    }
+
+    /// Deletes tombstones that expired before `before`.
+    pub async fn purge_expired(&self, before: i64) -> Result<u64, Failure> {
+        let mut tx = self.db.begin().await?;
+        let removed = tx.purge_expired_oauth(before).await?;
+        tx.commit().await?;
+        Ok(removed)
+    }
+
+    /// Forgets every cached access token (after revocations whose hashes are not all known
+    /// here, such as a deleted employee's or a rotated application secret's).
+    pub fn forget_cached_tokens(&self) {
+        self.access.cache.invalidate_all();
+    }
+}
+
+/// Access tokens by hash, in front of the database. Entries live briefly so a revocation made
+/// by another process is seen within that bound; revocations in this process evict at once.
+#[derive(Clone)]
+struct AccessTokenCache {
+    cache: moka::future::Cache<String, Option<Arc<AccessTokenRecord>>>,
+    hits: prometheus::IntCounter,
+    misses: prometheus::IntCounter,
+}
+
+impl AccessTokenCache {
+    fn new(metrics: &Metrics) -> Self {
+        Self {
+            cache: moka::future::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(Duration::from_secs(30))
+                .build(),
+            hits: metrics
+                .cache_requests
+                .with_label_values(&["access_token", "hit"]),
+            misses: metrics
+                .cache_requests
+                .with_label_values(&["access_token", "miss"]),
+        }
+    }
+
+    async fn lookup(&self, db: &Db, hash: &str) -> Result<Option<Arc<AccessTokenRecord>>, Failure> {
+        if let Some(hit) = self.cache.get(hash).await {
+            self.hits.inc();
+            return Ok(hit);
+        }
+        self.misses.inc();
+        let found = db.find_access_token(hash).await?.map(Arc::new);
+        self.cache.insert(hash.to_owned(), found.clone()).await;
+        Ok(found)
+    }
+
+    async fn evict(&self, hashes: &[String]) {
+        for hash in hashes {
+            self.cache.invalidate(hash).await;
+        }
     }
 }

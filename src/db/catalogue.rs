@@ -3,22 +3,8 @@
 use sqlx::any::AnyRow;
 
 use super::rows::{get, TableRow, Val};
-use super::{Db, DbError};
 use crate::domain::category::CategoryRecord;
 use crate::domain::store::StoreRecord;
-
-impl Db {
-    /// Identifiers for new records, unique across all merchants.
-    pub async fn allocate_ids(&self, n: usize) -> Result<Vec<i64>, DbError> {
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        let mut tx = self.pool.begin().await?;
-        let ids = self.next_ids(&mut tx, n as i64).await?;
-        tx.commit().await?;
-        Ok(ids)
-    }
-}
 
 impl TableRow for StoreRecord {
     const TABLE: &'static str = "stores";

@@ -26,3 +26,13 @@ impl DbError {
         )
     }
 }
+
+impl From<DbError> for crate::domain::Failure {
+    fn from(e: DbError) -> Self {
+        if e.is_unavailable() {
+            crate::domain::Failure::Unavailable(e.to_string())
+        } else {
+            crate::domain::Failure::Internal(e.to_string())
+        }
+    }
+}

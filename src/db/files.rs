@@ -6,30 +6,33 @@
 
 use std::time::Instant;
 
-use super::{Db, DbError};
+use super::{Db, DbError, Tx};
 
-/// A file to store. `file_name` is `<sha256>.<ext>`.
-#[derive(Clone, Debug)]
-pub struct NewFile<'a> {
-    pub sha256: &'a str,
-    pub file_name: &'a str,
-    pub content_type: &'a str,
-    pub data: &'a [u8],
-    pub merchant_id: i64,
-    /// The use the uploader named (`contentType` header), if any.
-    pub purpose: Option<&'a str>,
-}
-
-/// A stored file as served.
-#[derive(Clone, Debug)]
-pub struct StoredFile {
-    pub content_type: String,
-    pub data: Vec<u8>,
-}
+use crate::domain::file::{NewFile, StoredFile};
 
 impl Db {
     /// Stores a file unless the same bytes are already stored (then nothing changes).
     pub async fn put_file(&self, file: &NewFile<'_>, now: i64) -> Result<(), DbError> {
+        let mut tx = self.begin().await?;
+        tx.put_file(file, now).await?;
+        tx.commit().await
+    }
+
+    /// The file stored under `file_name`, if any.
+    pub async fn file(&self, file_name: &str) -> Result<Option<StoredFile>, DbError> {
+        let started = Instant::now();
+        let row: Option<(String, Vec<u8>)> =
+            sqlx::query_as("SELECT content_type, data FROM files WHERE file_name = $1")
+                .bind(file_name)
+                .fetch_optional(self.pool())
+                .await?;
+        self.observe("file", started);
+        Ok(row.map(|(content_type, data)| StoredFile { content_type, data }))
+    }
+}
+
+impl Tx {
+    pub async fn put_file(&mut self, file: &NewFile<'_>, now: i64) -> Result<(), DbError> {
         let started = Instant::now();
         sqlx::query(
             "INSERT INTO files (sha256, file_name, content_type, size, data, merchant_id, purpose, \
@@ -44,21 +47,9 @@ impl Db {
         .bind(file.merchant_id)
         .bind(file.purpose)
         .bind(now)
-        .execute(&self.pool)
+        .execute(self.conn()?)
         .await?;
-        self.observe("put_file", started);
+        self.db().observe("put_file", started);
         Ok(())
-    }
-
-    /// The file stored under `file_name`, if any.
-    pub async fn file(&self, file_name: &str) -> Result<Option<StoredFile>, DbError> {
-        let started = Instant::now();
-        let row: Option<(String, Vec<u8>)> =
-            sqlx::query_as("SELECT content_type, data FROM files WHERE file_name = $1")
-                .bind(file_name)
-                .fetch_optional(&self.pool)
-                .await?;
-        self.observe("file", started);
-        Ok(row.map(|(content_type, data)| StoredFile { content_type, data }))
     }
 }

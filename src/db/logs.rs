@@ -6,39 +6,8 @@
 
 use std::time::Instant;
 
-use super::{Db, DbError};
-
-/// One stored log. `tags` is the comma-separated text; `data` the JSON text of the body.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogRecord {
-    pub log_id: String,
-    pub n: i64,
-    pub object: String,
-    pub identifier: String,
-    pub tags: String,
-    pub data: String,
-    pub added_date: i64,
-    pub complete_date: Option<i64>,
-}
-
-/// A new log: the id is made by the store.
-#[derive(Clone, Debug)]
-pub struct NewLog<'a> {
-    pub object: &'a str,
-    pub identifier: &'a str,
-    pub tags: &'a str,
-    pub data: &'a str,
-    pub completed: bool,
-}
-
-/// A change to a log: fields left `None` keep their value. `completed: Some(true)` sets
-/// `complete_date` (keeping an earlier one), `Some(false)` clears it.
-#[derive(Clone, Debug, Default)]
-pub struct LogChange<'a> {
-    pub tags: Option<&'a str>,
-    pub data: Option<&'a str>,
-    pub completed: Option<bool>,
-}
+use super::{Db, DbError, Tx};
+use crate::domain::log::{LogChange, LogRecord, NewLog};
 
 const COLUMNS: &str = "log_id, n, object, identifier, tags, data, added_date, complete_date";
 
@@ -68,22 +37,58 @@ fn record(row: Row) -> LogRecord {
 }
 
 impl Db {
+    /// One log of `merchant_id` (never another merchant's).
+    pub async fn log(&self, merchant_id: i64, log_id: &str) -> Result<Option<LogRecord>, DbError> {
+        let started = Instant::now();
+        let row: Option<Row> = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM logs WHERE merchant_id = $1 AND log_id = $2"
+        ))
+        .bind(merchant_id)
+        .bind(log_id)
+        .fetch_optional(self.pool())
+        .await?;
+        self.observe("log", started);
+        Ok(row.map(record))
+    }
+
+    /// The logs of `merchant_id` filed under `object` and `identifier`, oldest first.
+    pub async fn logs_of(
+        &self,
+        merchant_id: i64,
+        object: &str,
+        identifier: &str,
+    ) -> Result<Vec<LogRecord>, DbError> {
+        let started = Instant::now();
+        let rows: Vec<Row> = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM logs WHERE merchant_id = $1 AND object = $2 \
+             AND identifier = $3 ORDER BY n"
+        ))
+        .bind(merchant_id)
+        .bind(object)
+        .bind(identifier)
+        .fetch_all(self.pool())
+        .await?;
+        self.observe("logs_of", started);
+        Ok(rows.into_iter().map(record).collect())
+    }
+}
+
+impl Tx {
     /// Files a new log for `merchant_id`; the counter and the row are written in one transaction.
     pub async fn insert_log(
-        &self,
+        &mut self,
         merchant_id: i64,
         log: &NewLog<'_>,
         now: i64,
     ) -> Result<LogRecord, DbError> {
         let started = Instant::now();
-        let mut tx = self.pool.begin().await?;
         let (n,): (i64,) = sqlx::query_as(
             "INSERT INTO log_counters (merchant_id, last_n) VALUES ($1, 1) \
              ON CONFLICT (merchant_id) DO UPDATE SET last_n = log_counters.last_n + 1 \
              RETURNING last_n",
         )
         .bind(merchant_id)
-        .fetch_one(&mut *tx)
+        .fetch_one(self.conn()?)
         .await?;
         let record = LogRecord {
             log_id: format!("{}-{}:{n}", log.object, log.identifier),
@@ -109,51 +114,15 @@ impl Db {
         .bind(now)
         .bind(record.complete_date)
         .bind(now)
-        .execute(&mut *tx)
+        .execute(self.conn()?)
         .await?;
-        tx.commit().await?;
-        self.observe("insert_log", started);
+        self.db().observe("insert_log", started);
         Ok(record)
-    }
-
-    /// One log of `merchant_id` (never another merchant's).
-    pub async fn log(&self, merchant_id: i64, log_id: &str) -> Result<Option<LogRecord>, DbError> {
-        let started = Instant::now();
-        let row: Option<Row> = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM logs WHERE merchant_id = $1 AND log_id = $2"
-        ))
-        .bind(merchant_id)
-        .bind(log_id)
-        .fetch_optional(&self.pool)
-        .await?;
-        self.observe("log", started);
-        Ok(row.map(record))
-    }
-
-    /// The logs of `merchant_id` filed under `object` and `identifier`, oldest first.
-    pub async fn logs_of(
-        &self,
-        merchant_id: i64,
-        object: &str,
-        identifier: &str,
-    ) -> Result<Vec<LogRecord>, DbError> {
-        let started = Instant::now();
-        let rows: Vec<Row> = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM logs WHERE merchant_id = $1 AND object = $2 \
-             AND identifier = $3 ORDER BY n"
-        ))
-        .bind(merchant_id)
-        .bind(object)
-        .bind(identifier)
-        .fetch_all(&self.pool)
-        .await?;
-        self.observe("logs_of", started);
-        Ok(rows.into_iter().map(record).collect())
     }
 
     /// Changes a log of `merchant_id` in one statement; `None` when it has no such log.
     pub async fn update_log(
-        &self,
+        &mut self,
         merchant_id: i64,
         log_id: &str,
         change: &LogChange<'_>,
@@ -173,21 +142,21 @@ impl Db {
         .bind(change.data)
         .bind(completed)
         .bind(now)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.conn()?)
         .await?;
-        self.observe("update_log", started);
+        self.db().observe("update_log", started);
         Ok(row.map(record))
     }
 
     /// Deletes a log of `merchant_id`; false when it has no such log.
-    pub async fn delete_log(&self, merchant_id: i64, log_id: &str) -> Result<bool, DbError> {
+    pub async fn delete_log(&mut self, merchant_id: i64, log_id: &str) -> Result<bool, DbError> {
         let started = Instant::now();
         let done = sqlx::query("DELETE FROM logs WHERE merchant_id = $1 AND log_id = $2")
             .bind(merchant_id)
             .bind(log_id)
-            .execute(&self.pool)
+            .execute(self.conn()?)
             .await?;
-        self.observe("delete_log", started);
+        self.db().observe("delete_log", started);
         Ok(done.rows_affected() > 0)
     }
 }

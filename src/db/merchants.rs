@@ -2,18 +2,14 @@
 
 use super::{Db, DbError};
 
-#[derive(Debug, Clone)]
-pub struct MerchantRecord {
-    pub id: i64,
-    pub name: String,
-}
+use crate::domain::merchant::MerchantRecord;
 
 impl Db {
     pub async fn merchant(&self, id: i64) -> Result<Option<MerchantRecord>, DbError> {
         let row: Option<(i64, String)> =
             sqlx::query_as("SELECT id, name FROM merchants WHERE id = $1")
                 .bind(id)
-                .fetch_optional(&self.pool)
+                .fetch_optional(self.pool())
                 .await?;
         Ok(row.map(|(id, name)| MerchantRecord { id, name }))
     }
@@ -27,13 +23,14 @@ impl Db {
         merchant_key: Option<&str>,
         hash: &str,
     ) -> Result<i64, DbError> {
+        let mut tx = self.begin().await?;
         let candidates: Vec<(i64, i64, String)> = sqlx::query_as(
             "SELECT e.merchant_id, e.id, m.manifest_key FROM employees e \
              JOIN merchants m ON m.id = e.merchant_id \
              WHERE e.email = $1 AND e.delete_date IS NULL",
         )
         .bind(email)
-        .fetch_all(&self.pool)
+        .fetch_all(tx.conn()?)
         .await?;
         let chosen: Vec<_> = candidates
             .into_iter()
@@ -56,8 +53,9 @@ impl Db {
             .bind(hash)
             .bind(merchant_id)
             .bind(id)
-            .execute(&self.pool)
+            .execute(tx.conn()?)
             .await?;
+        tx.commit().await?;
         Ok(id)
     }
 }

@@ -10,25 +10,33 @@
 pub mod catalogue;
 mod error;
 pub mod files;
+mod ids;
 pub mod logs;
 pub mod merchants;
 pub mod oauth;
 pub mod people;
 pub mod products;
 pub mod reconcile;
+mod records;
 pub mod report;
 pub mod rows;
 pub mod sales;
 pub mod stock;
 pub mod suppliers;
 pub mod tenants;
+mod tx;
+mod writer;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::any::AnyPoolOptions;
-use sqlx::{AnyConnection, AnyPool, Executor};
+use sqlx::{AnyPool, Executor};
 
 pub use error::DbError;
+pub use records::{HasId, Record, SalesFilter, SalesRecord};
+pub use tx::Tx;
+use writer::Writer;
 
 use crate::metrics::Metrics;
 
@@ -63,25 +71,58 @@ impl Backend {
     }
 }
 
-/// The storage handle shared by actors and handlers. Cheap to clone.
-#[derive(Clone, Debug)]
+/// The storage handle shared by actors and services. Cheap to clone. Reads run on the pool;
+/// every write runs in a [`Tx`] from [`Db::begin`].
+#[derive(Clone)]
 pub struct Db {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     pool: AnyPool,
     backend: Backend,
     metrics: Metrics,
+    /// SQLite's one writer (group commit); PostgreSQL writes use pool transactions.
+    writer: Option<Arc<Writer>>,
+    ids: ids::IdBlocks,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("backend", &self.inner.backend)
+            .finish()
+    }
+}
+
+/// How SQLite writes are committed (PostgreSQL always uses pool transactions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SqliteWrites {
+    /// One connection writes for the whole process and commits everything queued at once.
+    #[default]
+    Shared,
+    /// Every write takes its own pool connection and transaction (for comparison).
+    PerTransaction,
 }
 
 impl Db {
     /// Connects to `url` (`sqlite://...` or `postgres://...`). A SQLite file and its folder are
     /// created when missing; SQLite runs in WAL mode with foreign keys and a busy timeout.
     pub async fn connect(url: &str, metrics: Metrics) -> Result<Self, DbError> {
+        Self::connect_with(url, metrics, SqliteWrites::default()).await
+    }
+
+    pub async fn connect_with(
+        url: &str,
+        metrics: Metrics,
+        sqlite_writes: SqliteWrites,
+    ) -> Result<Self, DbError> {
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(url)?;
         let pool = match backend {
             Backend::Sqlite => {
                 let url = prepare_sqlite_url(url)?;
-                // WAL allows one writer beside many readers; a handful of connections is plenty
-                // and keeps writers from starving each other on the file lock.
+                // WAL allows one writer beside many readers; a handful of connections is plenty.
                 AnyPoolOptions::new()
                     .max_connections(8)
                     .acquire_timeout(Duration::from_secs(10))
@@ -109,26 +150,50 @@ impl Db {
                     .await?
             }
         };
+        let writer = match (backend, sqlite_writes) {
+            (Backend::Sqlite, SqliteWrites::Shared) => {
+                let conn = pool.acquire().await?.detach();
+                Some(Writer::start(conn, metrics.clone()))
+            }
+            _ => None,
+        };
         Ok(Self {
-            pool,
-            backend,
-            metrics,
+            inner: Arc::new(Inner {
+                pool,
+                backend,
+                metrics,
+                writer,
+                ids: ids::IdBlocks::default(),
+            }),
         })
     }
 
     pub fn backend(&self) -> Backend {
-        self.backend
+        self.inner.backend
     }
 
-    pub fn pool(&self) -> &AnyPool {
-        &self.pool
+    pub(crate) fn pool(&self) -> &AnyPool {
+        &self.inner.pool
+    }
+
+    /// Starts a write transaction. On SQLite it is a savepoint inside the shared writer's
+    /// transaction, committed together with every write queued beside it; on PostgreSQL a
+    /// transaction of its own. Either way [`Tx::commit`] returns once the write is durable.
+    pub async fn begin(&self) -> Result<Tx, DbError> {
+        let started = Instant::now();
+        let tx = match &self.inner.writer {
+            Some(writer) => Tx::shared(writer.lease().await?, self.clone()),
+            None => Tx::own(self.inner.pool.begin().await?, self.clone()),
+        };
+        self.observe("begin", started);
+        Ok(tx)
     }
 
     /// Applies every pending migration of the backend.
     pub async fn migrate(&self) -> Result<(), DbError> {
-        match self.backend {
-            Backend::Sqlite => SQLITE_MIGRATIONS.run(&self.pool).await?,
-            Backend::Postgres => POSTGRES_MIGRATIONS.run(&self.pool).await?,
+        match self.inner.backend {
+            Backend::Sqlite => SQLITE_MIGRATIONS.run(&self.inner.pool).await?,
+            Backend::Postgres => POSTGRES_MIGRATIONS.run(&self.inner.pool).await?,
         }
         Ok(())
     }
@@ -136,55 +201,48 @@ impl Db {
     /// True while the database answers a trivial query.
     pub async fn ping(&self) -> bool {
         let started = Instant::now();
-        let ok = sqlx::query("SELECT 1").execute(&self.pool).await.is_ok();
+        let ok = sqlx::query("SELECT 1")
+            .execute(&self.inner.pool)
+            .await
+            .is_ok();
         self.observe("ping", started);
         ok
     }
 
-    /// Waits for connections in use and closes every connection.
+    /// Commits what the writer holds, waits for connections in use and closes every one.
     pub async fn close(&self) {
-        self.pool.close().await
+        if let Some(writer) = &self.inner.writer {
+            writer.close().await;
+        }
+        self.inner.pool.close().await
     }
 
     pub(crate) fn observe(&self, op: &'static str, started: Instant) {
-        self.metrics
+        self.inner
+            .metrics
             .db_query_duration
             .with_label_values(&[op])
             .observe(started.elapsed().as_secs_f64());
     }
 
-    /// Takes `n` identifiers, unique across all merchants, inside the caller's transaction.
-    pub(crate) async fn next_ids(
-        &self,
-        conn: &mut AnyConnection,
-        n: i64,
-    ) -> Result<Vec<i64>, DbError> {
-        match self.backend {
-            Backend::Postgres => {
-                let rows: Vec<(i64,)> =
-                    sqlx::query_as("SELECT nextval('global_id_seq') FROM generate_series(1, $1)")
-                        .bind(n)
-                        .fetch_all(&mut *conn)
-                        .await?;
-                Ok(rows.into_iter().map(|(id,)| id).collect())
-            }
-            Backend::Sqlite => {
-                let (end,): (i64,) = sqlx::query_as(
-                    "UPDATE id_allocator SET next_id = next_id + $1 WHERE k = 1 RETURNING next_id",
-                )
-                .bind(n)
-                .fetch_one(&mut *conn)
-                .await?;
-                Ok((end - n..end).collect())
-            }
-        }
+    pub(crate) fn count_commit(&self) {
+        self.inner.metrics.db_commits.inc();
     }
 
-    pub(crate) async fn next_id(&self, conn: &mut AnyConnection) -> Result<i64, DbError> {
-        self.next_ids(conn, 1)
-            .await?
-            .pop()
-            .ok_or_else(|| DbError::Corrupt("the id allocator returned nothing".into()))
+    /// `n` identifiers for new records, unique across all merchants. They come from blocks
+    /// reserved in the database, so most calls touch no table.
+    pub async fn allocate_ids(&self, n: usize) -> Result<Vec<i64>, DbError> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        if let Some(ids) = self.inner.ids.take(n) {
+            return Ok(ids);
+        }
+        let block = n.max(ids::BLOCK);
+        let mut tx = self.begin().await?;
+        let reserved = tx.take_ids(block as i64).await?;
+        tx.commit().await?;
+        Ok(self.inner.ids.refill(reserved, n))
     }
 }
 
@@ -220,9 +278,4 @@ pub fn redact_url(url: &str) -> String {
         Ok(parsed) => parsed.to_string(),
         Err(_) => "<unparseable URL>".to_owned(),
     }
-}
-
-/// Milliseconds since the Unix epoch: the one time representation stored in both databases.
-pub fn now_millis() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }

@@ -1,135 +1,18 @@
-//! OAuth state: applications, sign-in sessions, codes, token families. Only hashes of codes and
-//! tokens are stored. "Take" is one conditional UPDATE whose row count decides who won, inside a
-//! transaction, so the guarantee holds across processes on one database.
+//! OAuth state: applications as clients, sign-in sessions, codes, token families. Only hashes of
+//! codes and tokens are stored. The grants' steps ([`TokenSteps`]) run on a [`Tx`]; "take" is
+//! one conditional UPDATE whose row count decides who won, so the guarantee holds across
+//! processes on one database.
 
 use std::time::Instant;
 
 use sqlx::AnyConnection;
 
-use super::{now_millis, Db, DbError};
-
-/// A registered, live application.
-#[derive(Debug, Clone)]
-pub struct ApplicationRecord {
-    pub merchant_id: i64,
-    pub id: i64,
-    pub client_id: String,
-    pub name: String,
-    pub secret_hash: String,
-    pub redirect_uris: Vec<String>,
-}
-
-/// An employee who might be signing in with an email.
-#[derive(Debug, Clone)]
-pub struct SignInCandidate {
-    pub merchant_id: i64,
-    pub employee_id: i64,
-    pub role_id: i64,
-    pub password_hash: Option<String>,
-    pub exit_date: Option<i64>,
-}
-
-/// A signed-in browser session, with the employee's current role.
-#[derive(Debug, Clone)]
-pub struct SessionRecord {
-    pub merchant_id: i64,
-    pub employee_id: i64,
-    pub role_id: i64,
-    pub exit_date: Option<i64>,
-}
-
-/// What an access token grants, as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AccessTokenRecord {
-    pub family_id: String,
-    pub merchant_id: i64,
-    pub employee_id: i64,
-    pub application_id: i64,
-    pub role_id: i64,
-    pub scope: String,
-    pub expires_at: i64,
-    /// The employee's exit date: a token stops working once it has passed.
-    pub exit_date: Option<i64>,
-}
-
-/// Everything a new token family needs.
-#[derive(Debug, Clone)]
-pub struct NewFamily {
-    pub id: String,
-    pub merchant_id: i64,
-    pub employee_id: i64,
-    pub application_id: i64,
-    pub scope: String,
-}
-
-/// A family as stored.
-#[derive(Debug, Clone)]
-pub struct FamilyRecord {
-    pub id: String,
-    pub merchant_id: i64,
-    pub employee_id: i64,
-    pub application_id: i64,
-    pub scope: String,
-    pub revoked: bool,
-}
-
-/// The hashes and lifetimes of a pair about to be issued.
-#[derive(Debug, Clone)]
-pub struct NewPair {
-    pub access_hash: String,
-    pub access_expires_at: i64,
-    pub access_scope: String,
-    pub refresh_hash: String,
-    pub refresh_expires_at: i64,
-}
-
-/// The stored facts about a code that the grant checks before accepting it.
-#[derive(Debug, Clone)]
-pub struct CodeFacts {
-    pub redirect_uri: String,
-    pub code_challenge: Option<String>,
-}
-
-#[derive(Debug)]
-pub enum CodeExchange {
-    /// The code was taken and the pair stored.
-    Issued(FamilyRecord),
-    /// The code had been used before: its family is now revoked.
-    Reused { revoked_access_hashes: Vec<String> },
-    /// Unknown, expired, revoked, or refused by the check (the code stays usable then).
-    Refused(String),
-}
-
-#[derive(Debug)]
-pub enum RefreshExchange {
-    /// The token was taken and the successor pair stored with this access scope.
-    Rotated {
-        family: FamilyRecord,
-        scope: String,
-    },
-    /// An immediate predecessor presented again inside the grace: here is the sealed successor.
-    Retry {
-        family: FamilyRecord,
-        sealed: String,
-    },
-    /// Reuse outside the grace, or of an older generation: the family is now revoked.
-    Reused {
-        revoked_access_hashes: Vec<String>,
-    },
-    /// The requested scope is wider than the grant (nothing was taken).
-    ScopeRefused(String),
-    Refused(String),
-}
-
-/// What introspection may say about a token.
-#[derive(Debug, Clone)]
-pub struct TokenInfo {
-    pub kind: &'static str,
-    pub family: FamilyRecord,
-    pub scope: String,
-    pub issued_at: i64,
-    pub expires_at: i64,
-}
+use super::{Db, DbError, Tx};
+use crate::domain::now_millis;
+use crate::domain::token::{
+    AccessTokenRecord, Client, CodeFacts, FamilyRecord, NewFamily, NewPair, SessionRecord,
+    SignInCandidate, Spent, TakenCode, TokenInfo, TokenSteps,
+};
 
 type FamilyRow = (String, i64, i64, i64, String, Option<i64>);
 
@@ -156,24 +39,52 @@ async fn load_family(conn: &mut AnyConnection, id: &str) -> Result<Option<Family
     Ok(row.map(family_from))
 }
 
-/// The employee's role while they may still use tokens (not deleted, not past their exit date).
-async fn active_role(
+async fn insert_family(
     conn: &mut AnyConnection,
-    family: &FamilyRecord,
+    family: &NewFamily,
     now: i64,
-) -> Result<Option<i64>, DbError> {
-    let row: Option<(i64, Option<i64>)> = sqlx::query_as(
-        "SELECT role_id, exit_date FROM employees \
-         WHERE merchant_id = $1 AND id = $2 AND delete_date IS NULL",
+) -> Result<(), DbError> {
+    sqlx::query(
+        "INSERT INTO oauth_families (id, merchant_id, employee_id, application_id, scope, \
+         created_at) VALUES ($1, $2, $3, $4, $5, $6)",
     )
+    .bind(&family.id)
     .bind(family.merchant_id)
     .bind(family.employee_id)
-    .fetch_optional(&mut *conn)
+    .bind(family.application_id)
+    .bind(&family.scope)
+    .bind(now)
+    .execute(&mut *conn)
     .await?;
-    Ok(row.and_then(|(role, exit)| (exit.is_none_or(|e| e > now)).then_some(role)))
+    Ok(())
 }
 
-/// Revokes a family and every access token in it; returns the access hashes so caches can evict.
+async fn insert_access_token(
+    conn: &mut AnyConnection,
+    hash: &str,
+    family: (&str, i64, i64, i64),
+    scope: &str,
+    now: i64,
+    expires_at: i64,
+) -> Result<(), DbError> {
+    let (family_id, merchant_id, employee_id, application_id) = family;
+    sqlx::query(
+        "INSERT INTO access_tokens (hash, family_id, merchant_id, employee_id, application_id, \
+         scope, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(hash)
+    .bind(family_id)
+    .bind(merchant_id)
+    .bind(employee_id)
+    .bind(application_id)
+    .bind(scope)
+    .bind(now)
+    .bind(expires_at)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
 async fn revoke_family(
     conn: &mut AnyConnection,
     family_id: &str,
@@ -195,78 +106,36 @@ async fn revoke_family(
     Ok(hashes.into_iter().map(|(h,)| h).collect())
 }
 
-async fn insert_pair(
-    conn: &mut AnyConnection,
-    family: &FamilyRecord,
-    pair: &NewPair,
-    now: i64,
-) -> Result<(), DbError> {
-    sqlx::query(
-        "INSERT INTO access_tokens (hash, family_id, merchant_id, employee_id, application_id, \
-         scope, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-    )
-    .bind(&pair.access_hash)
-    .bind(&family.id)
-    .bind(family.merchant_id)
-    .bind(family.employee_id)
-    .bind(family.application_id)
-    .bind(&pair.access_scope)
-    .bind(now)
-    .bind(pair.access_expires_at)
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query(
-        "INSERT INTO refresh_tokens (hash, family_id, created_at, expires_at) \
-         VALUES ($1, $2, $3, $4)",
-    )
-    .bind(&pair.refresh_hash)
-    .bind(&family.id)
-    .bind(now)
-    .bind(pair.refresh_expires_at)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
-}
-
-async fn insert_family(
-    conn: &mut AnyConnection,
-    family: &NewFamily,
-    now: i64,
-) -> Result<(), DbError> {
-    sqlx::query(
-        "INSERT INTO oauth_families (id, merchant_id, employee_id, application_id, scope, \
-         created_at) VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(&family.id)
-    .bind(family.merchant_id)
-    .bind(family.employee_id)
-    .bind(family.application_id)
-    .bind(&family.scope)
-    .bind(now)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
-}
-
 impl Db {
-    /// A live application by client id.
-    pub async fn find_application(
+    /// Starts a family with an access token and no code, in a transaction of its own (tests,
+    /// benchmarks, operator tools).
+    pub async fn issue_access_token(
         &self,
-        client_id: &str,
-    ) -> Result<Option<ApplicationRecord>, DbError> {
+        family: &NewFamily,
+        access_hash: &str,
+        expires_at: i64,
+    ) -> Result<(), DbError> {
+        let mut tx = self.begin().await?;
+        tx.insert_family_with_access_token(family, access_hash, expires_at)
+            .await?;
+        tx.commit().await
+    }
+
+    /// A live application by client id.
+    pub async fn find_client(&self, client_id: &str) -> Result<Option<Client>, DbError> {
         let started = Instant::now();
         let row: Option<(i64, i64, String, String, String, String)> = sqlx::query_as(
             "SELECT merchant_id, id, client_id, name, secret_hash, redirect_uris FROM applications \
              WHERE client_id = $1 AND delete_date IS NULL",
         )
         .bind(client_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.pool())
         .await?;
-        self.observe("find_application", started);
+        self.observe("find_client", started);
         row.map(|(merchant_id, id, client_id, name, secret_hash, uris)| {
             let redirect_uris = serde_json::from_str(&uris)
                 .map_err(|e| DbError::Corrupt(format!("redirect_uris of {client_id}: {e}")))?;
-            Ok(ApplicationRecord {
+            Ok(Client {
                 merchant_id,
                 id,
                 client_id,
@@ -286,7 +155,7 @@ impl Db {
              WHERE email = $1 AND delete_date IS NULL ORDER BY id",
         )
         .bind(email)
-        .fetch_all(&self.pool)
+        .fetch_all(self.pool())
         .await?;
         Ok(rows
             .into_iter()
@@ -302,27 +171,6 @@ impl Db {
             .collect())
     }
 
-    pub async fn create_session(
-        &self,
-        hash: &str,
-        merchant_id: i64,
-        employee_id: i64,
-        expires_at: i64,
-    ) -> Result<(), DbError> {
-        sqlx::query(
-            "INSERT INTO oauth_sessions (hash, merchant_id, employee_id, created_at, expires_at) \
-             VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(hash)
-        .bind(merchant_id)
-        .bind(employee_id)
-        .bind(now_millis())
-        .bind(expires_at)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
     /// A live session with its employee's current role.
     pub async fn find_session(&self, hash: &str) -> Result<Option<SessionRecord>, DbError> {
         let row: Option<(i64, i64, i64, Option<i64>)> = sqlx::query_as(
@@ -332,7 +180,7 @@ impl Db {
         )
         .bind(hash)
         .bind(now_millis())
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.pool())
         .await?;
         Ok(row.map(
             |(merchant_id, employee_id, role_id, exit_date)| SessionRecord {
@@ -342,228 +190,6 @@ impl Db {
                 exit_date,
             },
         ))
-    }
-
-    pub async fn delete_session(&self, hash: &str) -> Result<(), DbError> {
-        sqlx::query("DELETE FROM oauth_sessions WHERE hash = $1")
-            .bind(hash)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
-    /// Starts a family with its authorization code.
-    pub async fn create_code(
-        &self,
-        family: &NewFamily,
-        code_hash: &str,
-        facts: &CodeFacts,
-        expires_at: i64,
-    ) -> Result<(), DbError> {
-        let now = now_millis();
-        let mut tx = self.pool.begin().await?;
-        insert_family(&mut tx, family, now).await?;
-        sqlx::query(
-            "INSERT INTO oauth_codes (hash, family_id, redirect_uri, code_challenge, created_at, \
-             expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(code_hash)
-        .bind(&family.id)
-        .bind(&facts.redirect_uri)
-        .bind(&facts.code_challenge)
-        .bind(now)
-        .bind(expires_at)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
-    /// Takes a code for `application_id` and stores the pair it buys, in one transaction. `check`
-    /// sees the code's stored facts (redirect URI, PKCE challenge); when it refuses, nothing is
-    /// committed and the code stays usable. A code taken before revokes its family.
-    pub async fn exchange_code(
-        &self,
-        code_hash: &str,
-        application_id: i64,
-        pair: &NewPair,
-        check: impl FnOnce(&CodeFacts) -> Result<(), String>,
-    ) -> Result<CodeExchange, DbError> {
-        let started = Instant::now();
-        let now = now_millis();
-        let mut tx = self.pool.begin().await?;
-        let taken: Option<(String, String, Option<String>)> = sqlx::query_as(
-            "UPDATE oauth_codes SET used_at = $2 \
-             WHERE hash = $1 AND used_at IS NULL AND expires_at > $2 \
-             RETURNING family_id, redirect_uri, code_challenge",
-        )
-        .bind(code_hash)
-        .bind(now)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let outcome = match taken {
-            None => {
-                let seen: Option<(Option<i64>, String)> =
-                    sqlx::query_as("SELECT used_at, family_id FROM oauth_codes WHERE hash = $1")
-                        .bind(code_hash)
-                        .fetch_optional(&mut *tx)
-                        .await?;
-                match seen {
-                    Some((Some(_), family_id)) => {
-                        let revoked = revoke_family(&mut tx, &family_id, now).await?;
-                        tx.commit().await?;
-                        CodeExchange::Reused {
-                            revoked_access_hashes: revoked,
-                        }
-                    }
-                    Some((None, _)) => CodeExchange::Refused("the code expired".into()),
-                    None => CodeExchange::Refused("the code is unknown".into()),
-                }
-            }
-            Some((family_id, redirect_uri, code_challenge)) => {
-                let family = load_family(&mut tx, &family_id)
-                    .await?
-                    .ok_or_else(|| DbError::Corrupt(format!("code without family {family_id}")))?;
-                let facts = CodeFacts {
-                    redirect_uri,
-                    code_challenge,
-                };
-                let role = active_role(&mut tx, &family, now).await?;
-                if family.revoked {
-                    CodeExchange::Refused("the grant was revoked".into())
-                } else if family.application_id != application_id {
-                    CodeExchange::Refused("the code was issued to another client".into())
-                } else if role.is_none() {
-                    CodeExchange::Refused("the user can no longer sign in".into())
-                } else if let Err(why) = check(&facts) {
-                    CodeExchange::Refused(why)
-                } else {
-                    let mut pair = pair.clone();
-                    pair.access_scope = family.scope.clone();
-                    insert_pair(&mut tx, &family, &pair, now).await?;
-                    tx.commit().await?;
-                    CodeExchange::Issued(family)
-                }
-            }
-        };
-        self.observe("exchange_code", started);
-        Ok(outcome)
-    }
-
-    /// Takes a refresh token for `application_id`. On success `decide` picks the new access
-    /// scope from the family and the employee's current role id, `seal` seals the successor pair for idempotent retries, and both
-    /// are stored with the new pair in one transaction. A used token comes back as `Retry` when
-    /// it is inside the grace and `successor_of` (which unseals) names a successor refresh token
-    /// that is itself still unused; any other reuse revokes the family.
-    pub async fn rotate_refresh(
-        &self,
-        request: RotateRefresh<'_>,
-        decide: impl FnOnce(&FamilyRecord, i64) -> Result<String, String>,
-        seal: impl FnOnce(&str) -> String,
-        successor_of: impl FnOnce(&str) -> Option<String>,
-    ) -> Result<RefreshExchange, DbError> {
-        let started = Instant::now();
-        let now = now_millis();
-        let mut tx = self.pool.begin().await?;
-        let taken: Option<(String,)> = sqlx::query_as(
-            "UPDATE refresh_tokens SET used_at = $2 \
-             WHERE hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING family_id",
-        )
-        .bind(request.hash)
-        .bind(now)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let outcome = match taken {
-            Some((family_id,)) => {
-                let family = load_family(&mut tx, &family_id).await?.ok_or_else(|| {
-                    DbError::Corrupt(format!("refresh without family {family_id}"))
-                })?;
-                let role = active_role(&mut tx, &family, now).await?;
-                if family.revoked {
-                    RefreshExchange::Refused("the grant was revoked".into())
-                } else if family.application_id != request.application_id {
-                    RefreshExchange::Refused("the token was issued to another client".into())
-                } else if let Some(role) = role {
-                    match decide(&family, role) {
-                        Err(why) => RefreshExchange::ScopeRefused(why),
-                        Ok(scope) => {
-                            let mut pair = request.pair.clone();
-                            pair.access_scope = scope;
-                            insert_pair(&mut tx, &family, &pair, now).await?;
-                            sqlx::query(
-                                "UPDATE refresh_tokens SET successor_sealed = $2 WHERE hash = $1",
-                            )
-                            .bind(request.hash)
-                            .bind(seal(&pair.access_scope))
-                            .execute(&mut *tx)
-                            .await?;
-                            tx.commit().await?;
-                            RefreshExchange::Rotated {
-                                family,
-                                scope: pair.access_scope,
-                            }
-                        }
-                    }
-                } else {
-                    RefreshExchange::Refused("the user can no longer sign in".into())
-                }
-            }
-            None => {
-                let seen: Option<(Option<i64>, String, Option<String>)> = sqlx::query_as(
-                    "SELECT used_at, family_id, successor_sealed FROM refresh_tokens WHERE hash = $1",
-                )
-                .bind(request.hash)
-                .fetch_optional(&mut *tx)
-                .await?;
-                match seen {
-                    None => RefreshExchange::Refused("the refresh token is unknown".into()),
-                    Some((None, _, _)) => {
-                        RefreshExchange::Refused("the refresh token expired".into())
-                    }
-                    Some((Some(used_at), family_id, sealed)) => {
-                        let family = load_family(&mut tx, &family_id).await?.ok_or_else(|| {
-                            DbError::Corrupt(format!("refresh without family {family_id}"))
-                        })?;
-                        let in_grace = now - used_at < request.grace_millis;
-                        let retry = match (&sealed, in_grace, family.revoked) {
-                            (Some(sealed), true, false)
-                                if family.application_id == request.application_id =>
-                            {
-                                match successor_of(sealed) {
-                                    Some(successor_hash) => {
-                                        let unused: Option<(i64,)> = sqlx::query_as(
-                                            "SELECT 1 FROM refresh_tokens WHERE hash = $1 \
-                                             AND used_at IS NULL",
-                                        )
-                                        .bind(&successor_hash)
-                                        .fetch_optional(&mut *tx)
-                                        .await?;
-                                        unused.map(|_| sealed.clone())
-                                    }
-                                    None => None,
-                                }
-                            }
-                            _ => None,
-                        };
-                        match retry {
-                            Some(sealed) => RefreshExchange::Retry { family, sealed },
-                            None if family.revoked => {
-                                RefreshExchange::Refused("the grant was revoked".into())
-                            }
-                            None => {
-                                let revoked = revoke_family(&mut tx, &family_id, now).await?;
-                                tx.commit().await?;
-                                RefreshExchange::Reused {
-                                    revoked_access_hashes: revoked,
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        };
-        self.observe("rotate_refresh", started);
-        Ok(outcome)
     }
 
     /// Looks up a live access token by hash: not revoked, its family not revoked, its employee and
@@ -585,11 +211,13 @@ impl Db {
                AND e.delete_date IS NULL AND ap.delete_date IS NULL",
         )
         .bind(hash)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.pool())
         .await?;
         self.observe("find_access_token", started);
-        Ok(row.map(
-            |(
+        Ok(row.map(|row| {
+            let (family_id, merchant_id, employee_id, application_id, role_id, scope, expires_at) =
+                (row.0, row.1, row.2, row.3, row.4, row.5, row.6);
+            AccessTokenRecord {
                 family_id,
                 merchant_id,
                 employee_id,
@@ -597,20 +225,9 @@ impl Db {
                 role_id,
                 scope,
                 expires_at,
-                exit_date,
-            )| {
-                AccessTokenRecord {
-                    family_id,
-                    merchant_id,
-                    employee_id,
-                    application_id,
-                    role_id,
-                    scope,
-                    expires_at,
-                    exit_date,
-                }
-            },
-        ))
+                exit_date: row.7,
+            }
+        }))
     }
 
     /// A live (unrevoked, unexpired, unused) access or refresh token of `application_id`.
@@ -620,7 +237,7 @@ impl Db {
         application_id: i64,
     ) -> Result<Option<TokenInfo>, DbError> {
         let now = now_millis();
-        let mut conn = self.pool.acquire().await?;
+        let mut conn = self.pool().acquire().await?;
         let access: Option<(String, String, i64, i64)> = sqlx::query_as(
             "SELECT family_id, scope, created_at, expires_at FROM access_tokens \
              WHERE hash = $1 AND revoked_at IS NULL AND expires_at > $2",
@@ -660,84 +277,126 @@ impl Db {
             expires_at,
         }))
     }
+}
+
+impl Tx {
+    pub async fn create_session(
+        &mut self,
+        hash: &str,
+        merchant_id: i64,
+        employee_id: i64,
+        expires_at: i64,
+    ) -> Result<(), DbError> {
+        sqlx::query(
+            "INSERT INTO oauth_sessions (hash, merchant_id, employee_id, created_at, expires_at) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(hash)
+        .bind(merchant_id)
+        .bind(employee_id)
+        .bind(now_millis())
+        .bind(expires_at)
+        .execute(self.conn()?)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn delete_session(&mut self, hash: &str) -> Result<(), DbError> {
+        sqlx::query("DELETE FROM oauth_sessions WHERE hash = $1")
+            .bind(hash)
+            .execute(self.conn()?)
+            .await?;
+        Ok(())
+    }
+
+    /// Starts a family with its authorization code.
+    pub async fn create_code(
+        &mut self,
+        family: &NewFamily,
+        code_hash: &str,
+        facts: &CodeFacts,
+        expires_at: i64,
+    ) -> Result<(), DbError> {
+        let now = now_millis();
+        insert_family(self.conn()?, family, now).await?;
+        sqlx::query(
+            "INSERT INTO oauth_codes (hash, family_id, redirect_uri, code_challenge, created_at, \
+             expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(code_hash)
+        .bind(&family.id)
+        .bind(&facts.redirect_uri)
+        .bind(&facts.code_challenge)
+        .bind(now)
+        .bind(expires_at)
+        .execute(self.conn()?)
+        .await?;
+        Ok(())
+    }
 
     /// RFC 7009: a refresh token revokes its whole family, an access token itself. Tokens of
     /// other applications and unknown tokens are left alone. Returns access hashes to evict.
     pub async fn revoke_token(
-        &self,
+        &mut self,
         hash: &str,
         application_id: i64,
     ) -> Result<Vec<String>, DbError> {
         let now = now_millis();
-        let mut tx = self.pool.begin().await?;
         let refresh: Option<(String,)> =
             sqlx::query_as("SELECT family_id FROM refresh_tokens WHERE hash = $1")
                 .bind(hash)
-                .fetch_optional(&mut *tx)
+                .fetch_optional(self.conn()?)
                 .await?;
         let access: Option<(String,)> =
             sqlx::query_as("SELECT family_id FROM access_tokens WHERE hash = $1")
                 .bind(hash)
-                .fetch_optional(&mut *tx)
+                .fetch_optional(self.conn()?)
                 .await?;
         let Some((family_id,)) = refresh.clone().or(access) else {
             return Ok(Vec::new());
         };
-        let owned = load_family(&mut tx, &family_id)
+        let owned = load_family(self.conn()?, &family_id)
             .await?
             .is_some_and(|f| f.application_id == application_id);
         if !owned {
             return Ok(Vec::new());
         }
-        let revoked = if refresh.is_some() {
-            revoke_family(&mut tx, &family_id, now).await?
-        } else {
-            sqlx::query(
-                "UPDATE access_tokens SET revoked_at = $2 WHERE hash = $1 AND revoked_at IS NULL",
-            )
-            .bind(hash)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-            vec![hash.to_owned()]
-        };
-        tx.commit().await?;
-        Ok(revoked)
+        if refresh.is_some() {
+            return revoke_family(self.conn()?, &family_id, now).await;
+        }
+        sqlx::query(
+            "UPDATE access_tokens SET revoked_at = $2 WHERE hash = $1 AND revoked_at IS NULL",
+        )
+        .bind(hash)
+        .bind(now)
+        .execute(self.conn()?)
+        .await?;
+        Ok(vec![hash.to_owned()])
     }
 
     /// Starts a family and stores its first access token, for grants that need no code (tests
     /// and operator tooling). The authorization-code grant starts families with a code instead.
     pub async fn insert_family_with_access_token(
-        &self,
+        &mut self,
         family: &NewFamily,
         access_hash: &str,
         expires_at: i64,
     ) -> Result<(), DbError> {
         let now = now_millis();
-        let mut tx = self.pool.begin().await?;
-        insert_family(&mut tx, family, now).await?;
-        sqlx::query(
-            "INSERT INTO access_tokens (hash, family_id, merchant_id, employee_id, application_id, \
-             scope, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(access_hash)
-        .bind(&family.id)
-        .bind(family.merchant_id)
-        .bind(family.employee_id)
-        .bind(family.application_id)
-        .bind(&family.scope)
-        .bind(now)
-        .bind(expires_at)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
+        let conn = self.conn()?;
+        insert_family(conn, family, now).await?;
+        let owner = (
+            family.id.as_str(),
+            family.merchant_id,
+            family.employee_id,
+            family.application_id,
+        );
+        insert_access_token(conn, access_hash, owner, &family.scope, now, expires_at).await
     }
 
     /// Deletes codes, refresh tokens, access tokens and sessions that expired before `before`,
     /// and families left empty. Tombstones live until then so reuse stays detectable.
-    pub async fn purge_expired_oauth(&self, before: i64) -> Result<u64, DbError> {
-        let mut tx = self.pool.begin().await?;
+    pub async fn purge_expired_oauth(&mut self, before: i64) -> Result<u64, DbError> {
         let mut removed = 0;
         for table in [
             "oauth_codes",
@@ -747,7 +406,7 @@ impl Db {
         ] {
             removed += sqlx::query(&format!("DELETE FROM {table} WHERE expires_at < $1"))
                 .bind(before)
-                .execute(&mut *tx)
+                .execute(self.conn()?)
                 .await?
                 .rows_affected();
         }
@@ -758,19 +417,150 @@ impl Db {
              AND NOT EXISTS (SELECT 1 FROM access_tokens a WHERE a.family_id = oauth_families.id)",
         )
         .bind(before)
-        .execute(&mut *tx)
+        .execute(self.conn()?)
         .await?
         .rows_affected();
-        tx.commit().await?;
         Ok(removed)
     }
 }
 
-/// The request side of [`Db::rotate_refresh`].
-#[derive(Debug, Clone)]
-pub struct RotateRefresh<'a> {
-    pub hash: &'a str,
-    pub application_id: i64,
-    pub grace_millis: i64,
-    pub pair: &'a NewPair,
+impl TokenSteps for Tx {
+    type Error = DbError;
+
+    async fn take_code(&mut self, hash: &str, now: i64) -> Result<Option<TakenCode>, DbError> {
+        let taken: Option<(String, String, Option<String>)> = sqlx::query_as(
+            "UPDATE oauth_codes SET used_at = $2 \
+             WHERE hash = $1 AND used_at IS NULL AND expires_at > $2 \
+             RETURNING family_id, redirect_uri, code_challenge",
+        )
+        .bind(hash)
+        .bind(now)
+        .fetch_optional(self.conn()?)
+        .await?;
+        Ok(
+            taken.map(|(family_id, redirect_uri, code_challenge)| TakenCode {
+                family_id,
+                facts: CodeFacts {
+                    redirect_uri,
+                    code_challenge,
+                },
+            }),
+        )
+    }
+
+    async fn spent_code(&mut self, hash: &str) -> Result<Option<Spent>, DbError> {
+        let seen: Option<(Option<i64>, String)> =
+            sqlx::query_as("SELECT used_at, family_id FROM oauth_codes WHERE hash = $1")
+                .bind(hash)
+                .fetch_optional(self.conn()?)
+                .await?;
+        Ok(seen.map(|(used_at, family_id)| Spent {
+            used_at,
+            family_id,
+            successor_sealed: None,
+        }))
+    }
+
+    async fn take_refresh(&mut self, hash: &str, now: i64) -> Result<Option<String>, DbError> {
+        let taken: Option<(String,)> = sqlx::query_as(
+            "UPDATE refresh_tokens SET used_at = $2 \
+             WHERE hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING family_id",
+        )
+        .bind(hash)
+        .bind(now)
+        .fetch_optional(self.conn()?)
+        .await?;
+        Ok(taken.map(|(family,)| family))
+    }
+
+    async fn spent_refresh(&mut self, hash: &str) -> Result<Option<Spent>, DbError> {
+        let seen: Option<(Option<i64>, String, Option<String>)> = sqlx::query_as(
+            "SELECT used_at, family_id, successor_sealed FROM refresh_tokens WHERE hash = $1",
+        )
+        .bind(hash)
+        .fetch_optional(self.conn()?)
+        .await?;
+        Ok(seen.map(|(used_at, family_id, successor_sealed)| Spent {
+            used_at,
+            family_id,
+            successor_sealed,
+        }))
+    }
+
+    async fn refresh_unused(&mut self, hash: &str) -> Result<bool, DbError> {
+        let unused: Option<(i64,)> =
+            sqlx::query_as("SELECT 1 FROM refresh_tokens WHERE hash = $1 AND used_at IS NULL")
+                .bind(hash)
+                .fetch_optional(self.conn()?)
+                .await?;
+        Ok(unused.is_some())
+    }
+
+    async fn seal_successor(&mut self, hash: &str, sealed: &str) -> Result<(), DbError> {
+        sqlx::query("UPDATE refresh_tokens SET successor_sealed = $2 WHERE hash = $1")
+            .bind(hash)
+            .bind(sealed)
+            .execute(self.conn()?)
+            .await?;
+        Ok(())
+    }
+
+    async fn family(&mut self, id: &str) -> Result<Option<FamilyRecord>, DbError> {
+        load_family(self.conn()?, id).await
+    }
+
+    async fn active_role(
+        &mut self,
+        family: &FamilyRecord,
+        now: i64,
+    ) -> Result<Option<i64>, DbError> {
+        let row: Option<(i64, Option<i64>)> = sqlx::query_as(
+            "SELECT role_id, exit_date FROM employees \
+             WHERE merchant_id = $1 AND id = $2 AND delete_date IS NULL",
+        )
+        .bind(family.merchant_id)
+        .bind(family.employee_id)
+        .fetch_optional(self.conn()?)
+        .await?;
+        Ok(row.and_then(|(role, exit)| (exit.is_none_or(|e| e > now)).then_some(role)))
+    }
+
+    async fn insert_pair(
+        &mut self,
+        family: &FamilyRecord,
+        pair: &NewPair,
+        now: i64,
+    ) -> Result<(), DbError> {
+        let conn = self.conn()?;
+        let owner = (
+            family.id.as_str(),
+            family.merchant_id,
+            family.employee_id,
+            family.application_id,
+        );
+        insert_access_token(
+            conn,
+            &pair.access_hash,
+            owner,
+            &pair.access_scope,
+            now,
+            pair.access_expires_at,
+        )
+        .await?;
+        sqlx::query(
+            "INSERT INTO refresh_tokens (hash, family_id, created_at, expires_at) \
+             VALUES ($1, $2, $3, $4)",
+        )
+        .bind(&pair.refresh_hash)
+        .bind(&family.id)
+        .bind(now)
+        .bind(pair.refresh_expires_at)
+        .execute(&mut *conn)
+        .await?;
+        Ok(())
+    }
+
+    async fn revoke_family(&mut self, id: &str, now: i64) -> Result<Vec<String>, DbError> {
+        revoke_family(self.conn()?, id, now).await
+    }
 }

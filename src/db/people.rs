@@ -9,9 +9,10 @@ use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
 use super::rows::{self, get, TableRow, Val};
-use super::DbError;
+use super::{DbError, Tx};
 use crate::domain::application::ApplicationRecord;
 use crate::domain::employee::EmployeeRecord;
+use crate::domain::now_millis;
 use crate::domain::Role;
 
 fn decode_error(column: &str, why: impl std::fmt::Display) -> sqlx::Error {
@@ -130,22 +131,36 @@ impl TableRow for ApplicationRecord {
     }
 }
 
-/// Writes an employee; a deleted one loses every token family, access token and sign-in
-/// session in the same transaction.
-pub async fn persist_employee(
-    conn: &mut AnyConnection,
-    merchant_id: i64,
-    record: &EmployeeRecord,
-    is_new: bool,
-) -> Result<(), DbError> {
-    if is_new {
-        return rows::insert(conn, merchant_id, record).await;
+impl Tx {
+    /// Writes an employee; a deleted one loses every token family, access token and sign-in
+    /// session in the same transaction.
+    pub(super) async fn persist_employee(
+        &mut self,
+        merchant_id: i64,
+        record: &EmployeeRecord,
+        is_new: bool,
+    ) -> Result<(), DbError> {
+        let conn = self.conn()?;
+        if is_new {
+            return rows::insert(conn, merchant_id, record).await;
+        }
+        rows::update(conn, merchant_id, record).await?;
+        if let Some(at) = record.delete_date {
+            revoke_employee_tokens(conn, merchant_id, record.id, at).await?;
+        }
+        Ok(())
     }
-    rows::update(conn, merchant_id, record).await?;
-    if let Some(at) = record.delete_date {
-        revoke_employee_tokens(conn, merchant_id, record.id, at).await?;
+
+    /// Writes an application. A new secret hash is stored with it and, on an existing
+    /// application, revokes every token issued to it; so does a delete.
+    pub(super) async fn persist_application(
+        &mut self,
+        merchant_id: i64,
+        record: &ApplicationRecord,
+        is_new: bool,
+    ) -> Result<(), DbError> {
+        persist_application(self.conn()?, merchant_id, record, is_new, now_millis()).await
     }
-    Ok(())
 }
 
 async fn revoke_employee_tokens(
@@ -178,7 +193,7 @@ async fn revoke_employee_tokens(
 /// Writes an application. A new secret hash is stored with it and, on an existing application,
 /// revokes every token issued to it; so does a delete. Everything happens in the caller's
 /// transaction.
-pub async fn persist_application(
+async fn persist_application(
     conn: &mut AnyConnection,
     merchant_id: i64,
     record: &ApplicationRecord,

@@ -1,10 +1,9 @@
 //! Products with their instances: two tables written in the caller's transaction.
 
 use sqlx::any::AnyRow;
-use sqlx::AnyConnection;
 
 use super::rows::{self, get, TableRow, Val, WithChildren};
-use super::DbError;
+use super::{DbError, Tx};
 use crate::domain::money;
 use crate::domain::product::{InstanceRecord, ProductRecord};
 
@@ -140,30 +139,24 @@ impl WithChildren for ProductRecord {
     }
 }
 
-/// Every product of a merchant with all its instances.
-pub async fn load_products(
-    conn: &mut AnyConnection,
-    merchant_id: i64,
-) -> Result<Vec<ProductRecord>, DbError> {
-    rows::load_with_children(conn, merchant_id).await
-}
-
 /// Writes a product row and its instances (new ones inserted, dropped ones marked deleted).
-pub async fn persist_product(
-    conn: &mut AnyConnection,
-    merchant_id: i64,
-    product: &ProductRecord,
-    is_new: bool,
-) -> Result<(), DbError> {
-    if is_new {
-        rows::insert(conn, merchant_id, product).await?;
-    } else {
-        rows::update(conn, merchant_id, product).await?;
-    }
-    let stored: std::collections::HashMap<i64, Option<i64>> = if is_new {
-        Default::default()
-    } else {
-        sqlx::query_as::<_, (i64, Option<i64>)>(
+impl Tx {
+    pub(super) async fn persist_product(
+        &mut self,
+        merchant_id: i64,
+        product: &ProductRecord,
+        is_new: bool,
+    ) -> Result<(), DbError> {
+        let conn = self.conn()?;
+        if is_new {
+            rows::insert(conn, merchant_id, product).await?;
+        } else {
+            rows::update(conn, merchant_id, product).await?;
+        }
+        let stored: std::collections::HashMap<i64, Option<i64>> = if is_new {
+            Default::default()
+        } else {
+            sqlx::query_as::<_, (i64, Option<i64>)>(
             "SELECT id, delete_date FROM product_instances WHERE merchant_id = $1 AND product_id = $2",
         )
         .bind(merchant_id)
@@ -172,15 +165,16 @@ pub async fn persist_product(
         .await?
         .into_iter()
         .collect()
-    };
-    for instance in &product.instances {
-        match stored.get(&instance.id) {
-            None => rows::insert(conn, merchant_id, instance).await?,
-            Some(deleted) if *deleted != instance.delete_date => {
-                rows::update(conn, merchant_id, instance).await?
+        };
+        for instance in &product.instances {
+            match stored.get(&instance.id) {
+                None => rows::insert(conn, merchant_id, instance).await?,
+                Some(deleted) if *deleted != instance.delete_date => {
+                    rows::update(conn, merchant_id, instance).await?
+                }
+                Some(_) => {}
             }
-            Some(_) => {}
         }
+        Ok(())
     }
-    Ok(())
 }

@@ -8,7 +8,7 @@ use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
 use super::rows::{self, get, TableRow, Val};
-use super::DbError;
+use super::{DbError, Tx};
 use crate::domain::money;
 use crate::domain::reconcile::{CountLine, StockReconciliation, SurplusEntry};
 
@@ -138,20 +138,32 @@ impl TableRow for SurplusEntry {
     }
 }
 
-pub async fn load_counts(
+/// The counts matching `clause` (as for `rows::select`) with their lines and surplus entries.
+pub async fn select_counts(
     conn: &mut AnyConnection,
     merchant_id: i64,
+    clause: &str,
+    binds: &[i64],
 ) -> Result<Vec<StockReconciliation>, DbError> {
-    let mut counts: Vec<StockReconciliation> = rows::load_all(conn, merchant_id, "").await?;
+    let mut counts: Vec<StockReconciliation> =
+        rows::select(conn, merchant_id, clause, binds).await?;
+    if counts.is_empty() {
+        return Ok(counts);
+    }
+    let of_counts = format!(
+        "reconciliation_id IN (SELECT id FROM stock_reconciliations WHERE merchant_id = $1 {clause})"
+    );
     let sql = format!(
-        "SELECT {} FROM {} WHERE merchant_id = $1 ORDER BY reconciliation_id, product_id",
+        "SELECT {} FROM {} WHERE merchant_id = $1 AND {of_counts} \
+         ORDER BY reconciliation_id, product_id",
         CountLine::COLUMNS.join(", "),
         CountLine::TABLE
     );
-    let lines = sqlx::query(&sql)
-        .bind(merchant_id)
-        .fetch_all(&mut *conn)
-        .await?;
+    let mut query = sqlx::query(&sql).bind(merchant_id);
+    for b in binds {
+        query = query.bind(*b);
+    }
+    let lines = query.fetch_all(&mut *conn).await?;
     let mut lines_of: HashMap<i64, Vec<CountLine>> = HashMap::new();
     for row in &lines {
         let line = CountLine::from_row(row)?;
@@ -160,7 +172,8 @@ pub async fn load_counts(
             .or_default()
             .push(line);
     }
-    let entries: Vec<SurplusEntry> = rows::load_all(conn, merchant_id, "").await?;
+    let entries: Vec<SurplusEntry> =
+        rows::select(conn, merchant_id, &format!("AND {of_counts}"), binds).await?;
     let mut entries_of: HashMap<i64, Vec<SurplusEntry>> = HashMap::new();
     for entry in entries {
         entries_of
@@ -178,34 +191,37 @@ pub async fn load_counts(
 /// Writes a count and replaces its lines. A count is written completed exactly once (it never
 /// changes afterwards), so that write also stores the wastage basket and surplus entries it
 /// booked; the basket goes first, as the count refers to it.
-pub async fn persist_count(
-    conn: &mut AnyConnection,
-    merchant_id: i64,
-    count: &StockReconciliation,
-    is_new: bool,
-) -> Result<(), DbError> {
-    if let Some(basket) = &count.booked_basket {
-        rows::persist_replacing_children(conn, merchant_id, &**basket, true).await?;
-    }
-    if is_new {
-        rows::insert(conn, merchant_id, count).await?;
-    } else {
-        rows::update(conn, merchant_id, count).await?;
-        sqlx::query(
+impl Tx {
+    pub(super) async fn persist_count(
+        &mut self,
+        merchant_id: i64,
+        count: &StockReconciliation,
+        is_new: bool,
+    ) -> Result<(), DbError> {
+        let conn = self.conn()?;
+        if let Some(basket) = &count.booked_basket {
+            rows::persist_replacing_children(conn, merchant_id, &**basket, true).await?;
+        }
+        if is_new {
+            rows::insert(conn, merchant_id, count).await?;
+        } else {
+            rows::update(conn, merchant_id, count).await?;
+            sqlx::query(
             "DELETE FROM stock_reconciliation_lines WHERE merchant_id = $1 AND reconciliation_id = $2",
         )
         .bind(merchant_id)
         .bind(count.id)
         .execute(&mut *conn)
         .await?;
-    }
-    for line in &count.lines {
-        rows::insert(conn, merchant_id, line).await?;
-    }
-    if count.completed {
-        for entry in &count.surplus_entries {
-            rows::insert(conn, merchant_id, entry).await?;
         }
+        for line in &count.lines {
+            rows::insert(conn, merchant_id, line).await?;
+        }
+        if count.completed {
+            for entry in &count.surplus_entries {
+                rows::insert(conn, merchant_id, entry).await?;
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }

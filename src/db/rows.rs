@@ -84,24 +84,33 @@ fn bind<'q>(
     }
 }
 
-/// Every row of a merchant, ordered by id.
-pub async fn load_all<R: TableRow>(
+/// Rows of a merchant matching `clause` (SQL after `WHERE merchant_id = $1`, its placeholders
+/// `$2...` bound to `binds` in order), ordered by id.
+pub async fn select<R: TableRow>(
     conn: &mut AnyConnection,
     merchant_id: i64,
-    filter: &str,
+    clause: &str,
+    binds: &[i64],
 ) -> Result<Vec<R>, DbError> {
     let sql = format!(
-        "SELECT {} FROM {} WHERE merchant_id = $1 {filter} ORDER BY id",
+        "SELECT {} FROM {} WHERE merchant_id = $1 {clause} ORDER BY id",
         R::COLUMNS.join(", "),
         R::TABLE
     );
-    let rows = sqlx::query(&sql)
-        .bind(merchant_id)
-        .fetch_all(&mut *conn)
-        .await?;
+    let mut query = sqlx::query(&sql).bind(merchant_id);
+    for b in binds {
+        query = query.bind(*b);
+    }
+    let rows = query.fetch_all(&mut *conn).await?;
     rows.iter()
         .map(|r| R::from_row(r).map_err(DbError::from))
         .collect()
+}
+
+/// `AND <column> IN ($first, ...)` for `n` values.
+pub fn in_list(column: &str, first: usize, n: usize) -> String {
+    let marks: Vec<String> = (first..first + n).map(|i| format!("${i}")).collect();
+    format!(" AND {column} IN ({})", marks.join(", "))
 }
 
 pub async fn insert<R: TableRow>(
@@ -168,13 +177,24 @@ pub trait WithChildren: TableRow {
     fn set_children(&mut self, children: Vec<Self::Child>);
 }
 
-/// Every parent of a merchant with its children attached (two queries).
-pub async fn load_with_children<P: WithChildren>(
+/// The parents matching `clause` (as for [`select`]) with their children attached (two
+/// queries).
+pub async fn select_with_children<P: WithChildren>(
     conn: &mut AnyConnection,
     merchant_id: i64,
+    clause: &str,
+    binds: &[i64],
 ) -> Result<Vec<P>, DbError> {
-    let mut parents: Vec<P> = load_all(conn, merchant_id, "").await?;
-    let children: Vec<P::Child> = load_all(conn, merchant_id, "").await?;
+    let mut parents: Vec<P> = select(conn, merchant_id, clause, binds).await?;
+    if parents.is_empty() {
+        return Ok(parents);
+    }
+    let child_clause = format!(
+        "AND {} IN (SELECT id FROM {} WHERE merchant_id = $1 {clause})",
+        P::PARENT_COLUMN,
+        P::TABLE
+    );
+    let children: Vec<P::Child> = select(conn, merchant_id, &child_clause, binds).await?;
     let mut by_parent: std::collections::HashMap<i64, Vec<P::Child>> = Default::default();
     for child in children {
         by_parent
@@ -214,4 +234,31 @@ pub async fn persist_replacing_children<P: WithChildren>(
         insert(conn, merchant_id, child).await?;
     }
     Ok(())
+}
+
+impl super::Tx {
+    /// Inserts a record's row, or rewrites every column of it.
+    pub(super) async fn write_row<R: TableRow>(
+        &mut self,
+        merchant_id: i64,
+        record: &R,
+        is_new: bool,
+    ) -> Result<(), DbError> {
+        let conn = self.conn()?;
+        if is_new {
+            insert(conn, merchant_id, record).await
+        } else {
+            update(conn, merchant_id, record).await
+        }
+    }
+
+    /// Writes a parent and replaces its children.
+    pub(super) async fn write_with_children<P: WithChildren>(
+        &mut self,
+        merchant_id: i64,
+        parent: &P,
+        is_new: bool,
+    ) -> Result<(), DbError> {
+        persist_replacing_children(self.conn()?, merchant_id, parent, is_new).await
+    }
 }

@@ -2,40 +2,20 @@
 
 use std::collections::BTreeMap;
 
-use super::{Db, DbError};
+use super::{Db, DbError, Tx};
 
-/// Units received (`total`) and units that left in completed baskets (`sold`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StockLevel {
-    pub total: i64,
-    pub sold: i64,
-}
+pub use crate::domain::stock::{StockLevel, StockMove};
 
-impl StockLevel {
-    pub fn left(&self) -> i64 {
-        self.total - self.sold
-    }
-}
-
-/// A change of one product's stock at one store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StockMove {
-    pub store_id: i64,
-    pub product_id: i64,
-    /// Units received (+) or, for corrections, removed.
-    pub total: i64,
-    /// Units that left in completed baskets.
-    pub sold: i64,
-}
-
-/// Adds moves to the stored levels inside the caller's transaction.
-pub async fn apply_moves(
-    conn: &mut sqlx::AnyConnection,
-    merchant_id: i64,
-    moves: &[StockMove],
-) -> Result<(), DbError> {
-    for m in moves {
-        sqlx::query(
+impl Tx {
+    /// Adds moves to the stored levels.
+    pub async fn apply_stock_moves(
+        &mut self,
+        merchant_id: i64,
+        moves: &[StockMove],
+    ) -> Result<(), DbError> {
+        let conn = self.conn()?;
+        for m in moves {
+            sqlx::query(
             "INSERT INTO stock_levels (merchant_id, store_id, product_id, total_stock, stock_sold) \
              VALUES ($1, $2, $3, $4, $5) \
              ON CONFLICT (merchant_id, store_id, product_id) DO UPDATE SET \
@@ -49,8 +29,9 @@ pub async fn apply_moves(
         .bind(m.sold)
         .execute(&mut *conn)
         .await?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 impl Db {
@@ -64,7 +45,7 @@ impl Db {
              WHERE merchant_id = $1",
         )
         .bind(merchant_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.pool())
         .await?;
         let mut by_store: BTreeMap<i64, BTreeMap<i64, StockLevel>> = BTreeMap::new();
         for (store, product, total, sold) in rows {
@@ -88,7 +69,7 @@ impl Db {
         )
         .bind(merchant_id)
         .bind(store_id)
-        .fetch_all(&self.pool)
+        .fetch_all(self.pool())
         .await?;
         Ok(rows
             .into_iter()

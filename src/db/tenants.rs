@@ -2,10 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use sqlx::AnyConnection;
-
-use super::{now_millis, Db, DbError};
+use super::{Db, DbError, Tx};
 use crate::crypto;
+use crate::domain::now_millis;
 use crate::tenants::{AppliedTenant, Manifest, PasswordSpec, UserSpec};
 
 impl Db {
@@ -17,7 +16,7 @@ impl Db {
         manifests: &[Manifest],
         pbkdf2_iterations: u32,
     ) -> Result<Vec<AppliedTenant>, DbError> {
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.begin().await?;
         let mut applied = Vec::with_capacity(manifests.len());
         for manifest in manifests {
             applied.push(self.apply_one(&mut tx, manifest, pbkdf2_iterations).await?);
@@ -28,7 +27,7 @@ impl Db {
 
     async fn apply_one(
         &self,
-        conn: &mut AnyConnection,
+        tx: &mut Tx,
         m: &Manifest,
         iterations: u32,
     ) -> Result<AppliedTenant, DbError> {
@@ -36,7 +35,7 @@ impl Db {
         let existing: Option<(i64, String)> =
             sqlx::query_as("SELECT id, name FROM merchants WHERE manifest_key = $1")
                 .bind(&m.merchant_key)
-                .fetch_optional(&mut *conn)
+                .fetch_optional(tx.conn()?)
                 .await?;
         let merchant_id = match existing {
             Some((id, name)) => {
@@ -45,13 +44,13 @@ impl Db {
                         .bind(&m.merchant_name)
                         .bind(now)
                         .bind(id)
-                        .execute(&mut *conn)
+                        .execute(tx.conn()?)
                         .await?;
                 }
                 id
             }
             None => {
-                let id = self.next_id(conn).await?;
+                let id = tx.take_id().await?;
                 sqlx::query(
                     "INSERT INTO merchants (id, manifest_key, name, created_at, updated_at) \
                      VALUES ($1, $2, $3, $4, $4)",
@@ -60,7 +59,7 @@ impl Db {
                 .bind(&m.merchant_key)
                 .bind(&m.merchant_name)
                 .bind(now)
-                .execute(&mut *conn)
+                .execute(tx.conn()?)
                 .await?;
                 id
             }
@@ -73,7 +72,7 @@ impl Db {
             )
             .bind(merchant_id)
             .bind(&spec.key)
-            .fetch_optional(&mut *conn)
+            .fetch_optional(tx.conn()?)
             .await?;
             let id = match existing {
                 Some((id, name)) => {
@@ -84,13 +83,13 @@ impl Db {
                         .bind(&spec.name)
                         .bind(merchant_id)
                         .bind(id)
-                        .execute(&mut *conn)
+                        .execute(tx.conn()?)
                         .await?;
                     }
                     id
                 }
                 None => {
-                    let id = self.next_id(conn).await?;
+                    let id = tx.take_id().await?;
                     sqlx::query(
                         "INSERT INTO stores (merchant_id, id, manifest_key, name, active_date) \
                          VALUES ($1, $2, $3, $4, $5)",
@@ -100,7 +99,7 @@ impl Db {
                     .bind(&spec.key)
                     .bind(&spec.name)
                     .bind(now)
-                    .execute(&mut *conn)
+                    .execute(tx.conn()?)
                     .await?;
                     id
                 }
@@ -111,7 +110,7 @@ impl Db {
         let mut users = BTreeMap::new();
         for spec in &m.users {
             let id = self
-                .apply_user(conn, merchant_id, spec, iterations, now)
+                .apply_user(tx, merchant_id, spec, iterations, now)
                 .await?;
             users.insert(spec.email.clone(), id);
         }
@@ -126,7 +125,7 @@ impl Db {
                      FROM applications WHERE client_id = $1",
                 )
                 .bind(&spec.client_id)
-                .fetch_optional(&mut *conn)
+                .fetch_optional(tx.conn()?)
                 .await?;
             let id = match existing {
                 Some((owner, ..)) if owner != merchant_id => {
@@ -152,13 +151,13 @@ impl Db {
                         .bind(&spec.description)
                         .bind(merchant_id)
                         .bind(id)
-                        .execute(&mut *conn)
+                        .execute(tx.conn()?)
                         .await?;
                     }
                     id
                 }
                 None => {
-                    let id = self.next_id(conn).await?;
+                    let id = tx.take_id().await?;
                     sqlx::query(
                         "INSERT INTO applications (merchant_id, id, client_id, secret_hash, name, \
                          description, redirect_uris, active_date) \
@@ -172,7 +171,7 @@ impl Db {
                     .bind(&spec.description)
                     .bind(&uris)
                     .bind(now)
-                    .execute(&mut *conn)
+                    .execute(tx.conn()?)
                     .await?;
                     id
                 }
@@ -192,7 +191,7 @@ impl Db {
 
     async fn apply_user(
         &self,
-        conn: &mut AnyConnection,
+        tx: &mut Tx,
         merchant_id: i64,
         spec: &UserSpec,
         iterations: u32,
@@ -205,7 +204,7 @@ impl Db {
         )
         .bind(merchant_id)
         .bind(&spec.email)
-        .fetch_optional(&mut *conn)
+        .fetch_optional(tx.conn()?)
         .await?;
         let stored_hash = existing.as_ref().and_then(|row| row.2.clone());
         let hash =
@@ -230,13 +229,13 @@ impl Db {
                     .bind(&new_last)
                     .bind(merchant_id)
                     .bind(id)
-                    .execute(&mut *conn)
+                    .execute(tx.conn()?)
                     .await?;
                 }
                 Ok(id)
             }
             None => {
-                let id = self.next_id(conn).await?;
+                let id = tx.take_id().await?;
                 sqlx::query(
                     "INSERT INTO employees (merchant_id, id, email, first_name, last_name, role_id, \
                      password_hash, active_date) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -249,7 +248,7 @@ impl Db {
                 .bind(spec.role.id())
                 .bind(&hash)
                 .bind(now)
-                .execute(&mut *conn)
+                .execute(tx.conn()?)
                 .await?;
                 Ok(id)
             }

@@ -1,7 +1,7 @@
 //! A third-party application registered by a merchant (api-reference.md, Application).
 //!
 //! The client secret never lives here in clear: the HTTP layer generates it, keeps it only to
-//! show it once in the answer, and passes its SHA-256 in [`SECRET_HASH`].
+//! show it once in the answer, and passes its SHA-256 as a typed fact of the write.
 
 use serde_json::{json, Map, Value};
 
@@ -24,19 +24,16 @@ pub struct ApplicationRecord {
     pub new_secret_hash: Option<String>,
 }
 
-/// Set by the HTTP layer (never by a client): the SHA-256 (hex) of a freshly generated secret.
-pub const SECRET_HASH: &str = "secretHash";
 /// `{"id": N, "regenerateSecret": true}` replaces the secret.
 pub const REGENERATE: &str = "regenerateSecret";
 
-const KNOWN: [&str; 7] = [
+const KNOWN: [&str; 6] = [
     "name",
     "description",
     "redirectUris",
     "logo",
     "activeDate",
     REGENERATE,
-    SECRET_HASH,
 ];
 const READ_ONLY: [&str; 4] = ["id", "clientId", "clientSecret", "deleteDate"];
 const MAX_REDIRECT_URIS: usize = 20;
@@ -78,14 +75,16 @@ impl ApplicationRecord {
     }
 
     /// Applies written fields. A create and a regeneration need the hash of the new secret.
+    /// `secret_hash` is the SHA-256 (hex) of a secret the server generated for this write; it
+    /// never comes from the client's JSON.
     pub fn apply(
         mut self,
         fields: Map<String, Value>,
         creating: bool,
+        secret_hash: Option<&str>,
     ) -> Result<Self, Vec<String>> {
         let mut fields = fields;
         let uris = fields.remove("redirectUris");
-        let secret_hash = fields.remove(SECRET_HASH);
         let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
         self.new_secret_hash = None;
         let name = f
@@ -104,10 +103,8 @@ impl ApplicationRecord {
         }
         if creating || f.boolean(REGENERATE) == Some(true) {
             match secret_hash {
-                Some(Value::String(hash))
-                    if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) =>
-                {
-                    self.new_secret_hash = Some(hash);
+                Some(hash) if hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                    self.new_secret_hash = Some(hash.to_owned());
                 }
                 _ => f.reject("clientSecret", "no secret could be generated."),
             }
@@ -165,9 +162,10 @@ mod tests {
     fn till() -> ApplicationRecord {
         ApplicationRecord::new(1049, "app-5f3a9c2e71d04b8a".into(), 0)
             .apply(
-                obj(json!({"name": "Till Sync", "secretHash": HASH,
+                obj(json!({"name": "Till Sync",
                            "redirectUris": ["https://till.example.com/oauth/callback"]})),
                 true,
+                Some(HASH),
             )
             .unwrap()
     }
@@ -186,34 +184,32 @@ mod tests {
         let app = till();
         let renamed = app
             .clone()
-            .apply(obj(json!({"name": "Till", "clientId": "x"})), false)
+            .apply(obj(json!({"name": "Till", "clientId": "x"})), false, None)
             .unwrap();
         assert_eq!(renamed.new_secret_hash, None);
         assert_eq!(renamed.client_id, "app-5f3a9c2e71d04b8a");
         let regenerated = app
             .clone()
-            .apply(
-                obj(json!({"regenerateSecret": true, "secretHash": HASH})),
-                false,
-            )
+            .apply(obj(json!({"regenerateSecret": true})), false, Some(HASH))
             .unwrap();
         assert_eq!(regenerated.new_secret_hash.as_deref(), Some(HASH));
         assert!(app
-            .apply(obj(json!({"regenerateSecret": true})), false)
+            .apply(obj(json!({"regenerateSecret": true})), false, None)
             .is_err());
     }
 
     #[test]
     fn redirect_uris_are_required_and_validated() {
         let errs = ApplicationRecord::new(1, "app-0".into(), 0)
-            .apply(obj(json!({"name": "x", "secretHash": HASH})), true)
+            .apply(obj(json!({"name": "x"})), true, Some(HASH))
             .unwrap_err();
         assert_eq!(errs, vec!["redirectUris: required field is missing."]);
         let errs = ApplicationRecord::new(1, "app-0".into(), 0)
             .apply(
-                obj(json!({"name": "x", "secretHash": HASH,
+                obj(json!({"name": "x",
                            "redirectUris": ["http://evil.example/cb", "/relative"]})),
                 true,
+                Some(HASH),
             )
             .unwrap_err();
         assert_eq!(errs.len(), 1);

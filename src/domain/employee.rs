@@ -26,11 +26,7 @@ pub struct EmployeeRecord {
     pub delete_date: Option<i64>,
 }
 
-/// Set by the HTTP layer (never by a client) on an object that updates the caller's own
-/// employee record, so the no-raise rule is checked against the record as the actor holds it.
-pub const BY_SELF: &str = "bySelf";
-
-const KNOWN: [&str; 9] = [
+const KNOWN: [&str; 8] = [
     "firstName",
     "lastName",
     "email",
@@ -39,7 +35,6 @@ const KNOWN: [&str; 9] = [
     "joinedDate",
     "exitDate",
     "activeDate",
-    BY_SELF,
 ];
 const READ_ONLY: [&str; 2] = ["id", "deleteDate"];
 
@@ -129,17 +124,20 @@ impl EmployeeRecord {
 
     /// Applies written fields. Names, email and role are required on create; an update may
     /// leave a missing name missing (manifest users have none) but not remove one.
+    /// `by_self` says the caller is this employee (a fact of the token, not of the JSON): then
+    /// the write may not raise their own role or stores.
     pub fn apply(
         mut self,
         fields: Map<String, Value>,
         creating: bool,
+        by_self: bool,
         directory: &dyn Directory,
     ) -> Result<Self, Vec<String>> {
         let before = self.clone();
         let mut fields = fields;
         let stores = fields.remove("stores");
         let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
-        let by_self = !creating && f.boolean(BY_SELF) == Some(true);
+        let by_self = !creating && by_self;
         for (key, slot) in [
             ("firstName", &mut self.first_name),
             ("lastName", &mut self.last_name),
@@ -313,6 +311,7 @@ mod tests {
                            "roleId": 3, "stores": {"9": {"roleId": 5}}}),
                 ),
                 true,
+                false,
                 &Stores(vec![9]),
             )
             .unwrap()
@@ -331,6 +330,7 @@ mod tests {
             .apply(
                 obj(json!({"email": "a@b.c", "roleId": 4})),
                 true,
+                false,
                 &Stores(vec![]),
             )
             .unwrap_err();
@@ -341,6 +341,7 @@ mod tests {
         let updated = manifest_user
             .apply(
                 obj(json!({"firstName": null, "joinedDate": "2026-01-05 10:00:00"})),
+                false,
                 false,
                 &Stores(vec![]),
             )
@@ -357,6 +358,7 @@ mod tests {
                            "stores": {"77": {"roleId": 1}}}),
                 ),
                 true,
+                false,
                 &Stores(vec![9]),
             )
             .unwrap_err()
@@ -375,18 +377,15 @@ mod tests {
         let e = sam();
         let errs = e
             .clone()
-            .apply(
-                obj(json!({"roleId": 1, "bySelf": true})),
-                false,
-                &Stores(vec![9]),
-            )
+            .apply(obj(json!({"roleId": 1})), false, true, &Stores(vec![9]))
             .unwrap_err();
         assert_eq!(errs, vec!["roleId: you cannot raise your own role."]);
         let errs = e
             .clone()
             .apply(
-                obj(json!({"stores": {"9": {"roleId": 2}}, "bySelf": true})),
+                obj(json!({"stores": {"9": {"roleId": 2}}})),
                 false,
+                true,
                 &Stores(vec![9]),
             )
             .unwrap_err();
@@ -396,15 +395,11 @@ mod tests {
         );
         let lowered = e
             .clone()
-            .apply(
-                obj(json!({"roleId": 4, "bySelf": true})),
-                false,
-                &Stores(vec![9]),
-            )
+            .apply(obj(json!({"roleId": 4})), false, true, &Stores(vec![9]))
             .unwrap();
         assert_eq!(lowered.role, Role::Guest);
         let by_owner = e
-            .apply(obj(json!({"roleId": 1})), false, &Stores(vec![9]))
+            .apply(obj(json!({"roleId": 1})), false, false, &Stores(vec![9]))
             .unwrap();
         assert_eq!(by_owner.role, Role::Owner);
     }

@@ -2,20 +2,33 @@
 
 pub mod application;
 pub mod basket;
+pub mod batch;
 pub mod category;
+pub mod clock;
 pub mod dates;
 pub mod employee;
+pub mod failure;
 pub mod fields;
+pub mod file;
+pub mod log;
+pub mod merchant;
 pub mod money;
 pub mod product;
 pub mod promotion;
 pub mod reconcile;
 pub mod redirect_uri;
+pub mod refusal;
+pub mod report;
 pub mod role;
 pub mod sales;
 pub mod scope;
+pub mod stock;
 pub mod store;
 pub mod supplier;
+pub mod token;
 
+pub use clock::now_millis;
+pub use failure::Failure;
+pub use refusal::Refusal;
 pub use role::Role;
 pub use scope::{Scope, ScopeSet};

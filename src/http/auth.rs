@@ -2,8 +2,6 @@
 //! extractor handlers use, and the access-token cache.
 
 use std::future::{ready, Ready};
-use std::sync::Arc;
-use std::time::Duration;
 
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
@@ -14,8 +12,7 @@ use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use super::error::ApiError;
 use super::{version, AppState};
 use crate::crypto;
-use crate::db::oauth::AccessTokenRecord;
-use crate::db::{now_millis, Db};
+use crate::domain::now_millis;
 use crate::domain::{Role, Scope, ScopeSet};
 
 /// Who is calling: the token's merchant, user, application and scopes.
@@ -42,55 +39,6 @@ impl FromRequest for Caller {
                     detail: "no bearer token was sent".into(),
                 }),
         )
-    }
-}
-
-/// Access tokens by hash, in front of the database. Entries live briefly so a revocation made
-/// by another process is seen within that bound; revocations in this process evict at once.
-#[derive(Clone)]
-pub struct TokenCache {
-    cache: moka::future::Cache<String, Option<Arc<AccessTokenRecord>>>,
-    requests: prometheus::IntCounterVec,
-}
-
-impl TokenCache {
-    pub fn new(metrics: &crate::metrics::Metrics) -> Self {
-        Self {
-            cache: moka::future::Cache::builder()
-                .max_capacity(100_000)
-                .time_to_live(Duration::from_secs(30))
-                .build(),
-            requests: metrics.cache_requests.clone(),
-        }
-    }
-
-    pub async fn lookup(
-        &self,
-        store: &Db,
-        hash: &str,
-    ) -> Result<Option<Arc<AccessTokenRecord>>, ApiError> {
-        if let Some(hit) = self.cache.get(hash).await {
-            self.requests
-                .with_label_values(&["access_token", "hit"])
-                .inc();
-            return Ok(hit);
-        }
-        self.requests
-            .with_label_values(&["access_token", "miss"])
-            .inc();
-        let found = store.find_access_token(hash).await?.map(Arc::new);
-        self.cache.insert(hash.to_owned(), found.clone()).await;
-        Ok(found)
-    }
-
-    pub async fn evict(&self, hash: &str) {
-        self.cache.invalidate(hash).await;
-    }
-
-    /// Drops every cached entry (used after a family or application revocation, where the
-    /// affected token hashes are not all known here).
-    pub fn evict_all(&self) {
-        self.cache.invalidate_all();
     }
 }
 
@@ -126,7 +74,7 @@ pub async fn authenticate(state: &AppState, req: &ServiceRequest) -> Result<Call
     let token = presented_token(req)?;
     let record = state
         .tokens
-        .lookup(&state.db, &crypto::sha256_hex(token))
+        .access_token(&crypto::sha256_hex(token))
         .await?
         .ok_or_else(|| ApiError::TokenInvalid {
             detail: "the token is unknown or revoked".into(),

@@ -3,12 +3,10 @@
 
 use actix_web::http::header;
 use actix_web::HttpRequest;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::error::ApiError;
-
-/// One object of a batch: its client key and its fields, or why it is not an object.
-pub type BatchObject = (String, Result<Map<String, Value>, String>);
+use crate::domain::batch::BatchObject;
 
 /// The request's JSON document, from a JSON body or a `postBody` form.
 pub fn json_document(req: &HttpRequest, body: &[u8]) -> Result<Value, ApiError> {
@@ -76,8 +74,8 @@ pub fn objects(document: Value, plural: &str, max: usize) -> Result<Vec<BatchObj
     Ok(batch
         .into_iter()
         .map(|(key, value)| match value {
-            Value::Object(fields) => (key, Ok(fields)),
-            _ => (key, Err("the object must be a JSON object.".to_owned())),
+            Value::Object(fields) => BatchObject::new(key, Ok(fields)),
+            _ => BatchObject::new(key, Err("the object must be a JSON object.".to_owned())),
         })
         .collect())
 }
@@ -85,7 +83,7 @@ pub fn objects(document: Value, plural: &str, max: usize) -> Result<Vec<BatchObj
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Map};
 
     #[test]
     fn objects_keep_their_client_keys() {
@@ -96,9 +94,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(got.len(), 2);
-        assert_eq!(got[0].0, "hot");
-        assert!(got[0].1.is_ok());
-        assert!(got[1].1.is_err());
+        assert_eq!(got[0].key, "hot");
+        assert!(got[0].fields.is_ok());
+        assert!(got[1].fields.is_err());
     }
 
     #[test]

@@ -11,7 +11,9 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, Responder};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
+#[cfg(test)]
+use serde_json::Value;
 
 use super::messages::Message;
 
@@ -96,17 +98,48 @@ pub struct ErrorObject {
     pub details: Vec<String>,
 }
 
+/// The top-level data fields of a body, in order, each already JSON text: a collection rendered
+/// from cached records goes in as it is, without becoming a `Value` tree again.
+#[derive(Clone, Debug, Default)]
+pub struct Data(Vec<(String, Box<RawValue>)>);
+
+impl Data {
+    /// Sets a field (replacing one of the same name in place).
+    pub fn insert(&mut self, key: &str, value: impl Serialize) {
+        let raw =
+            serde_json::value::to_raw_value(&value).unwrap_or_else(|_| raw("null".to_owned()));
+        self.insert_raw(key, raw);
+    }
+
+    pub fn insert_raw(&mut self, key: &str, raw: Box<RawValue>) {
+        match self.0.iter_mut().find(|(k, _)| k == key) {
+            Some((_, slot)) => *slot = raw,
+            None => self.0.push((key.to_owned(), raw)),
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&RawValue> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| &**v)
+    }
+}
+
+/// Text known to be JSON as a raw value (falls back to `null`, which it never needs to).
+pub fn raw(json: String) -> Box<RawValue> {
+    RawValue::from_string(json)
+        .unwrap_or_else(|_| RawValue::from_string("null".to_owned()).unwrap_or_default())
+}
+
 /// What the envelope middleware turns into the body.
 #[derive(Clone, Debug, Default)]
 pub struct PendingEnvelope {
-    pub data: Map<String, Value>,
+    pub data: Data,
     pub messages: Messages,
     pub error: Option<ErrorObject>,
 }
 
 impl PendingEnvelope {
     /// The JSON body: data fields, then `error`, then `api`.
-    pub fn render(self, execution_ms: u64) -> Vec<u8> {
+    pub fn render(mut self, execution_ms: u64) -> Vec<u8> {
         #[derive(Serialize)]
         struct Api<'a> {
             message: &'a Messages,
@@ -115,23 +148,34 @@ impl PendingEnvelope {
             #[serde(rename = "executionTime_milliSeconds")]
             execution_time_ms: u64,
         }
-        let mut body = self.data;
         if let Some(error) = &self.error {
-            body.insert(
-                "error".into(),
-                serde_json::to_value(error).unwrap_or(Value::Null),
-            );
+            self.data.insert("error", error);
         }
         let api = Api {
             message: &self.messages,
             code_base_version: CODE_BASE_VERSION,
             execution_time_ms: execution_ms,
         };
-        body.insert(
-            "api".into(),
-            serde_json::to_value(api).unwrap_or(Value::Null),
-        );
-        serde_json::to_vec(&body).unwrap_or_else(|_| b"{}".to_vec())
+        self.data.insert("api", api);
+        let size: usize = self
+            .data
+            .0
+            .iter()
+            .map(|(k, v)| k.len() + v.get().len() + 4)
+            .sum();
+        let mut body = Vec::with_capacity(size + 2);
+        body.push(b'{');
+        for (i, (key, value)) in self.data.0.iter().enumerate() {
+            if i > 0 {
+                body.push(b',');
+            }
+            // Keys are our own names; serializing a str cannot fail.
+            let _ = serde_json::to_writer(&mut body, key);
+            body.push(b':');
+            body.extend_from_slice(value.get().as_bytes());
+        }
+        body.push(b'}');
+        body
     }
 }
 
@@ -158,8 +202,13 @@ impl Reply {
 
     /// Adds a top-level field (for example the plural collection).
     pub fn field(mut self, key: &str, value: impl Serialize) -> Self {
-        let value = serde_json::to_value(value).unwrap_or(Value::Null);
-        self.envelope.data.insert(key.to_owned(), value);
+        self.envelope.data.insert(key, value);
+        self
+    }
+
+    /// Adds a top-level field that is JSON text already (a collection rendered from cache).
+    pub fn raw_field(mut self, key: &str, json: String) -> Self {
+        self.envelope.data.insert_raw(key, raw(json));
         self
     }
 
@@ -220,7 +269,11 @@ mod tests {
     #[test]
     fn render_puts_error_and_api_beside_the_data() {
         let env = PendingEnvelope {
-            data: Map::from_iter([("stores".to_string(), serde_json::json!({}))]),
+            data: {
+                let mut d = Data::default();
+                d.insert("stores", serde_json::json!({}));
+                d
+            },
             messages: Messages::default(),
             error: Some(ErrorObject {
                 code: 404,

@@ -8,8 +8,7 @@ use actix_web::{HttpResponse, ResponseError};
 use super::envelope::{ErrorObject, Messages, PendingEnvelope, CODE_BASE_VERSION};
 use super::messages::Message;
 use super::middleware::API_VERSION;
-use crate::db::DbError;
-use crate::domain::Scope;
+use crate::domain::{Failure, Scope};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -301,12 +300,11 @@ impl ResponseError for ApiError {
     }
 }
 
-impl From<DbError> for ApiError {
-    fn from(err: DbError) -> Self {
-        if err.is_unavailable() {
-            ApiError::Unavailable(err.to_string())
-        } else {
-            ApiError::Internal(err.into())
+impl From<Failure> for ApiError {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::Unavailable(why) => ApiError::Unavailable(why),
+            Failure::Internal(why) => ApiError::Internal(anyhow::anyhow!(why)),
         }
     }
 }

@@ -13,7 +13,7 @@ pub async fn live() -> Reply {
 
 /// Ready only while the database answers (and not while shutting down).
 pub async fn ready(state: web::Data<AppState>) -> Result<Reply, ApiError> {
-    if state.db.ping().await {
+    if state.services.database_ready().await {
         Ok(Reply::ok().field("status", "ready"))
     } else {
         Err(ApiError::Unavailable("database is not answering".into()))

@@ -15,9 +15,9 @@ use super::envelope::{Messages, Reply};
 use super::error::ApiError;
 use super::messages::Message;
 use super::{batch, AppState};
-use crate::db::logs::{LogChange, LogRecord, NewLog};
-use crate::db::now_millis;
 use crate::domain::dates::to_iso;
+use crate::domain::log::{LogChange, LogRecord, NewLog};
+use crate::domain::now_millis;
 
 const MAX_TAGS: usize = 32;
 const MAX_TAG_LEN: usize = 64;
@@ -273,7 +273,7 @@ pub async fn list(
     let tags = headers.tags.unwrap_or_default();
     let logs = match &headers.id {
         Some(id) => state
-            .db
+            .services
             .log(caller.merchant_id, &id.text)
             .await?
             .into_iter()
@@ -285,7 +285,7 @@ pub async fn list(
                 )));
             };
             state
-                .db
+                .services
                 .logs_of(caller.merchant_id, object, identifier)
                 .await?
         }
@@ -349,7 +349,7 @@ pub async fn post(
                 completed: headers.completed,
             };
             let log = state
-                .db
+                .services
                 .update_log(caller.merchant_id, &id.text, &change, now)
                 .await?
                 .ok_or_else(|| not_found(&id.text))?;
@@ -368,7 +368,10 @@ pub async fn post(
                 data: data.as_deref().unwrap_or("null"),
                 completed: headers.completed == Some(true),
             };
-            let log = state.db.insert_log(caller.merchant_id, &new, now).await?;
+            let log = state
+                .services
+                .insert_log(caller.merchant_id, &new, now)
+                .await?;
             messages.add_with_ref(
                 Message::Created,
                 &log.log_id,
@@ -395,7 +398,11 @@ pub async fn delete(
     let Some(id) = &headers.id else {
         return Err(ApiError::internal(anyhow::anyhow!("id header unchecked")));
     };
-    if !state.db.delete_log(caller.merchant_id, &id.text).await? {
+    if !state
+        .services
+        .delete_log(caller.merchant_id, &id.text)
+        .await?
+    {
         return Err(not_found(&id.text));
     }
     let mut messages = Messages::default();

@@ -10,12 +10,7 @@ use super::AppState;
 use crate::domain::employee::EmployeeRecord;
 
 pub async fn user(caller: Caller, state: web::Data<AppState>) -> Result<Reply, ApiError> {
-    let snapshot = state
-        .merchants
-        .get(caller.merchant_id)
-        .await?
-        .snapshot()
-        .await?;
+    let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
     let employee = snapshot
         .find::<EmployeeRecord>(caller.employee_id)
         .ok_or_else(|| ApiError::TokenInvalid {
@@ -36,7 +31,7 @@ pub async fn user(caller: Caller, state: web::Data<AppState>) -> Result<Reply, A
 
 pub async fn merchant(caller: Caller, state: web::Data<AppState>) -> Result<Reply, ApiError> {
     let merchant = state
-        .db
+        .services
         .merchant(caller.merchant_id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("token's merchant is missing")))?;

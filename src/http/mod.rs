@@ -10,6 +10,7 @@ pub mod logs;
 mod me;
 pub mod messages;
 pub mod middleware;
+pub mod oauth;
 pub mod resources;
 mod test_hooks;
 pub mod uploads;
@@ -21,19 +22,23 @@ use actix_web::error::{JsonPayloadError, PayloadError};
 use actix_web::middleware::{from_fn, Compress};
 use actix_web::{web, HttpRequest};
 
+use crate::actors::{Merchants, TokenActors};
 use crate::config::Settings;
-use crate::db::Db;
 use crate::metrics::Metrics;
+use crate::services::Services;
 use error::ApiError;
 
 /// Everything handlers share. Built once per server; no globals.
 pub struct AppState {
     pub settings: Arc<Settings>,
-    pub db: Db,
     pub metrics: Metrics,
-    pub tokens: auth::TokenCache,
-    pub oauth: crate::oauth::OAuth,
-    pub merchants: crate::actors::Merchants,
+    /// OAuth state: grants, access tokens, sessions, codes.
+    pub tokens: TokenActors,
+    /// The authorization server's rate limits.
+    pub oauth: oauth::OAuth,
+    pub merchants: Merchants,
+    /// Logs, files, the report, the merchant directory, database health.
+    pub services: Services,
 }
 
 /// Registers every route and the layers around them.
@@ -52,7 +57,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve
         .service(web::resource("/health/live").route(web::get().to(health::live)))
         .service(web::resource("/health/ready").route(web::get().to(health::ready)))
         .configure(uploads::public_routes);
-    cfg.configure(crate::oauth::configure);
+    cfg.configure(oauth::configure);
     if serve_metrics {
         cfg.service(web::resource("/metrics").route(web::get().to(health::metrics)));
     }

@@ -33,10 +33,9 @@ async fn probe_store(
     state: web::Data<super::AppState>,
 ) -> Result<Reply, super::error::ApiError> {
     let (merchant_id, store_id, action) = path.into_inner();
-    let msg = crate::actors::merchant::ProbeStore {
-        store_id,
-        crash: action == "crash",
-    };
-    let stocked = state.merchants.write(merchant_id, msg).await??;
+    let stocked = state
+        .merchants
+        .probe_store(merchant_id, store_id, action == "crash")
+        .await?;
     Ok(Reply::ok().field("stockedProducts", stocked))
 }

@@ -24,8 +24,8 @@ use super::error::ApiError;
 use super::messages::Message;
 use super::AppState;
 use crate::crypto;
-use crate::db::files::NewFile;
-use crate::db::now_millis;
+use crate::domain::file::NewFile;
+use crate::domain::now_millis;
 
 /// The uses a client may name in the `contentType` header.
 const PURPOSES: [&str; 5] = [
@@ -250,7 +250,7 @@ pub async fn upload(
 
     let file_name = format!("{}.{}", file.sha256, file.kind.extension());
     state
-        .db
+        .services
         .put_file(
             &NewFile {
                 sha256: &file.sha256,
@@ -317,7 +317,7 @@ pub async fn serve(
     if !well_formed(&name) {
         return Err(not_found(&name));
     }
-    let Some(file) = state.db.file(&name).await? else {
+    let Some(file) = state.services.file(&name).await? else {
         return Err(not_found(&name));
     };
     let etag = format!("\"{}\"", &name[..64]);

@@ -7,8 +7,9 @@ use std::sync::Once;
 
 use merchantd::config::Settings;
 use merchantd::crypto;
-use merchantd::db::oauth::NewFamily;
-use merchantd::db::{now_millis, Db};
+use merchantd::db::Db;
+use merchantd::domain::now_millis;
+use merchantd::domain::token::NewFamily;
 use merchantd::startup::{Application, Signals};
 use merchantd::tenants::AppliedTenant;
 use sqlx::{Column, Connection, Row};
@@ -283,7 +284,7 @@ impl TestApp {
             scope: scope.to_owned(),
         };
         self.db
-            .insert_family_with_access_token(
+            .issue_access_token(
                 &family,
                 &crypto::sha256_hex(&token),
                 now_millis() + ttl_secs * 1000,

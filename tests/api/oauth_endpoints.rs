@@ -165,7 +165,7 @@ backend_tests! {
         assert_eq!(body["scope"], "read write admin");
         assert_eq!(body["client_id"], DEMO_CLIENT);
         assert_eq!(body["token_type"], "Bearer");
-        let now = merchantd::db::now_millis() / 1000;
+        let now = merchantd::domain::now_millis() / 1000;
         let exp = body["exp"].as_i64().expect("exp is an integer");
         assert!((now + 3590..=now + 3600).contains(&exp), "exp {exp}, now {now}");
     }
@@ -242,7 +242,7 @@ backend_tests! {
 backend_tests_with! { |s| s.oauth_failed_auths_per_minute = 3;
     async fn failed_client_authentications_over_the_limit_get_429_with_retry_after(app) {
         // The limiter counts in whole-minute windows: start early in one so all requests share it.
-        let second = merchantd::db::now_millis() / 1000 % 60;
+        let second = merchantd::domain::now_millis() / 1000 % 60;
         if second > 50 {
             tokio::time::sleep(std::time::Duration::from_secs(61 - second as u64)).await;
         }

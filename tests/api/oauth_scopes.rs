@@ -118,7 +118,7 @@ backend_tests! {
         let (access, refresh_token) = login(&app).await;
         let code = approved_code(&app, &Authorize::demo(None)).await;
         sqlx::query("UPDATE employees SET exit_date = $1 WHERE email = $2")
-            .bind(merchantd::db::now_millis() - 1000)
+            .bind(merchantd::domain::now_millis() - 1000)
             .bind(OWNER.0)
             .execute(&app.sql)
             .await
@@ -140,7 +140,7 @@ backend_tests! {
     async fn repeated_wrong_passwords_for_one_email_are_slowed_down(app) {
         // The throttle keeps time in whole seconds and the first lockout is one second: start
         // early in a second so the attempts below share it.
-        while merchantd::db::now_millis() % 1000 > 300 {
+        while merchantd::domain::now_millis() % 1000 > 300 {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
         let wrong = Authorize { password: "not-the-password".into(), ..Authorize::demo(None) };

@@ -152,8 +152,8 @@ process_tests! {
         .unwrap();
         let (merchant_id, employee_id, application_id) = ids[0];
         store
-            .insert_family_with_access_token(
-                &merchantd::db::oauth::NewFamily {
+            .issue_access_token(
+                &merchantd::domain::token::NewFamily {
                     id: "family-1".into(),
                     merchant_id,
                     employee_id,
@@ -161,7 +161,7 @@ process_tests! {
                     scope: "read".into(),
                 },
                 &merchantd::crypto::sha256_hex(&token),
-                merchantd::db::now_millis() + 60_000,
+                merchantd::domain::now_millis() + 60_000,
             )
             .await
             .unwrap();

@@ -1,12 +1,8 @@
-use std::future::Future;
+use serde_json::Value;
 
-use serde_json::{Map, Value};
-use sqlx::AnyConnection;
-
-use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Collection, Ids, Resource};
+use crate::actors::merchant::state::MerchantState;
+use crate::actors::resource::{next_id, Ids, Input, Resource};
 use crate::crypto;
-use crate::db::{now_millis, people, DbError};
 use crate::domain::application::ApplicationRecord;
 
 /// `app-` and 64 random bits in hex. The column is unique across merchants; a collision is
@@ -32,23 +28,15 @@ impl Resource for ApplicationRecord {
         self.new_secret_hash = None;
     }
 
-    fn collection(state: &MerchantState) -> &Collection<Self> {
-        &state.applications
-    }
-
-    fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self> {
-        &mut state.applications
-    }
+    crate::resource_collection!(applications);
 
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
-        let id = ids
-            .next()
-            .ok_or_else(|| vec!["no identifier was available.".to_owned()])?;
+        let id = next_id(ids)?;
         let mut client_id = new_client_id();
         while state
             .applications
@@ -57,29 +45,25 @@ impl Resource for ApplicationRecord {
         {
             client_id = new_client_id();
         }
-        ApplicationRecord::new(id, client_id, now).apply(fields, true)
+        ApplicationRecord::new(id, client_id, now).apply(
+            input.fields,
+            true,
+            input.secret_hash.as_deref(),
+        )
     }
 
     fn update(
         &self,
         _: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         _: &MerchantState,
         _: i64,
     ) -> Result<Self, Vec<String>> {
-        self.clone().apply(fields, false)
+        self.clone()
+            .apply(input.fields, false, input.secret_hash.as_deref())
     }
 
     fn to_json(&self, _: &MerchantState) -> Value {
         ApplicationRecord::to_json(self)
-    }
-
-    fn persist<'a>(
-        conn: &'a mut AnyConnection,
-        merchant_id: i64,
-        record: &'a Self,
-        is_new: bool,
-    ) -> impl Future<Output = Result<(), DbError>> + Send + 'a {
-        people::persist_application(conn, merchant_id, record, is_new, now_millis())
     }
 }

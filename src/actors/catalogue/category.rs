@@ -1,8 +1,9 @@
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Ids, Resource};
+use crate::actors::merchant::state::MerchantState;
+use crate::actors::resource::{next_id, Ids, Input, Resource};
 use crate::domain::category::CategoryRecord;
+use crate::domain::product::ProductRecord;
 
 /// A parent must be a live category of this merchant whose ancestors do not include `child`.
 fn parent_check(state: &MerchantState, child: i64, parent: i64) -> Result<(), String> {
@@ -34,26 +35,38 @@ impl Resource for CategoryRecord {
 
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
-        let id = ids
-            .next()
-            .ok_or_else(|| vec!["no identifier was available.".to_owned()])?;
-        CategoryRecord::new(id, now)
-            .apply(fields, |child, parent| parent_check(state, child, parent))
+        CategoryRecord::new(next_id(ids)?, now).apply(input.fields, |child, parent| {
+            parent_check(state, child, parent)
+        })
     }
 
     fn update(
         &self,
         _: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         _: i64,
     ) -> Result<Self, Vec<String>> {
-        self.clone()
-            .apply(fields, |child, parent| parent_check(state, child, parent))
+        self.clone().apply(input.fields, |child, parent| {
+            parent_check(state, child, parent)
+        })
+    }
+
+    /// Products show their categories' titles: those naming this one are rendered afresh.
+    fn refresh_dependents(&self, state: &mut MerchantState) {
+        let products: Vec<i64> = state
+            .index
+            .products_by_category
+            .get(&self.id)
+            .map(|ids| ids.iter().copied().collect())
+            .unwrap_or_default();
+        for id in products {
+            state.rerender::<ProductRecord>(id);
+        }
     }
 
     fn to_json(&self, _: &MerchantState) -> Value {

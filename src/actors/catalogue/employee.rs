@@ -1,11 +1,7 @@
-use std::future::Future;
+use serde_json::Value;
 
-use serde_json::{Map, Value};
-use sqlx::AnyConnection;
-
-use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Collection, Ids, Resource};
-use crate::db::{people, DbError};
+use crate::actors::merchant::state::MerchantState;
+use crate::actors::resource::{next_id, Ids, Input, Resource};
 use crate::domain::employee::{Directory, EmployeeRecord};
 use crate::domain::store::StoreRecord;
 
@@ -31,34 +27,26 @@ impl Resource for EmployeeRecord {
         EmployeeRecord::mark_deleted(self, at);
     }
 
-    fn collection(state: &MerchantState) -> &Collection<Self> {
-        &state.employees
-    }
-
-    fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self> {
-        &mut state.employees
-    }
+    crate::resource_collection!(employees);
 
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
-        let id = ids
-            .next()
-            .ok_or_else(|| vec!["no identifier was available.".to_owned()])?;
-        EmployeeRecord::new(id, now).apply(fields, true, state)
+        EmployeeRecord::new(next_id(ids)?, now).apply(input.fields, true, false, state)
     }
 
     fn update(
         &self,
         _: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         _: i64,
     ) -> Result<Self, Vec<String>> {
-        self.clone().apply(fields, false, state)
+        let by_self = input.caller == self.id;
+        self.clone().apply(input.fields, false, by_self, state)
     }
 
     /// Emails are unique in the merchant, deleted employees included: the database's
@@ -84,14 +72,5 @@ impl Resource for EmployeeRecord {
 
     fn to_json(&self, _: &MerchantState) -> Value {
         EmployeeRecord::to_json(self)
-    }
-
-    fn persist<'a>(
-        conn: &'a mut AnyConnection,
-        merchant_id: i64,
-        record: &'a Self,
-        is_new: bool,
-    ) -> impl Future<Output = Result<(), DbError>> + Send + 'a {
-        people::persist_employee(conn, merchant_id, record, is_new)
     }
 }

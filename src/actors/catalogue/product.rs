@@ -1,14 +1,26 @@
 use serde_json::{Map, Value};
-use sqlx::AnyConnection;
 
-use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Ids, Resource};
-use crate::db::{products, DbError};
+use crate::actors::merchant::state::MerchantState;
+use crate::actors::resource::{next_id, Ids, Input, Resource};
 use crate::domain::category::CategoryRecord;
 use crate::domain::product::{ProductContext, ProductRecord};
 
-fn context(state: &MerchantState) -> impl Fn(i64) -> bool + '_ {
-    |id| state.find::<CategoryRecord>(id).is_some()
+fn apply(
+    record: ProductRecord,
+    ids: Ids<'_>,
+    fields: Map<String, Value>,
+    state: &MerchantState,
+    now: i64,
+) -> Result<ProductRecord, Vec<String>> {
+    let exists = |id| state.find::<CategoryRecord>(id).is_some();
+    record.apply(
+        fields,
+        ids,
+        &ProductContext {
+            category_exists: &exists,
+        },
+        now,
+    )
 }
 
 impl Resource for ProductRecord {
@@ -23,55 +35,61 @@ impl Resource for ProductRecord {
 
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
-        let id = ids
-            .next()
-            .ok_or_else(|| vec!["no identifier was available.".to_owned()])?;
-        let exists = context(state);
-        ProductRecord::new(id, now).apply(
-            fields,
-            ids,
-            &ProductContext {
-                category_exists: &exists,
-            },
-            now,
-        )
+        let id = next_id(ids)?;
+        apply(ProductRecord::new(id, now), ids, input.fields, state, now)
     }
 
     fn update(
         &self,
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
-        let exists = context(state);
-        self.clone().apply(
-            fields,
-            ids,
-            &ProductContext {
-                category_exists: &exists,
-            },
-            now,
-        )
+        apply(self.clone(), ids, input.fields, state, now)
     }
 
     fn conflicts(&self, state: &MerchantState) -> Vec<String> {
-        match &self.barcode {
-            Some(code) => state
-                .live::<ProductRecord>()
-                .find(|p| p.id != self.id && p.barcode.as_ref() == Some(code))
-                .map(|p| {
-                    vec![format!(
-                        "barcode: \"{code}\" is already used by product {}.",
-                        p.id
-                    )]
-                })
-                .unwrap_or_default(),
-            None => Vec::new(),
+        let Some(code) = &self.barcode else {
+            return Vec::new();
+        };
+        match state.index.product_by_barcode.get(code) {
+            Some(other) if *other != self.id => vec![format!(
+                "barcode: \"{code}\" is already used by product {other}."
+            )],
+            _ => Vec::new(),
+        }
+    }
+
+    fn reindex(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
+        let index = &mut state.index;
+        if let Some(before) = before {
+            for category in &before.category_ids {
+                if let Some(products) = index.products_by_category.get_mut(category) {
+                    products.remove(&before.id);
+                }
+            }
+            if let Some(code) = &before.barcode {
+                if index.product_by_barcode.get(code) == Some(&before.id) {
+                    index.product_by_barcode.remove(code);
+                }
+            }
+        }
+        if let Some(after) = after {
+            for category in &after.category_ids {
+                index
+                    .products_by_category
+                    .entry(*category)
+                    .or_default()
+                    .insert(after.id);
+            }
+            if let (Some(code), None) = (&after.barcode, after.delete_date) {
+                index.product_by_barcode.insert(code.clone(), after.id);
+            }
         }
     }
 
@@ -81,18 +99,5 @@ impl Resource for ProductRecord {
             |id| state.find::<CategoryRecord>(id).map(|c| c.title.clone()),
             |file| format!("{}/files/{file}", state.files_base),
         )
-    }
-
-    async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        products::load_products(conn, merchant_id).await
-    }
-
-    async fn persist(
-        conn: &mut AnyConnection,
-        merchant_id: i64,
-        record: &Self,
-        is_new: bool,
-    ) -> Result<(), DbError> {
-        products::persist_product(conn, merchant_id, record, is_new).await
     }
 }

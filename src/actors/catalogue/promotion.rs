@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
-use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Ids, Resource};
+use crate::actors::merchant::state::MerchantState;
+use crate::actors::resource::{next_id, Ids, Input, Resource};
 use crate::domain::category::CategoryRecord;
 use crate::domain::promotion::{PromotionRecord, References};
 use crate::domain::store::StoreRecord;
@@ -30,24 +30,26 @@ impl Resource for PromotionRecord {
 
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
-        let id = ids
-            .next()
-            .ok_or_else(|| vec!["no identifier was available.".to_owned()])?;
-        apply(PromotionRecord::new(id, now), fields, true, state)
+        apply(
+            PromotionRecord::new(next_id(ids)?, now),
+            input.fields,
+            true,
+            state,
+        )
     }
 
     fn update(
         &self,
         _: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         _: i64,
     ) -> Result<Self, Vec<String>> {
-        apply(self.clone(), fields, false, state)
+        apply(self.clone(), input.fields, false, state)
     }
 
     fn to_json(&self, _: &MerchantState) -> Value {

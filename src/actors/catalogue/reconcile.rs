@@ -2,27 +2,22 @@
 //! that moment, moves stock (shortfall → sold, surplus → received) and brings its wastage
 //! basket into the baskets collection; a completed count is locked (111).
 
-use std::sync::Arc;
-
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
-use sqlx::AnyConnection;
 
-use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Ids, Resource};
-use crate::db::stock::StockMove;
-use crate::db::{reconcile as sql, DbError};
+use crate::actors::merchant::state::MerchantState;
+use crate::actors::resource::{next_id, Ids, Input, Kind, Resource};
 use crate::domain::basket::InstancePrice;
 use crate::domain::product::ProductRecord;
 use crate::domain::reconcile::{CountContext, StockReconciliation};
+use crate::domain::stock::StockMove;
 use crate::domain::store::StoreRecord;
 
 /// A wastage line's price: the product's first live instance (its only one, usually), or
 /// nothing at all (instance 0, price 0) when it has none.
 fn wastage_price(state: &MerchantState, product_id: i64) -> InstancePrice {
     let instance = state
-        .products
-        .get(&product_id)
+        .entry::<ProductRecord>(product_id)
         .and_then(|p| p.live_instances().min_by_key(|i| i.id).cloned());
     InstancePrice {
         product_id,
@@ -46,8 +41,8 @@ fn apply_count(
     let product_exists = |id| state.find::<ProductRecord>(id).is_some();
     let stock_left = |store, product| state.stock_level(store, product).left();
     let price = |product| wastage_price(state, product);
-    // Objects of one request share `now`, and stock moves only once the request commits.
-    let this_request: Vec<&Arc<StockReconciliation>> = state
+    // Objects of one request share `now` (each request of a group has its own).
+    let this_request: Vec<&StockReconciliation> = state
         .live::<StockReconciliation>()
         .filter(|c| c.complete_date == Some(now))
         .collect();
@@ -75,8 +70,13 @@ impl Resource for StockReconciliation {
     const NOUN: &'static str = "Count";
     const PLURAL: &'static str = "stockReconciliations";
     const READS_STOCK: bool = true;
+    const HISTORY: Option<Kind> = Some(Kind::Count);
 
     crate::resource_basics!(stock_reconciliations);
+
+    fn is_open(&self, _: &MerchantState) -> bool {
+        !self.completed && self.delete_date.is_none()
+    }
 
     /// The count's own id when new; completing takes one for the wastage basket and one per
     /// counted product (a wastage line or a surplus entry each, at most).
@@ -99,17 +99,15 @@ impl Resource for StockReconciliation {
 
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
-        let id = ids
-            .next()
-            .ok_or_else(|| vec!["no identifier was available.".to_owned()])?;
+        let id = next_id(ids)?;
         apply_count(
             StockReconciliation::new(id, now),
             ids,
-            fields,
+            input.fields,
             state,
             now,
             true,
@@ -119,11 +117,11 @@ impl Resource for StockReconciliation {
     fn update(
         &self,
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
-        apply_count(self.clone(), ids, fields, state, now, false)
+        apply_count(self.clone(), ids, input.fields, state, now, false)
     }
 
     fn locked(&self) -> bool {
@@ -153,9 +151,7 @@ impl Resource for StockReconciliation {
     /// its own (the count's moves book the shortfall).
     fn side_records(&self, before: Option<&Self>, state: &mut MerchantState) {
         if let (true, Some(basket)) = (just_completed(self, before), &self.booked_basket) {
-            state
-                .baskets
-                .insert(basket.id, Arc::new(basket.as_ref().clone()));
+            state.put(basket.as_ref().clone());
         }
     }
 
@@ -177,18 +173,5 @@ impl Resource for StockReconciliation {
 
     fn to_json(&self, _: &MerchantState) -> Value {
         StockReconciliation::to_json(self)
-    }
-
-    async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        sql::load_counts(conn, merchant_id).await
-    }
-
-    async fn persist(
-        conn: &mut AnyConnection,
-        merchant_id: i64,
-        record: &Self,
-        is_new: bool,
-    ) -> Result<(), DbError> {
-        sql::persist_count(conn, merchant_id, record, is_new).await
     }
 }

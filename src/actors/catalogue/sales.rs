@@ -1,23 +1,51 @@
 //! Baskets, transactions, orders and invoices as the merchant supervisor knows them: completed
-//! records are locked (111), and completing a basket or an invoice moves stock.
+//! records are locked (111), completing a basket or an invoice moves stock, and finished ones
+//! are history that the cache keeps only in its window.
 
 use serde_json::{Map, Value};
-use sqlx::AnyConnection;
 
-use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Ids, Resource};
-use crate::db::stock::StockMove;
-use crate::db::{rows, DbError};
+use crate::actors::merchant::state::MerchantState;
+use crate::actors::resource::{next_id, Ids, Input, Kind, Resource};
 use crate::domain::basket::{self, BasketContext, BasketRecord, InstancePrice};
 use crate::domain::product::ProductRecord;
 use crate::domain::sales::{self, InvoiceContext, InvoiceRecord, OrderRecord, TransactionRecord};
+use crate::domain::stock::StockMove;
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
-use crate::http::messages::Message;
+use crate::domain::Refusal;
 
-fn next_id(ids: Ids<'_>) -> Result<i64, Vec<String>> {
-    ids.next()
-        .ok_or_else(|| vec!["no identifier was available.".to_owned()])
+/// The parts every sales record shares: a soft delete, a collection, and a completion that
+/// locks the record for good and makes it history.
+macro_rules! sale_basics {
+    ($collection:ident, $kind:expr, $completed:expr) => {
+        const HISTORY: Option<Kind> = Some($kind);
+
+        $crate::resource_basics!($collection);
+
+        fn locked(&self) -> bool {
+            let completed: fn(&Self) -> bool = $completed;
+            completed(self)
+        }
+    };
+}
+
+/// A record just completed by this write (it was not completed before).
+fn completes(completed: bool, before: Option<bool>) -> bool {
+    completed && before != Some(true)
+}
+
+/// "completed" (or "received") for the write that completes, else "updated" or "created".
+fn completion_verb(completes: bool, existed: bool, verb: &'static str) -> &'static str {
+    match (completes, existed) {
+        (true, _) => verb,
+        (false, true) => "updated",
+        (false, false) => "created",
+    }
+}
+
+/// The basket id a transaction or an order names, when it names one.
+fn basket_field(fields: &Map<String, Value>) -> Option<i64> {
+    fields.get("basketId").and_then(Value::as_i64)
 }
 
 /// The price instance a basket line sells.
@@ -53,10 +81,14 @@ fn instance_of(
     })
 }
 
+/// Σ amount of a basket's completed payments. An open basket's payments are all cached.
 fn paid(state: &MerchantState, basket_id: i64) -> i64 {
-    state
-        .live::<TransactionRecord>()
-        .filter(|t| t.basket_id == basket_id && t.completed)
+    let Some(ids) = state.index.transactions_by_basket.get(&basket_id) else {
+        return 0;
+    };
+    ids.iter()
+        .filter_map(|id| state.find::<TransactionRecord>(*id))
+        .filter(|t| t.completed)
         .map(|t| t.amount)
         .sum()
 }
@@ -83,38 +115,45 @@ fn apply_basket(
 impl Resource for BasketRecord {
     const NOUN: &'static str = "Basket";
     const PLURAL: &'static str = "baskets";
-    crate::resource_basics!(baskets);
+    sale_basics!(baskets, Kind::Basket, |b| b.completed);
 
     fn ids_needed(fields: &Map<String, Value>) -> usize {
         1 + basket::new_lines(fields)
     }
 
+    fn is_open(&self, _: &MerchantState) -> bool {
+        !self.completed && self.delete_date.is_none()
+    }
+
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
         let id = next_id(ids)?;
-        apply_basket(BasketRecord::new(id, now), ids, fields, state, now, true)
+        apply_basket(
+            BasketRecord::new(id, now),
+            ids,
+            input.fields,
+            state,
+            now,
+            true,
+        )
     }
 
     fn update(
         &self,
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
-        apply_basket(self.clone(), ids, fields, state, now, false)
-    }
-
-    fn locked(&self) -> bool {
-        self.completed
+        apply_basket(self.clone(), ids, input.fields, state, now, false)
     }
 
     fn stock_moves(&self, before: Option<&Self>) -> Vec<StockMove> {
-        if !self.completed || before.is_some_and(|b| b.completed) {
+        if !completes(self.completed, before.map(|b| b.completed)) {
             return Vec::new();
         }
         self.lines
@@ -129,45 +168,45 @@ impl Resource for BasketRecord {
     }
 
     fn verb(&self, before: Option<&Self>) -> &'static str {
-        match before {
-            _ if self.completed && !before.is_some_and(|b| b.completed) => "completed",
-            Some(_) => "updated",
-            None => "created",
-        }
+        let completes = completes(self.completed, before.map(|b| b.completed));
+        completion_verb(completes, before.is_some(), "completed")
     }
 
     fn to_json(&self, _: &MerchantState) -> Value {
         BasketRecord::to_json(self)
-    }
-
-    async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        rows::load_with_children(conn, merchant_id).await
-    }
-
-    async fn persist(
-        conn: &mut AnyConnection,
-        merchant_id: i64,
-        record: &Self,
-        is_new: bool,
-    ) -> Result<(), DbError> {
-        rows::persist_replacing_children(conn, merchant_id, record, is_new).await
     }
 }
 
 impl Resource for TransactionRecord {
     const NOUN: &'static str = "Transaction";
     const PLURAL: &'static str = "transactions";
-    crate::resource_basics!(transactions);
+    sale_basics!(transactions, Kind::Transaction, |t| t.completed);
+
+    fn referenced_baskets(fields: &Map<String, Value>) -> Option<i64> {
+        basket_field(fields)
+    }
+
+    fn basket_id(&self) -> Option<i64> {
+        Some(self.basket_id)
+    }
+
+    /// Pending payments, and every payment of an open basket.
+    fn is_open(&self, state: &MerchantState) -> bool {
+        (!self.completed && self.delete_date.is_none())
+            || state
+                .find::<BasketRecord>(self.basket_id)
+                .is_some_and(|b| !b.completed)
+    }
 
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
         let id = next_id(ids)?;
         TransactionRecord::new(id, now).apply(
-            fields,
+            input.fields,
             |b| state.find::<BasketRecord>(b).is_some(),
             now,
             true,
@@ -177,32 +216,40 @@ impl Resource for TransactionRecord {
     fn update(
         &self,
         _: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
         self.clone().apply(
-            fields,
+            input.fields,
             |b| state.find::<BasketRecord>(b).is_some(),
             now,
             false,
         )
     }
 
-    fn locked(&self) -> bool {
-        self.completed
+    fn reindex(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
+        let index = &mut state.index.transactions_by_basket;
+        if let Some(before) = before {
+            if let Some(ids) = index.get_mut(&before.basket_id) {
+                ids.remove(&before.id);
+                if ids.is_empty() {
+                    index.remove(&before.basket_id);
+                }
+            }
+        }
+        if let Some(after) = after {
+            index.entry(after.basket_id).or_default().insert(after.id);
+        }
     }
 
     /// Payments belong to open baskets: a completed basket's payments are final.
-    fn check(&self, state: &MerchantState) -> Result<(), (Message, Vec<String>)> {
+    fn check(&self, state: &MerchantState) -> Result<(), Refusal> {
         match state.find::<BasketRecord>(self.basket_id) {
-            Some(b) if b.completed => Err((
-                Message::AlreadyComplete,
-                vec![format!(
-                    "Basket {} is completed and takes no more payments.",
-                    b.id
-                )],
-            )),
+            Some(b) if b.completed => Err(Refusal::Locked(vec![format!(
+                "Basket {} is completed and takes no more payments.",
+                b.id
+            )])),
             _ => Ok(()),
         }
     }
@@ -215,17 +262,29 @@ impl Resource for TransactionRecord {
 impl Resource for OrderRecord {
     const NOUN: &'static str = "Order";
     const PLURAL: &'static str = "orders";
-    crate::resource_basics!(orders);
+    sale_basics!(orders, Kind::Order, OrderRecord::is_completed);
+
+    fn referenced_baskets(fields: &Map<String, Value>) -> Option<i64> {
+        basket_field(fields)
+    }
+
+    fn basket_id(&self) -> Option<i64> {
+        Some(self.basket_id)
+    }
+
+    fn is_open(&self, _: &MerchantState) -> bool {
+        !self.is_completed() && self.delete_date.is_none()
+    }
 
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
         let id = next_id(ids)?;
         OrderRecord::new(id, now).apply(
-            fields,
+            input.fields,
             |b| state.find::<BasketRecord>(b).map(|b| b.store_id),
             now,
             true,
@@ -235,32 +294,25 @@ impl Resource for OrderRecord {
     fn update(
         &self,
         _: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
         self.clone().apply(
-            fields,
+            input.fields,
             |b| state.find::<BasketRecord>(b).map(|b| b.store_id),
             now,
             false,
         )
     }
 
-    fn locked(&self) -> bool {
-        self.is_completed()
-    }
-
     /// Orders are made from completed baskets only (112).
-    fn check(&self, state: &MerchantState) -> Result<(), (Message, Vec<String>)> {
+    fn check(&self, state: &MerchantState) -> Result<(), Refusal> {
         match state.find::<BasketRecord>(self.basket_id) {
-            Some(b) if !b.completed => Err((
-                Message::NotComplete,
-                vec![format!(
-                    "basketId: basket {} is not completed; complete it first.",
-                    b.id
-                )],
-            )),
+            Some(b) if !b.completed => Err(Refusal::NotComplete(vec![format!(
+                "basketId: basket {} is not completed; complete it first.",
+                b.id
+            )])),
             _ => Ok(()),
         }
     }
@@ -294,38 +346,45 @@ fn apply_invoice(
 impl Resource for InvoiceRecord {
     const NOUN: &'static str = "Invoice";
     const PLURAL: &'static str = "invoices";
-    crate::resource_basics!(invoices);
+    sale_basics!(invoices, Kind::Invoice, |i| i.completed);
 
     fn ids_needed(fields: &Map<String, Value>) -> usize {
         1 + sales::new_items(fields)
     }
 
+    fn is_open(&self, _: &MerchantState) -> bool {
+        !self.completed && self.delete_date.is_none()
+    }
+
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
         let id = next_id(ids)?;
-        apply_invoice(InvoiceRecord::new(id, now), ids, fields, state, now, true)
+        apply_invoice(
+            InvoiceRecord::new(id, now),
+            ids,
+            input.fields,
+            state,
+            now,
+            true,
+        )
     }
 
     fn update(
         &self,
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
-        apply_invoice(self.clone(), ids, fields, state, now, false)
-    }
-
-    fn locked(&self) -> bool {
-        self.completed
+        apply_invoice(self.clone(), ids, input.fields, state, now, false)
     }
 
     fn stock_moves(&self, before: Option<&Self>) -> Vec<StockMove> {
-        if !self.completed || before.is_some_and(|b| b.completed) {
+        if !completes(self.completed, before.map(|b| b.completed)) {
             return Vec::new();
         }
         self.items
@@ -340,27 +399,11 @@ impl Resource for InvoiceRecord {
     }
 
     fn verb(&self, before: Option<&Self>) -> &'static str {
-        match before {
-            _ if self.completed && !before.is_some_and(|b| b.completed) => "received",
-            Some(_) => "updated",
-            None => "created",
-        }
+        let completes = completes(self.completed, before.map(|b| b.completed));
+        completion_verb(completes, before.is_some(), "received")
     }
 
     fn to_json(&self, _: &MerchantState) -> Value {
         InvoiceRecord::to_json(self)
-    }
-
-    async fn load(conn: &mut AnyConnection, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        rows::load_with_children(conn, merchant_id).await
-    }
-
-    async fn persist(
-        conn: &mut AnyConnection,
-        merchant_id: i64,
-        record: &Self,
-        is_new: bool,
-    ) -> Result<(), DbError> {
-        rows::persist_replacing_children(conn, merchant_id, record, is_new).await
     }
 }

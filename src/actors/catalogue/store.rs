@@ -1,7 +1,7 @@
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Ids, Resource};
+use crate::actors::merchant::state::MerchantState;
+use crate::actors::resource::{next_id, Ids, Input, Resource};
 use crate::domain::store::StoreRecord;
 
 impl Resource for StoreRecord {
@@ -12,27 +12,25 @@ impl Resource for StoreRecord {
 
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         _: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
-        let id = ids
-            .next()
-            .ok_or_else(|| vec!["no identifier was available.".to_owned()])?;
-        StoreRecord::create(id, fields, now)
+        StoreRecord::create(next_id(ids)?, input.fields, now)
     }
 
     fn update(
         &self,
         _: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         _: &MerchantState,
         _: i64,
     ) -> Result<Self, Vec<String>> {
-        StoreRecord::update(self, fields)
+        StoreRecord::update(self, input.fields)
     }
 
-    /// A store with open baskets stays: their sales would have nowhere to complete.
+    /// A store with open baskets stays: their sales would have nowhere to complete. Open
+    /// baskets are always cached, so counting the cached ones is exact.
     fn check_delete(&self, state: &MerchantState) -> Result<(), String> {
         let open = state
             .live::<crate::domain::basket::BasketRecord>()

@@ -1,13 +1,8 @@
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::actors::merchant::MerchantState;
-use crate::actors::resource::{Ids, Resource};
+use crate::actors::merchant::state::MerchantState;
+use crate::actors::resource::{next_id, Ids, Input, Resource};
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
-
-fn next_id(ids: Ids<'_>) -> Result<i64, Vec<String>> {
-    ids.next()
-        .ok_or_else(|| vec!["no identifier was available.".to_owned()])
-}
 
 /// A supplier store's parent must be a live supplier of this merchant.
 fn supplier_check(state: &MerchantState, id: i64) -> Result<(), String> {
@@ -25,21 +20,21 @@ impl Resource for SupplierRecord {
 
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         _: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
-        SupplierRecord::new(next_id(ids)?, now).apply(fields)
+        SupplierRecord::new(next_id(ids)?, now).apply(input.fields)
     }
 
     fn update(
         &self,
         _: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         _: &MerchantState,
         _: i64,
     ) -> Result<Self, Vec<String>> {
-        self.clone().apply(fields)
+        self.clone().apply(input.fields)
     }
 
     fn to_json(&self, _: &MerchantState) -> Value {
@@ -55,23 +50,23 @@ impl Resource for SupplierStoreRecord {
 
     fn create(
         ids: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
         SupplierStoreRecord::new(next_id(ids)?, now)
-            .apply(fields, true, |id| supplier_check(state, id))
+            .apply(input.fields, true, |id| supplier_check(state, id))
     }
 
     fn update(
         &self,
         _: Ids<'_>,
-        fields: Map<String, Value>,
+        input: Input,
         state: &MerchantState,
         _: i64,
     ) -> Result<Self, Vec<String>> {
         self.clone()
-            .apply(fields, false, |id| supplier_check(state, id))
+            .apply(input.fields, false, |id| supplier_check(state, id))
     }
 
     fn to_json(&self, _: &MerchantState) -> Value {

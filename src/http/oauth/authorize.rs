@@ -8,12 +8,12 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::pages::{self, Consent, SignIn, CSRF_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_SECS};
-use super::pkce;
 use crate::crypto::{self, constant_time_eq, random_token, sha256_hex};
-use crate::db::now_millis;
-use crate::db::oauth::{ApplicationRecord, CodeFacts, NewFamily, SessionRecord};
+use crate::domain::now_millis;
+use crate::domain::token::{Client, CodeFacts, NewFamily, SessionRecord};
 use crate::domain::{Role, ScopeSet};
 use crate::http::AppState;
+use crate::oauth::pkce;
 
 /// The request parameters echoed as hidden inputs, in this order.
 const REQUEST_FIELDS: [&str; 7] = [
@@ -32,7 +32,7 @@ const FREE_FAILURES_PER_IP: u32 = 20;
 
 /// A validated authorization request.
 struct Request {
-    app: ApplicationRecord,
+    app: Client,
     redirect_uri: String,
     scope: ScopeSet,
     scope_text: String,
@@ -127,8 +127,8 @@ async fn validate(state: &AppState, p: &BTreeMap<String, String>) -> Result<Requ
         )
     })?;
     let app = state
-        .db
-        .find_application(client_id)
+        .tokens
+        .client(client_id)
         .await
         .map_err(|e| {
             tracing::error!(error = %e, "application lookup failed");
@@ -332,7 +332,7 @@ async fn sign_in(
             &email,
         );
     }
-    let candidates = match state.db.sign_in_candidates(&email).await {
+    let candidates = match state.tokens.sign_in_candidates(&email).await {
         Ok(c) => c,
         Err(e) => {
             tracing::error!(error = %e, "sign-in lookup failed");
@@ -386,7 +386,7 @@ async fn sign_in(
     let session = random_token("");
     let expires = now + SESSION_MAX_AGE_SECS * 1000;
     if let Err(e) = state
-        .db
+        .tokens
         .create_session(
             &sha256_hex(&session),
             employee.merchant_id,
@@ -446,7 +446,7 @@ async fn consent_page(
             "Your role cannot grant access.",
         );
     };
-    let merchant_name = match state.db.merchant(session.merchant_id).await {
+    let merchant_name = match state.services.merchant(session.merchant_id).await {
         Ok(Some(m)) => m.name,
         _ => String::new(),
     };
@@ -476,7 +476,7 @@ async fn decide(
     let session_token = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
     let session_hash = session_token.as_deref().map(sha256_hex);
     let session = match &session_hash {
-        Some(hash) => state.db.find_session(hash).await.ok().flatten(),
+        Some(hash) => state.tokens.session(hash).await.ok().flatten(),
         None => None,
     };
     let now = now_millis();
@@ -491,7 +491,7 @@ async fn decide(
     };
     // A consent is used once.
     if let Some(hash) = &session_hash {
-        let _ = state.db.delete_session(hash).await;
+        let _ = state.tokens.end_session(hash).await;
     }
     match decision {
         "approve" => {}
@@ -543,8 +543,8 @@ async fn decide(
     };
     let expires = now + (state.settings.auth_code_ttl_secs as i64) * 1000;
     if let Err(e) = state
-        .db
-        .create_code(&family, &sha256_hex(&code), &facts, expires)
+        .tokens
+        .issue_code(&family, &sha256_hex(&code), &facts, expires)
         .await
     {
         tracing::error!(error = %e, "code store failed");

@@ -30,22 +30,19 @@ pub async fn revoke(
         Err(Admission::Refused(e)) => return Err(e.into()),
     };
     let token = params.require("token")?;
-    let evicted = state
-        .db
-        .revoke_token(&sha256_hex(token), app.id)
+    let revoked = state
+        .tokens
+        .revoke(&sha256_hex(token), app.id)
         .await
         .map_err(|e| {
             tracing::error!(error = %e, "revocation failed");
             super::error::OAuthError::server_error()
         })?;
-    for hash in &evicted {
-        state.tokens.evict(hash).await;
-    }
     tracing::info!(
         target: "merchantd::audit",
         event = "revoke",
         application_id = app.id,
-        revoked_access_tokens = evicted.len(),
+        revoked_access_tokens = revoked,
         outcome = "ok",
         "revocation requested"
     );
@@ -65,8 +62,8 @@ pub async fn introspect(
     };
     let token = params.require("token")?;
     let info = state
-        .db
-        .token_info(&sha256_hex(token), app.id)
+        .tokens
+        .introspect(&sha256_hex(token), app.id)
         .await
         .map_err(|e| {
             tracing::error!(error = %e, "introspection failed");

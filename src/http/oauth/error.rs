@@ -3,7 +3,6 @@
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
-use serde_json::Value;
 
 use crate::http::envelope::{PendingEnvelope, CODE_BASE_VERSION};
 use crate::http::middleware::API_VERSION;
@@ -57,11 +56,8 @@ impl OAuthError {
 
     fn envelope(&self) -> PendingEnvelope {
         let mut env = PendingEnvelope::default();
-        env.data.insert("error".into(), Value::from(self.error));
-        env.data.insert(
-            "error_description".into(),
-            Value::from(self.description.clone()),
-        );
+        env.data.insert("error", self.error);
+        env.data.insert("error_description", &self.description);
         env
     }
 }

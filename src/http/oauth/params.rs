@@ -9,9 +9,9 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
 use super::error::OAuthError;
+use crate::actors::TokenActors;
 use crate::crypto::{constant_time_eq, sha256_hex};
-use crate::db::oauth::ApplicationRecord;
-use crate::db::Db;
+use crate::domain::token::Client;
 
 /// Request parameters, each present at most once.
 #[derive(Debug, Default)]
@@ -145,16 +145,16 @@ fn form_decode(s: &str) -> Option<String> {
 
 /// Checks presented credentials; the secret is compared by hash in constant time.
 pub async fn authenticate(
-    store: &Db,
+    tokens: &TokenActors,
     presented: &Presented,
-) -> Result<ApplicationRecord, OAuthError> {
+) -> Result<Client, OAuthError> {
     let fail = || OAuthError::invalid_client(presented.basic);
     let (Some(client_id), Some(secret)) = (&presented.client_id, &presented.secret) else {
         return Err(fail());
     };
     let presented_hash = sha256_hex(secret);
-    let app = store
-        .find_application(client_id)
+    let app = tokens
+        .client(client_id)
         .await
         .map_err(|e| {
             tracing::error!(error = %e, "client lookup failed");

@@ -4,12 +4,16 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, HttpRequest};
 
 use super::error::OAuthError;
-use super::grants;
 use super::params::{self, Params};
-use crate::db::oauth::ApplicationRecord;
+use crate::crypto::sha256_hex;
+use crate::domain::token::Client;
+use crate::domain::ScopeSet;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::AppState;
+use crate::oauth::grants::authorization_code::{CodeExchange, CodeGrant};
+use crate::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
+use crate::oauth::grants::{seconds_until, FreshPair};
 
 pub async fn token(
     req: HttpRequest,
@@ -19,10 +23,8 @@ pub async fn token(
     let client = admit_client(&req, &body, &state).await;
     let outcome = match client {
         Ok((app, params)) => match params.get("grant_type") {
-            Some("authorization_code") => {
-                grants::authorization_code::exchange(&state, &app, &params).await
-            }
-            Some("refresh_token") => grants::refresh_token::refresh(&state, &app, &params).await,
+            Some("authorization_code") => exchange_code(&state, &app, &params).await,
+            Some("refresh_token") => refresh(&state, &app, &params).await,
             Some(other) => Err(OAuthError::unsupported_grant_type(format!(
                 "The grant type \"{}\" is not supported; use authorization_code or refresh_token.",
                 other.chars().take(40).collect::<String>()
@@ -75,7 +77,7 @@ pub async fn admit_client(
     req: &HttpRequest,
     body: &[u8],
     state: &AppState,
-) -> Result<(ApplicationRecord, Params), Admission> {
+) -> Result<(Client, Params), Admission> {
     let settings = &state.settings;
     let ip = peer_ip(req);
     let limited = |retry_after_secs| Admission::Limited(ApiError::RateLimited { retry_after_secs });
@@ -94,7 +96,7 @@ pub async fn admit_client(
         .map_err(limited)?;
     let params = Params::parse(req, body).map_err(Admission::Refused)?;
     let presented = params::presented_client(req, &params).map_err(Admission::Refused)?;
-    let app = match params::authenticate(&state.db, &presented).await {
+    let app = match params::authenticate(&state.tokens, &presented).await {
         Ok(app) => app,
         Err(err) => {
             let _ = state.oauth.limiter.hit(&format!("authfail:{ip}"), u32::MAX);
@@ -128,4 +130,166 @@ pub fn token_reply(access: &str, refresh: &str, expires_in: i64, scope: &str) ->
         .field("scope", scope)
         .header(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))
         .header(header::PRAGMA, HeaderValue::from_static("no-cache"))
+}
+
+const INVALID_CODE: &str = "The authorization code is invalid, expired or already used.";
+
+fn fresh_pair(state: &AppState) -> FreshPair {
+    FreshPair::new(
+        state.settings.access_token_ttl_secs,
+        state.settings.refresh_token_ttl_secs,
+    )
+}
+
+/// `grant_type=authorization_code`: the wire side of `oauth::grants::authorization_code`.
+async fn exchange_code(
+    state: &AppState,
+    app: &Client,
+    params: &Params,
+) -> Result<(Reply, &'static str), OAuthError> {
+    let code = params.require("code")?;
+    let fresh = fresh_pair(state);
+    let outcome = state
+        .tokens
+        .exchange_code(CodeGrant {
+            code_hash: sha256_hex(code),
+            application_id: app.id,
+            redirect_uri: params.get("redirect_uri").map(str::to_owned),
+            code_verifier: params.get("code_verifier").map(str::to_owned),
+            pair: fresh.stored.clone(),
+        })
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "code exchange failed");
+            OAuthError::server_error()
+        })?;
+    match outcome {
+        CodeExchange::Issued(family) => {
+            tracing::info!(
+                target: "merchantd::audit",
+                event = "grant",
+                grant_type = "authorization_code",
+                merchant_id = family.merchant_id,
+                application_id = family.application_id,
+                employee_id = family.employee_id,
+                outcome = "issued",
+                "tokens issued for an authorization code"
+            );
+            let reply = token_reply(
+                &fresh.access,
+                &fresh.refresh,
+                fresh.expires_in(),
+                &family.scope,
+            );
+            Ok((reply, "authorization_code"))
+        }
+        CodeExchange::Reused {
+            revoked_access_hashes,
+        } => {
+            tracing::warn!(
+                target: "merchantd::audit",
+                event = "code_reuse",
+                application_id = app.id,
+                revoked_access_tokens = revoked_access_hashes.len(),
+                outcome = "family_revoked",
+                "an authorization code was presented again; its tokens are revoked"
+            );
+            Err(OAuthError::invalid_grant(INVALID_CODE))
+        }
+        CodeExchange::Refused(why) => {
+            tracing::info!(
+                target: "merchantd::audit",
+                event = "grant",
+                grant_type = "authorization_code",
+                application_id = app.id,
+                outcome = "refused",
+                reason = %why,
+                "code exchange refused"
+            );
+            let description = if why.contains("unknown") || why.contains("expired") {
+                INVALID_CODE.to_owned()
+            } else {
+                format!("{INVALID_CODE} ({why})")
+            };
+            Err(OAuthError::invalid_grant(description))
+        }
+    }
+}
+
+/// `grant_type=refresh_token`: the wire side of `oauth::grants::refresh_token`.
+async fn refresh(
+    state: &AppState,
+    app: &Client,
+    params: &Params,
+) -> Result<(Reply, &'static str), OAuthError> {
+    let presented = params.require("refresh_token")?.to_owned();
+    let requested = match params.get("scope") {
+        None => None,
+        Some(s) => ScopeSet::parse(s)
+            .map_err(|unknown| OAuthError::invalid_scope(format!("Unknown scope {unknown}.")))?,
+    };
+    let fresh = fresh_pair(state);
+    let outcome = state
+        .tokens
+        .rotate(RefreshGrant {
+            presented,
+            application_id: app.id,
+            grace_millis: (state.settings.refresh_retry_grace_secs as i64) * 1000,
+            requested,
+            fresh: fresh.clone(),
+        })
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "refresh failed");
+            OAuthError::server_error()
+        })?;
+    let audit = |outcome: &str, merchant_id: Option<i64>| {
+        tracing::info!(
+            target: "merchantd::audit",
+            event = "refresh",
+            application_id = app.id,
+            merchant_id = merchant_id,
+            outcome = outcome,
+            "refresh token presented"
+        );
+    };
+    match outcome {
+        RefreshExchange::Rotated { family, scope } => {
+            audit("rotated", Some(family.merchant_id));
+            let reply = token_reply(&fresh.access, &fresh.refresh, fresh.expires_in(), &scope);
+            Ok((reply, "refresh_token"))
+        }
+        RefreshExchange::Retry { family, successor } => {
+            audit("retry_within_grace", Some(family.merchant_id));
+            let reply = token_reply(
+                &successor.access_token,
+                &successor.refresh_token,
+                seconds_until(successor.access_expires_at),
+                &successor.scope,
+            );
+            Ok((reply, "refresh_token"))
+        }
+        RefreshExchange::Reused {
+            revoked_access_hashes,
+        } => {
+            tracing::warn!(
+                target: "merchantd::audit",
+                event = "refresh_reuse",
+                application_id = app.id,
+                revoked_access_tokens = revoked_access_hashes.len(),
+                outcome = "family_revoked",
+                "a used refresh token was presented again; its family is revoked"
+            );
+            Err(OAuthError::invalid_grant(
+                "The refresh token was already used; every token of this grant is now revoked.",
+            ))
+        }
+        RefreshExchange::ScopeRefused(why) => Err(OAuthError::invalid_scope(why)),
+        RefreshExchange::Refused(why) => {
+            audit("refused", None);
+            Err(OAuthError::invalid_grant(format!(
+                "The refresh token is invalid, expired or revoked ({why})."
+            )))
+        }
+    }
 }

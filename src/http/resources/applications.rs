@@ -12,14 +12,14 @@ use serde_json::{Map, Value};
 
 use super::generic::{self, IdHeaders};
 use super::{batch_reply, delete_ids, delete_reply};
-use crate::actors::merchant::{Delete, DeleteOutcome, ObjectOutcome, Write, WriteMode};
+use crate::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
 use crate::actors::resource::Resource;
 use crate::crypto;
-use crate::domain::application::{wants_secret, ApplicationRecord, SECRET_HASH};
+use crate::domain::application::{wants_secret, ApplicationRecord};
+use crate::domain::batch::WriteMode;
 use crate::http::auth::Caller;
-use crate::http::envelope::Reply;
+use crate::http::envelope::{raw, Reply};
 use crate::http::error::ApiError;
-use crate::http::messages::Message;
 use crate::http::{batch, AppState};
 
 impl IdHeaders for ApplicationRecord {
@@ -69,25 +69,18 @@ async fn write(
     )?;
     // Client key → the clear secret whose hash rides with that object.
     let mut secrets: HashMap<String, String> = HashMap::new();
-    for (key, object) in &mut objects {
-        let Ok(fields) = object else { continue };
-        if fields.contains_key(SECRET_HASH) {
-            *object = Err(format!("{SECRET_HASH}: unknown field."));
-            continue;
-        }
+    for object in &mut objects {
+        let Ok(fields) = &object.fields else { continue };
         if wants_secret(fields, mode == WriteMode::Upsert) {
             let secret = crypto::random_token("");
-            fields.insert(SECRET_HASH.into(), crypto::sha256_hex(&secret).into());
-            secrets.insert(key.clone(), secret);
+            object.secret_hash = Some(crypto::sha256_hex(&secret));
+            secrets.insert(object.key.clone(), secret);
         }
     }
     let mut outcomes = state
         .merchants
-        .write(
-            caller.merchant_id,
-            Write::<ApplicationRecord>::new(mode, objects),
-        )
-        .await??;
+        .write::<ApplicationRecord>(caller.merchant_id, mode, objects, caller.employee_id)
+        .await?;
     let mut shown = false;
     let mut replaced = false;
     for outcome in &mut outcomes {
@@ -97,7 +90,7 @@ async fn write(
     }
     if replaced {
         // The old secret's tokens were revoked with the write; forget any we cached.
-        state.tokens.evict_all();
+        state.tokens.forget_cached_tokens();
     }
     let reply = batch_reply(ApplicationRecord::PLURAL, outcomes);
     Ok(if shown {
@@ -115,10 +108,10 @@ fn reveal(
     caller: &Caller,
     replaced: &mut bool,
 ) -> bool {
-    let Ok((message, record, detail)) = &mut outcome.result else {
+    let Ok(saved) = &mut outcome.result else {
         return false;
     };
-    let Value::Object(fields) = std::mem::take(record) else {
+    let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(saved.json.get()) else {
         return false;
     };
     let id = fields.get("id").and_then(Value::as_i64).unwrap_or_default();
@@ -133,12 +126,14 @@ fn reveal(
     with_secret
         .entry("clientSecret")
         .or_insert_with(|| Value::String(secret));
-    *record = Value::Object(with_secret);
-    if *message == Message::Created {
-        detail.push_str(" Keep the client secret now: it is never shown again.");
+    saved.json = raw(Value::Object(with_secret).to_string());
+    if saved.created {
+        saved
+            .detail
+            .push_str(" Keep the client secret now: it is never shown again.");
     } else {
         *replaced = true;
-        *detail = format!("Secret of {id} replaced.");
+        saved.detail = format!("Secret of {id} replaced.");
         tracing::info!(
             merchant_id = caller.merchant_id,
             application_id = id,
@@ -159,15 +154,15 @@ async fn delete(
     let ids = delete_ids(req.headers(), &ApplicationRecord::ID_HEADERS)?;
     let results = state
         .merchants
-        .write(caller.merchant_id, Delete::<ApplicationRecord>::new(ids))
-        .await??;
+        .delete::<ApplicationRecord>(caller.merchant_id, ids)
+        .await?;
     let deleted: Vec<i64> = results
         .iter()
         .filter(|(_, outcome)| *outcome == DeleteOutcome::Deleted)
         .map(|(id, _)| *id)
         .collect();
     if !deleted.is_empty() {
-        state.tokens.evict_all();
+        state.tokens.forget_cached_tokens();
         tracing::info!(
             merchant_id = caller.merchant_id,
             employee_id = caller.employee_id,

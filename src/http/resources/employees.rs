@@ -1,19 +1,18 @@
-//! `/employee` → `employees` (api-reference.md, Employee). GET is the generic one; writes mark
-//! the caller's own record so the actor can refuse a self-raise, and changes that affect tokens
+//! `/employee` → `employees` (api-reference.md, Employee). GET is the generic one; writes carry
+//! the caller's employee id so the actor can refuse a self-raise, and changes that affect tokens
 //! (role, exit date, delete) drop the access-token cache so they bite at once.
-
-use actix_web::{web, HttpRequest};
-use serde_json::Value;
 
 use super::generic::{self, IdHeaders};
 use super::{batch_reply, delete_ids, delete_reply};
-use crate::actors::merchant::{Delete, DeleteOutcome, Write, WriteMode};
+use crate::actors::merchant::job::DeleteOutcome;
 use crate::actors::resource::Resource;
-use crate::domain::employee::{EmployeeRecord, BY_SELF};
+use crate::domain::batch::WriteMode;
+use crate::domain::employee::EmployeeRecord;
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::{batch, AppState};
+use actix_web::{web, HttpRequest};
 
 impl IdHeaders for EmployeeRecord {
     const ID_HEADERS: [&'static str; 2] = ["employeeIds", "employeeId"];
@@ -55,33 +54,23 @@ async fn write(
     mode: WriteMode,
 ) -> Result<Reply, ApiError> {
     let document = batch::json_document(&req, &body)?;
-    let mut objects = batch::objects(
+    let objects = batch::objects(
         document,
         EmployeeRecord::PLURAL,
         state.settings.max_batch_objects,
     )?;
-    let mut affects_tokens = false;
-    for (_, object) in &mut objects {
-        let Ok(fields) = object else { continue };
-        if fields.contains_key(BY_SELF) {
-            *object = Err(format!("{BY_SELF}: unknown field."));
-            continue;
-        }
-        affects_tokens |= fields.contains_key("roleId") || fields.contains_key("exitDate");
-        if fields.get("id").and_then(Value::as_i64) == Some(caller.employee_id) {
-            fields.insert(BY_SELF.into(), Value::Bool(true));
-        }
-    }
+    let affects_tokens = objects.iter().any(|o| {
+        o.fields
+            .as_ref()
+            .is_ok_and(|f| f.contains_key("roleId") || f.contains_key("exitDate"))
+    });
     let outcomes = state
         .merchants
-        .write(
-            caller.merchant_id,
-            Write::<EmployeeRecord>::new(mode, objects),
-        )
-        .await??;
+        .write::<EmployeeRecord>(caller.merchant_id, mode, objects, caller.employee_id)
+        .await?;
     if affects_tokens && outcomes.iter().any(|o| o.result.is_ok()) {
         // Cached tokens carry the role and exit date they were looked up with.
-        state.tokens.evict_all();
+        state.tokens.forget_cached_tokens();
     }
     Ok(batch_reply(EmployeeRecord::PLURAL, outcomes))
 }
@@ -96,15 +85,15 @@ async fn delete(
     let ids = delete_ids(req.headers(), &EmployeeRecord::ID_HEADERS)?;
     let results = state
         .merchants
-        .write(caller.merchant_id, Delete::<EmployeeRecord>::new(ids))
-        .await??;
+        .delete::<EmployeeRecord>(caller.merchant_id, ids)
+        .await?;
     let deleted: Vec<i64> = results
         .iter()
         .filter(|(_, outcome)| *outcome == DeleteOutcome::Deleted)
         .map(|(id, _)| *id)
         .collect();
     if !deleted.is_empty() {
-        state.tokens.evict_all();
+        state.tokens.forget_cached_tokens();
         tracing::info!(
             merchant_id = caller.merchant_id,
             by_employee_id = caller.employee_id,

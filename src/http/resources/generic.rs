@@ -1,16 +1,15 @@
 //! Generic handlers for catalogue resources: GET with the id header and `deleted`, POST (create
 //! or update), PUT (update only), DELETE (soft). Resource-specific filters live beside their
-//! resource and are applied through [`Filter`].
+//! resource and pass a `keep` predicate to [`render`].
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use actix_web::{web, HttpRequest};
-use serde_json::{Map, Value};
 
 use super::{batch_reply, delete_ids, delete_reply, show_deleted};
-use crate::actors::merchant::{Delete, MerchantState, Write, WriteMode};
+use crate::actors::merchant::state::{Entry, MerchantState};
 use crate::actors::resource::Resource;
+use crate::domain::batch::WriteMode;
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
@@ -28,33 +27,35 @@ pub async fn list<R: Resource + IdHeaders>(
 ) -> Result<Reply, ApiError> {
     let ids = filters::id_list_any(req.headers(), &R::ID_HEADERS)?;
     let deleted = show_deleted(req.headers())?;
-    let snapshot = state
-        .merchants
-        .get(caller.merchant_id)
-        .await?
-        .snapshot()
-        .await?;
-    Ok(Reply::ok().field(
+    let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
+    Ok(Reply::ok().raw_field(
         R::PLURAL,
         render::<R>(&snapshot, ids.as_ref(), deleted, |_| true),
     ))
 }
 
-/// The keyed collection of records passing the id filter, `deleted` and `keep`.
+/// The cached records passing the id filter, `deleted` and `keep`, as the keyed collection
+/// reads answer: ids are looked up, not searched for.
 pub fn render<R: Resource>(
-    snapshot: &Arc<MerchantState>,
+    snapshot: &MerchantState,
     ids: Option<&BTreeSet<i64>>,
     deleted: bool,
     keep: impl Fn(&R) -> bool,
-) -> Value {
-    let records: Map<String, Value> = R::collection(snapshot)
-        .values()
-        .filter(|r| deleted || r.delete_date().is_none())
-        .filter(|r| ids.is_none_or(|ids| ids.contains(&r.id())))
-        .filter(|r| keep(r))
-        .map(|r| (r.id().to_string(), r.to_json(snapshot)))
-        .collect();
-    Value::Object(records)
+) -> String {
+    let wanted = |e: &&Entry<R>| (deleted || e.delete_date().is_none()) && keep(e.record());
+    let mut out = String::new();
+    match ids {
+        Some(ids) => snapshot.write_collection(
+            &mut out,
+            ids.iter()
+                .filter_map(|id| snapshot.entry::<R>(*id))
+                .filter(wanted),
+        ),
+        None => {
+            snapshot.write_collection(&mut out, R::collection(snapshot).values().filter(wanted))
+        }
+    }
+    out
 }
 
 async fn write<R: Resource>(
@@ -68,8 +69,8 @@ async fn write<R: Resource>(
     let objects = batch::objects(document, R::PLURAL, state.settings.max_batch_objects)?;
     let outcomes = state
         .merchants
-        .write(caller.merchant_id, Write::<R>::new(mode, objects))
-        .await??;
+        .write::<R>(caller.merchant_id, mode, objects, caller.employee_id)
+        .await?;
     Ok(batch_reply(R::PLURAL, outcomes))
 }
 
@@ -97,10 +98,7 @@ pub async fn delete<R: Resource + IdHeaders>(
     state: web::Data<AppState>,
 ) -> Result<Reply, ApiError> {
     let ids = delete_ids(req.headers(), &R::ID_HEADERS)?;
-    let results = state
-        .merchants
-        .write(caller.merchant_id, Delete::<R>::new(ids))
-        .await??;
+    let results = state.merchants.delete::<R>(caller.merchant_id, ids).await?;
     Ok(delete_reply(R::NOUN, results))
 }
 

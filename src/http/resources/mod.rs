@@ -13,12 +13,13 @@ pub mod suppliers;
 use std::collections::BTreeSet;
 
 use actix_web::http::StatusCode;
-use serde_json::{Map, Value};
 
 use super::envelope::{ErrorObject, Messages, Reply};
 use super::error::ApiError;
 use super::messages::Message;
-use crate::actors::merchant::{DeleteOutcome, ObjectOutcome};
+use crate::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
+use crate::actors::merchant::state::push_key;
+use crate::domain::Refusal;
 
 /// Every catalogue route.
 pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
@@ -67,22 +68,37 @@ where
 /// 201 with the successful objects under their client keys and a record per object; 422 when
 /// every object failed (spec: Batch partial failure; DESIGN §6).
 pub fn batch_reply(plural: &str, outcomes: Vec<ObjectOutcome>) -> Reply {
-    let mut collection = Map::new();
+    let mut collection = String::from("{");
+    let mut saved = 0;
     let mut messages = Messages::default();
     let mut problems = Vec::new();
     for outcome in outcomes {
         match outcome.result {
-            Ok((message, record, detail)) => {
-                messages.add(message, Some(&outcome.key), detail);
-                collection.insert(outcome.key, record);
+            Ok(object) => {
+                let message = if object.created {
+                    Message::Created
+                } else {
+                    Message::Updated
+                };
+                messages.add(message, Some(&outcome.key), object.detail);
+                if saved > 0 {
+                    collection.push(',');
+                }
+                saved += 1;
+                // Client keys are the client's strings: escaped as JSON.
+                collection.push_str(&serde_json::to_string(&outcome.key).unwrap_or_default());
+                collection.push(':');
+                collection.push_str(object.json.get());
             }
-            Err((message, details)) => {
+            Err(refusal) => {
+                let details = refusal.details();
                 problems.extend(details.iter().map(|d| format!("{}: {d}", outcome.key)));
-                messages.add(message, Some(&outcome.key), details.join(" "));
+                messages.add(message_of(&refusal), Some(&outcome.key), details.join(" "));
             }
         }
     }
-    if collection.is_empty() {
+    collection.push('}');
+    if saved == 0 {
         return Reply::new(StatusCode::UNPROCESSABLE_ENTITY)
             .messages(messages)
             .error(ErrorObject {
@@ -92,8 +108,32 @@ pub fn batch_reply(plural: &str, outcomes: Vec<ObjectOutcome>) -> Reply {
             });
     }
     Reply::new(StatusCode::CREATED)
-        .field(plural, Value::Object(collection))
+        .raw_field(plural, collection)
         .messages(messages)
+}
+
+/// The message a refusal is answered with.
+pub fn message_of(refusal: &Refusal) -> Message {
+    match refusal {
+        Refusal::Invalid(_) => Message::InvalidObject,
+        Refusal::Locked(_) => Message::AlreadyComplete,
+        Refusal::NotComplete(_) => Message::NotComplete,
+        Refusal::Conflict(_) => Message::Conflict,
+    }
+}
+
+/// `{"<id>": <json>, ...}` from rendered records, for handlers that splice (stock columns).
+pub fn keyed(records: impl IntoIterator<Item = (i64, String)>) -> String {
+    let mut out = String::from("{");
+    for (i, (id, json)) in records.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_key(&mut out, id);
+        out.push_str(&json);
+    }
+    out.push('}');
+    out
 }
 
 /// 205 with a record per deleted id and an error record per unknown or refused id; when nothing

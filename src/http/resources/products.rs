@@ -1,10 +1,13 @@
 //! `/product` → `products`: the id header plus `categoryIds` (any of them) and `storeId`, which
-//! adds that store's `totalStock`, `stockSold` and `stockLeft`.
+//! adds that store's `totalStock`, `stockSold` and `stockLeft`. Ids and categories are looked up
+//! in the snapshot's maps and index; each product's JSON comes rendered from the cache.
+
+use std::collections::BTreeSet;
 
 use actix_web::{web, HttpRequest};
-use serde_json::{json, Map, Value};
 
 use super::show_deleted;
+use crate::actors::merchant::state::{push_key, Entry, MerchantState};
 use crate::actors::resource::Resource;
 use crate::domain::product::ProductRecord;
 use crate::http::auth::Caller;
@@ -26,34 +29,73 @@ pub async fn list(
         Some(_) => return Err(ApiError::bad_header("storeId", "give one store id.")),
     };
     let deleted = show_deleted(headers)?;
-    let snapshot = state
-        .merchants
-        .get(caller.merchant_id)
-        .await?
-        .snapshot()
-        .await?;
-    let products: Map<String, Value> = snapshot
-        .products
-        .values()
-        .filter(|p| deleted || p.delete_date.is_none())
-        .filter(|p| ids.as_ref().is_none_or(|ids| ids.contains(&p.id)))
-        .filter(|p| {
-            categories
-                .as_ref()
-                .is_none_or(|wanted| p.category_ids.iter().any(|c| wanted.contains(c)))
-        })
-        .map(|p| {
-            let mut record = Resource::to_json(&**p, &snapshot);
-            if let (Some(store_id), Value::Object(fields)) = (store, &mut record) {
-                // A store of another merchant, or none at all, has no stock here: the same
-                // answer for both, so nothing leaks.
-                let level = snapshot.stock_level(store_id, p.id);
-                fields.insert("totalStock".into(), json!(level.total));
-                fields.insert("stockSold".into(), json!(level.sold));
-                fields.insert("stockLeft".into(), json!(level.total - level.sold));
-            }
-            (p.id.to_string(), record)
-        })
-        .collect();
-    Ok(Reply::ok().field(ProductRecord::PLURAL, Value::Object(products)))
+    let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
+    let in_categories = |p: &ProductRecord| {
+        categories
+            .as_ref()
+            .is_none_or(|wanted| p.category_ids.iter().any(|c| wanted.contains(c)))
+    };
+    let wanted = |e: &&Entry<ProductRecord>| {
+        (deleted || e.delete_date.is_none()) && in_categories(e.record())
+    };
+    let candidates: Box<dyn Iterator<Item = &Entry<ProductRecord>>> = match (&ids, &categories) {
+        (Some(ids), _) => Box::new(lookup(&snapshot, ids.iter().copied())),
+        (None, Some(categories)) => {
+            let ids: BTreeSet<i64> = categories
+                .iter()
+                .filter_map(|c| snapshot.index.products_by_category.get(c))
+                .flat_map(|ids| ids.iter().copied())
+                .collect();
+            Box::new(
+                lookup(&snapshot, ids.into_iter())
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            )
+        }
+        (None, None) => Box::new(snapshot.products.values()),
+    };
+    let mut out = String::with_capacity(1024);
+    match store {
+        None => snapshot.write_collection(&mut out, candidates.filter(wanted)),
+        Some(store_id) => {
+            write_with_stock(&snapshot, &mut out, candidates.filter(wanted), store_id)
+        }
+    }
+    Ok(Reply::ok().raw_field(ProductRecord::PLURAL, out))
+}
+
+fn lookup(
+    snapshot: &MerchantState,
+    ids: impl Iterator<Item = i64>,
+) -> impl Iterator<Item = &Entry<ProductRecord>> {
+    ids.filter_map(|id| snapshot.entry::<ProductRecord>(id))
+}
+
+/// The products with the store's stock columns after their own fields. A store of another
+/// merchant, or none at all, has no stock here: the same answer for both, so nothing leaks.
+fn write_with_stock<'a>(
+    snapshot: &MerchantState,
+    out: &mut String,
+    products: impl Iterator<Item = &'a Entry<ProductRecord>>,
+    store_id: i64,
+) {
+    out.push('{');
+    for (i, product) in products.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_key(out, product.id);
+        let json = product.json(snapshot).get();
+        let level = snapshot.stock_level(store_id, product.id);
+        let mut n = itoa::Buffer::new();
+        out.push_str(json.strip_suffix('}').unwrap_or(json));
+        out.push_str(",\"totalStock\":");
+        out.push_str(n.format(level.total));
+        out.push_str(",\"stockSold\":");
+        out.push_str(n.format(level.sold));
+        out.push_str(",\"stockLeft\":");
+        out.push_str(n.format(level.left()));
+        out.push('}');
+    }
+    out.push('}');
 }

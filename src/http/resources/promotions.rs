@@ -7,7 +7,7 @@ use actix_web::{web, HttpRequest};
 
 use super::generic::{self, IdHeaders};
 use super::show_deleted;
-use crate::db::now_millis;
+use crate::domain::now_millis;
 use crate::domain::promotion::PromotionRecord;
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
@@ -57,15 +57,10 @@ async fn list(
         imminent_window: days.saturating_mul(DAY_MS),
     };
     let deleted = show_deleted(headers)?;
-    let snapshot = state
-        .merchants
-        .get(caller.merchant_id)
-        .await?
-        .snapshot()
-        .await?;
+    let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
     let records =
         generic::render::<PromotionRecord>(&snapshot, ids.as_ref(), deleted, |p| stages.keeps(p));
-    Ok(Reply::ok().field("promotions", records))
+    Ok(Reply::ok().raw_field("promotions", records))
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig) {

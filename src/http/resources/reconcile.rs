@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use actix_web::{web, HttpRequest};
 use serde_json::{json, Map, Value};
 
-use super::generic::{render, IdHeaders};
+use super::generic::IdHeaders;
 use super::report::HeaderCheck;
+use crate::actors::merchant::history::SalesQuery;
 use crate::actors::resource::Resource;
 use crate::domain::reconcile::StockReconciliation;
 use crate::http::auth::Caller;
@@ -55,30 +56,25 @@ pub async fn list(
         return Err(ApiError::bad_header("from", "the header is missing."));
     };
     let (from, to) = (from.timestamp_millis(), to.timestamp_millis());
-    let ids = filters::id_list_any(h, &StockReconciliation::ID_HEADERS)?;
-    let snapshot = state
-        .merchants
-        .get(caller.merchant_id)
-        .await?
-        .snapshot()
-        .await?;
-    let wanted = |c: &StockReconciliation| {
-        c.completed
-            && stores.contains(&c.store_id)
-            && c.complete_date.is_some_and(|d| from <= d && d < to)
+    let query = SalesQuery {
+        ids: filters::id_list_any(h, &StockReconciliation::ID_HEADERS)?,
+        store_ids: Some(stores.clone()),
+        completed: Some(true),
+        completed_between: Some((from, to)),
+        ..SalesQuery::default()
     };
-    let records = render::<StockReconciliation>(&snapshot, ids.as_ref(), false, wanted);
+    let found = state
+        .merchants
+        .sales::<StockReconciliation>(caller.merchant_id, &query)
+        .await?;
     // Another merchant's store is a store that does not exist: it gets no key.
     let mine: Units = stores
         .iter()
-        .filter(|s| snapshot.stores.contains_key(s))
+        .filter(|s| found.state.stores.contains_key(*s))
         .map(|s| (*s, BTreeMap::new()))
         .collect();
     let (mut wastage, mut surplus) = (mine.clone(), mine);
-    for c in snapshot
-        .live::<StockReconciliation>()
-        .filter(|c| wanted(c) && ids.as_ref().is_none_or(|ids| ids.contains(&c.id)))
-    {
+    for c in &found.entries {
         for (product, n) in c.shortfalls() {
             *wastage
                 .entry(c.store_id)
@@ -95,7 +91,7 @@ pub async fn list(
         }
     }
     Ok(Reply::ok()
-        .field(StockReconciliation::PLURAL, records)
+        .raw_field(StockReconciliation::PLURAL, found.render())
         .field("wastage", units_json(&wastage))
         .field("surplus", units_json(&surplus)))
 }

@@ -146,7 +146,7 @@ pub async fn basket(
         return Err(ApiError::bad_header("reportFrom", "the header is missing."));
     };
     let report = state
-        .db
+        .services
         .basket_report(
             caller.merchant_id,
             from.timestamp_millis(),

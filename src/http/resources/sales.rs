@@ -1,11 +1,13 @@
-//! `/basket`, `/transaction`, `/order`, `/invoice`: their GET filters. Writes use the generic
-//! handlers.
+//! `/basket`, `/transaction`, `/order`, `/invoice`: their GET filters, parsed into one
+//! [`SalesQuery`]; the merchant's actors answer from the cache or from history. Writes use the
+//! generic handlers.
 
+use actix_web::http::header::HeaderMap;
 use actix_web::{web, HttpRequest};
 
-use super::generic::{render, IdHeaders};
+use super::generic::IdHeaders;
 use super::show_deleted;
-use crate::actors::resource::Resource;
+use crate::actors::merchant::history::{Historic, SalesQuery};
 use crate::domain::basket::BasketRecord;
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::http::auth::Caller;
@@ -30,27 +32,62 @@ impl IdHeaders for InvoiceRecord {
     const ID_HEADERS: [&'static str; 2] = ["invoiceId", "invoiceIds"];
 }
 
+/// Which filter headers a sales resource reads besides its ids and `deleted`.
+#[derive(Clone, Copy)]
+struct Reads {
+    stores: bool,
+    baskets: bool,
+    completed: bool,
+}
+
+fn query<R: IdHeaders>(h: &HeaderMap, reads: Reads) -> Result<SalesQuery, ApiError> {
+    Ok(SalesQuery {
+        ids: filters::id_list_any(h, &R::ID_HEADERS)?,
+        store_ids: if reads.stores {
+            filters::id_list(h, "storeIds")?
+        } else {
+            None
+        },
+        basket_ids: if reads.baskets {
+            filters::id_list(h, "basketIds")?
+        } else {
+            None
+        },
+        completed: if reads.completed {
+            filters::boolean(h, "completed")?
+        } else {
+            None
+        },
+        deleted: show_deleted(h)?,
+        completed_between: None,
+    })
+}
+
+async fn list<R: Historic + IdHeaders>(
+    req: HttpRequest,
+    caller: Caller,
+    state: web::Data<AppState>,
+    reads: Reads,
+) -> Result<Reply, ApiError> {
+    let query = query::<R>(req.headers(), reads)?;
+    let found = state
+        .merchants
+        .sales::<R>(caller.merchant_id, &query)
+        .await?;
+    Ok(Reply::ok().raw_field(R::PLURAL, found.render()))
+}
+
 pub async fn baskets(
     req: HttpRequest,
     caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<Reply, ApiError> {
-    let h = req.headers();
-    let ids = filters::id_list_any(h, &BasketRecord::ID_HEADERS)?;
-    let stores = filters::id_list(h, "storeIds")?;
-    let completed = filters::boolean(h, "completed")?;
-    let deleted = show_deleted(h)?;
-    let snapshot = state
-        .merchants
-        .get(caller.merchant_id)
-        .await?
-        .snapshot()
-        .await?;
-    let records = render::<BasketRecord>(&snapshot, ids.as_ref(), deleted, |b| {
-        stores.as_ref().is_none_or(|s| s.contains(&b.store_id))
-            && completed.is_none_or(|c| c == b.completed)
-    });
-    Ok(Reply::ok().field(BasketRecord::PLURAL, records))
+    let reads = Reads {
+        stores: true,
+        baskets: false,
+        completed: true,
+    };
+    list::<BasketRecord>(req, caller, state, reads).await
 }
 
 pub async fn transactions(
@@ -58,20 +95,12 @@ pub async fn transactions(
     caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<Reply, ApiError> {
-    let h = req.headers();
-    let ids = filters::id_list_any(h, &TransactionRecord::ID_HEADERS)?;
-    let baskets = filters::id_list(h, "basketIds")?;
-    let deleted = show_deleted(h)?;
-    let snapshot = state
-        .merchants
-        .get(caller.merchant_id)
-        .await?
-        .snapshot()
-        .await?;
-    let records = render::<TransactionRecord>(&snapshot, ids.as_ref(), deleted, |t| {
-        baskets.as_ref().is_none_or(|b| b.contains(&t.basket_id))
-    });
-    Ok(Reply::ok().field(TransactionRecord::PLURAL, records))
+    let reads = Reads {
+        stores: false,
+        baskets: true,
+        completed: false,
+    };
+    list::<TransactionRecord>(req, caller, state, reads).await
 }
 
 pub async fn orders(
@@ -79,22 +108,12 @@ pub async fn orders(
     caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<Reply, ApiError> {
-    let h = req.headers();
-    let ids = filters::id_list_any(h, &OrderRecord::ID_HEADERS)?;
-    let stores = filters::id_list(h, "storeIds")?;
-    let completed = filters::boolean(h, "completed")?;
-    let deleted = show_deleted(h)?;
-    let snapshot = state
-        .merchants
-        .get(caller.merchant_id)
-        .await?
-        .snapshot()
-        .await?;
-    let records = render::<OrderRecord>(&snapshot, ids.as_ref(), deleted, |o| {
-        stores.as_ref().is_none_or(|s| s.contains(&o.store_id))
-            && completed.is_none_or(|c| c == o.is_completed())
-    });
-    Ok(Reply::ok().field(OrderRecord::PLURAL, records))
+    let reads = Reads {
+        stores: true,
+        baskets: false,
+        completed: true,
+    };
+    list::<OrderRecord>(req, caller, state, reads).await
 }
 
 pub async fn invoices(
@@ -102,18 +121,10 @@ pub async fn invoices(
     caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<Reply, ApiError> {
-    let h = req.headers();
-    let ids = filters::id_list_any(h, &InvoiceRecord::ID_HEADERS)?;
-    let stores = filters::id_list(h, "storeIds")?;
-    let deleted = show_deleted(h)?;
-    let snapshot = state
-        .merchants
-        .get(caller.merchant_id)
-        .await?
-        .snapshot()
-        .await?;
-    let records = render::<InvoiceRecord>(&snapshot, ids.as_ref(), deleted, |i| {
-        stores.as_ref().is_none_or(|s| s.contains(&i.store_id))
-    });
-    Ok(Reply::ok().field(InvoiceRecord::PLURAL, records))
+    let reads = Reads {
+        stores: true,
+        baskets: false,
+        completed: false,
+    };
+    list::<InvoiceRecord>(req, caller, state, reads).await
 }

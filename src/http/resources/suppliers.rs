@@ -28,18 +28,13 @@ async fn list_stores(
     let ids = filters::id_list_any(req.headers(), &SupplierStoreRecord::ID_HEADERS)?;
     let suppliers = filters::id_list_any(req.headers(), &SupplierRecord::ID_HEADERS)?;
     let deleted = show_deleted(req.headers())?;
-    let snapshot = state
-        .merchants
-        .get(caller.merchant_id)
-        .await?
-        .snapshot()
-        .await?;
+    let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
     let records = generic::render::<SupplierStoreRecord>(&snapshot, ids.as_ref(), deleted, |s| {
         suppliers
             .as_ref()
             .is_none_or(|parents| parents.contains(&s.supplier_id))
     });
-    Ok(Reply::ok().field("supplierStores", records))
+    Ok(Reply::ok().raw_field("supplierStores", records))
 }
 
 /// Both paths are exact, so neither shadows the other.

@@ -1,94 +1,79 @@
-//! `grant_type=authorization_code` (RFC 6749 §4.1.3, PKCE RFC 7636 §4.6).
+//! `grant_type=authorization_code` (RFC 6749 §4.1.3, PKCE RFC 7636 §4.6): the rules, over the
+//! storage steps of one transaction.
 
-use super::FreshPair;
-use crate::actors::token::ExchangeCode;
-use crate::crypto::sha256_hex;
-use crate::db::oauth::{ApplicationRecord, CodeExchange};
-use crate::http::envelope::Reply;
-use crate::http::AppState;
-use crate::oauth::error::OAuthError;
-use crate::oauth::params::Params;
-use crate::oauth::token::token_reply;
+use crate::domain::token::{FamilyRecord, NewPair, Spent, TokenSteps};
+use crate::oauth::pkce;
 
-const INVALID_CODE: &str = "The authorization code is invalid, expired or already used.";
+/// A token request for a code, as the token endpoint parsed it.
+#[derive(Debug, Clone)]
+pub struct CodeGrant {
+    pub code_hash: String,
+    pub application_id: i64,
+    pub redirect_uri: Option<String>,
+    pub code_verifier: Option<String>,
+    pub pair: NewPair,
+}
 
-pub async fn exchange(
-    state: &AppState,
-    app: &ApplicationRecord,
-    params: &Params,
-) -> Result<(Reply, &'static str), OAuthError> {
-    let code = params.require("code")?;
-    let pair = FreshPair::new(
-        state.settings.access_token_ttl_secs,
-        state.settings.refresh_token_ttl_secs,
-    );
-    let outcome = state
-        .oauth
-        .actors
-        .exchange_code(ExchangeCode {
-            code_hash: sha256_hex(code),
-            application_id: app.id,
-            redirect_uri: params.get("redirect_uri").map(str::to_owned),
-            code_verifier: params.get("code_verifier").map(str::to_owned),
-            pair: pair.stored.clone(),
-        })
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "code exchange failed");
-            OAuthError::server_error()
-        })?;
-    match outcome {
-        CodeExchange::Issued(family) => {
-            tracing::info!(
-                target: "merchantd::audit",
-                event = "grant",
-                grant_type = "authorization_code",
-                merchant_id = family.merchant_id,
-                application_id = family.application_id,
-                employee_id = family.employee_id,
-                outcome = "issued",
-                "tokens issued for an authorization code"
-            );
-            let reply = token_reply(
-                &pair.access,
-                &pair.refresh,
-                pair.expires_in(),
-                &family.scope,
-            );
-            Ok((reply, "authorization_code"))
-        }
-        CodeExchange::Reused {
-            revoked_access_hashes,
-        } => {
-            for hash in &revoked_access_hashes {
-                state.tokens.evict(hash).await;
-            }
-            tracing::warn!(
-                target: "merchantd::audit",
-                event = "code_reuse",
-                application_id = app.id,
-                revoked_access_tokens = revoked_access_hashes.len(),
-                outcome = "family_revoked",
-                "an authorization code was presented again; its tokens are revoked"
-            );
-            Err(OAuthError::invalid_grant(INVALID_CODE))
-        }
-        CodeExchange::Refused(why) => {
-            tracing::info!(
-                target: "merchantd::audit",
-                event = "grant",
-                grant_type = "authorization_code",
-                application_id = app.id,
-                outcome = "refused",
-                reason = %why,
-                "code exchange refused"
-            );
-            let description = if why.contains("unknown") || why.contains("expired") {
-                INVALID_CODE.to_owned()
-            } else {
-                format!("{INVALID_CODE} ({why})")
-            };
-            Err(OAuthError::invalid_grant(description))
-        }
+#[derive(Debug)]
+pub enum CodeExchange {
+    /// The code was taken and the pair stored.
+    Issued(FamilyRecord),
+    /// The code had been used before: its family is now revoked.
+    Reused { revoked_access_hashes: Vec<String> },
+    /// Unknown, expired, revoked, or refused by a check (the code stays usable then).
+    Refused(String),
+}
+
+impl CodeExchange {
+    /// Whether the transaction the exchange ran in is to be committed. A refusal rolls the
+    /// take back, so a failed PKCE or redirect check does not burn the code.
+    pub fn commits(&self) -> bool {
+        !matches!(self, CodeExchange::Refused(_))
     }
+}
+
+pub async fn exchange<S: TokenSteps>(
+    steps: &mut S,
+    grant: &CodeGrant,
+    now: i64,
+) -> Result<CodeExchange, S::Error> {
+    let Some(taken) = steps.take_code(&grant.code_hash, now).await? else {
+        return Ok(match steps.spent_code(&grant.code_hash).await? {
+            Some(Spent {
+                used_at: Some(_),
+                family_id,
+                ..
+            }) => CodeExchange::Reused {
+                revoked_access_hashes: steps.revoke_family(&family_id, now).await?,
+            },
+            Some(_) => CodeExchange::Refused("the code expired".into()),
+            None => CodeExchange::Refused("the code is unknown".into()),
+        });
+    };
+    let Some(family) = steps.family(&taken.family_id).await? else {
+        return Ok(CodeExchange::Refused("the code has no grant".into()));
+    };
+    let role = steps.active_role(&family, now).await?;
+    let refusal = if family.revoked {
+        Some("the grant was revoked".to_owned())
+    } else if family.application_id != grant.application_id {
+        Some("the code was issued to another client".into())
+    } else if role.is_none() {
+        Some("the user can no longer sign in".into())
+    } else if grant.redirect_uri.as_deref() != Some(taken.facts.redirect_uri.as_str()) {
+        Some("redirect_uri differs from the authorization request".into())
+    } else {
+        pkce::check(
+            taken.facts.code_challenge.as_deref(),
+            grant.code_verifier.as_deref(),
+        )
+        .err()
+    };
+    if let Some(why) = refusal {
+        return Ok(CodeExchange::Refused(why));
+    }
+    let mut pair = grant.pair.clone();
+    pair.access_scope = family.scope.clone();
+    steps.insert_pair(&family, &pair, now).await?;
+    Ok(CodeExchange::Issued(family))
 }

@@ -1,13 +1,16 @@
-//! One file per grant type, as rauthy does it.
+//! One file per grant type, as rauthy does it: each holds the grant's rules, written against
+//! the storage steps of [`TokenSteps`](crate::domain::token::TokenSteps) and run by the token
+//! actors inside one transaction.
 
 pub mod authorization_code;
 pub mod refresh_token;
 
 use crate::crypto::{random_token, sha256_hex};
-use crate::db::now_millis;
-use crate::db::oauth::NewPair;
+use crate::domain::now_millis;
+use crate::domain::token::NewPair;
 
 /// A fresh access/refresh pair: the clear tokens for the client, the hashes for the store.
+#[derive(Debug, Clone)]
 pub struct FreshPair {
     pub access: String,
     pub refresh: String,

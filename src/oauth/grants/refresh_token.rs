@@ -1,140 +1,175 @@
 //! `grant_type=refresh_token` (RFC 6749 §6) with rotation, an idempotent retry grace and family
-//! revocation on reuse (RFC 9700 §4.14.2).
+//! revocation on reuse (RFC 9700 §4.14.2): the rules, over the storage steps of one
+//! transaction.
 
 use super::FreshPair;
-use crate::actors::token::Rotate;
 use crate::crypto::sha256_hex;
-use crate::db::oauth::{ApplicationRecord, RefreshExchange};
+use crate::domain::token::{FamilyRecord, Spent, TokenSteps};
 use crate::domain::{Role, ScopeSet};
-use crate::http::envelope::Reply;
-use crate::http::AppState;
-use crate::oauth::error::OAuthError;
-use crate::oauth::params::Params;
 use crate::oauth::seal::{self, SealedPair};
-use crate::oauth::token::token_reply;
 
-pub async fn refresh(
-    state: &AppState,
-    app: &ApplicationRecord,
-    params: &Params,
-) -> Result<(Reply, &'static str), OAuthError> {
-    let presented = params.require("refresh_token")?.to_owned();
-    let requested = match params.get("scope") {
-        None => None,
-        Some(s) => ScopeSet::parse(s)
-            .map_err(|unknown| OAuthError::invalid_scope(format!("Unknown scope {unknown}.")))?,
-    };
-    let pair = FreshPair::new(
-        state.settings.access_token_ttl_secs,
-        state.settings.refresh_token_ttl_secs,
-    );
-    let (access, refresh, expires_at) = (
-        pair.access.clone(),
-        pair.refresh.clone(),
-        pair.stored.access_expires_at,
-    );
-    let sealing_key = presented.clone();
-    let opening_key = presented.clone();
-    let outcome = state
-        .oauth
-        .actors
-        .rotate(Rotate {
-            refresh_hash: sha256_hex(&presented),
-            application_id: app.id,
-            grace_millis: (state.settings.refresh_retry_grace_secs as i64) * 1000,
-            pair: pair.stored.clone(),
-            decide: Box::new(move |family_scope, role_id| {
-                let granted = ScopeSet::parse(family_scope)
-                    .ok()
-                    .flatten()
-                    .ok_or_else(|| "the stored grant has no scope".to_owned())?;
-                let cap = Role::from_id(role_id)
-                    .map(Role::highest_scope)
-                    .ok_or_else(|| "the user's role is unknown".to_owned())?;
-                let wanted = match requested {
-                    Some(r) if r.highest() > granted.highest() => {
-                        return Err(format!(
-                            "The requested scope is wider than the grant ({}).",
-                            granted.to_scope_string()
-                        ))
-                    }
-                    Some(r) => r,
-                    None => granted,
-                };
-                Ok(wanted.capped(cap).to_scope_string())
-            }),
-            seal: Box::new(move |scope| {
-                seal::seal(
-                    &sealing_key,
-                    &SealedPair {
-                        access_token: access,
-                        refresh_token: refresh,
-                        access_expires_at: expires_at,
-                        scope: scope.to_owned(),
-                    },
-                )
-            }),
-            successor_of: Box::new(move |sealed| {
-                seal::open(&opening_key, sealed).map(|p| sha256_hex(&p.refresh_token))
-            }),
-        })
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "refresh failed");
-            OAuthError::server_error()
-        })?;
-    let audit = |outcome: &str, family_merchant: Option<i64>| {
-        tracing::info!(
-            target: "merchantd::audit",
-            event = "refresh",
-            application_id = app.id,
-            merchant_id = family_merchant,
-            outcome = outcome,
-            "refresh token presented"
-        );
-    };
-    match outcome {
-        RefreshExchange::Rotated { family, scope } => {
-            audit("rotated", Some(family.merchant_id));
-            let reply = token_reply(&pair.access, &pair.refresh, pair.expires_in(), &scope);
-            Ok((reply, "refresh_token"))
-        }
-        RefreshExchange::Retry { family, sealed } => {
-            let successor = seal::open(&presented, &sealed).ok_or_else(OAuthError::server_error)?;
-            audit("retry_within_grace", Some(family.merchant_id));
-            let expires_in = super::seconds_until(successor.access_expires_at);
-            let reply = token_reply(
-                &successor.access_token,
-                &successor.refresh_token,
-                expires_in,
-                &successor.scope,
-            );
-            Ok((reply, "refresh_token"))
-        }
-        RefreshExchange::Reused {
-            revoked_access_hashes,
-        } => {
-            for hash in &revoked_access_hashes {
-                state.tokens.evict(hash).await;
+/// A token request with a refresh token, as the token endpoint parsed it. The clear refresh
+/// token is kept only to seal (and later open) its successor for an idempotent retry.
+pub struct RefreshGrant {
+    pub presented: String,
+    pub application_id: i64,
+    pub grace_millis: i64,
+    pub requested: Option<ScopeSet>,
+    pub fresh: FreshPair,
+}
+
+#[derive(Debug)]
+pub enum RefreshExchange {
+    /// The token was taken and the fresh pair stored with this access scope.
+    Rotated {
+        family: FamilyRecord,
+        scope: String,
+    },
+    /// The immediate predecessor presented again inside the grace: the same successor.
+    Retry {
+        family: FamilyRecord,
+        successor: SealedPair,
+    },
+    /// Reuse outside the grace, or of an older generation: the family is now revoked.
+    Reused {
+        revoked_access_hashes: Vec<String>,
+    },
+    /// The requested scope is wider than the grant (nothing was taken).
+    ScopeRefused(String),
+    Refused(String),
+}
+
+impl RefreshExchange {
+    /// Whether the transaction the exchange ran in is to be committed.
+    pub fn commits(&self) -> bool {
+        matches!(
+            self,
+            RefreshExchange::Rotated { .. } | RefreshExchange::Reused { .. }
+        )
+    }
+}
+
+pub async fn rotate<S: TokenSteps>(
+    steps: &mut S,
+    grant: &RefreshGrant,
+    now: i64,
+) -> Result<RefreshExchange, S::Error> {
+    let hash = sha256_hex(&grant.presented);
+    match steps.take_refresh(&hash, now).await? {
+        Some(family_id) => take(steps, grant, &hash, &family_id, now).await,
+        None => match steps.spent_refresh(&hash).await? {
+            None => Ok(RefreshExchange::Refused(
+                "the refresh token is unknown".into(),
+            )),
+            Some(Spent { used_at: None, .. }) => {
+                Ok(RefreshExchange::Refused("the refresh token expired".into()))
             }
-            tracing::warn!(
-                target: "merchantd::audit",
-                event = "refresh_reuse",
-                application_id = app.id,
-                revoked_access_tokens = revoked_access_hashes.len(),
-                outcome = "family_revoked",
-                "a used refresh token was presented again; its family is revoked"
-            );
-            Err(OAuthError::invalid_grant(
-                "The refresh token was already used; every token of this grant is now revoked.",
-            ))
-        }
-        RefreshExchange::ScopeRefused(why) => Err(OAuthError::invalid_scope(why)),
-        RefreshExchange::Refused(why) => {
-            audit("refused", None);
-            Err(OAuthError::invalid_grant(format!(
-                "The refresh token is invalid, expired or revoked ({why})."
-            )))
+            Some(spent) => replay(steps, grant, spent, now).await,
+        },
+    }
+}
+
+/// A first use: the fresh pair replaces the presented token.
+async fn take<S: TokenSteps>(
+    steps: &mut S,
+    grant: &RefreshGrant,
+    hash: &str,
+    family_id: &str,
+    now: i64,
+) -> Result<RefreshExchange, S::Error> {
+    let Some(family) = steps.family(family_id).await? else {
+        return Ok(RefreshExchange::Refused("the token has no grant".into()));
+    };
+    if family.revoked {
+        return Ok(RefreshExchange::Refused("the grant was revoked".into()));
+    }
+    if family.application_id != grant.application_id {
+        return Ok(RefreshExchange::Refused(
+            "the token was issued to another client".into(),
+        ));
+    }
+    let Some(role) = steps.active_role(&family, now).await? else {
+        return Ok(RefreshExchange::Refused(
+            "the user can no longer sign in".into(),
+        ));
+    };
+    let scope = match granted_scope(&family.scope, role, grant.requested) {
+        Ok(scope) => scope,
+        Err(why) => return Ok(RefreshExchange::ScopeRefused(why)),
+    };
+    let mut pair = grant.fresh.stored.clone();
+    pair.access_scope = scope.clone();
+    steps.insert_pair(&family, &pair, now).await?;
+    let successor = SealedPair {
+        access_token: grant.fresh.access.clone(),
+        refresh_token: grant.fresh.refresh.clone(),
+        access_expires_at: pair.access_expires_at,
+        scope: scope.clone(),
+    };
+    steps
+        .seal_successor(hash, &seal::seal(&grant.presented, &successor))
+        .await?;
+    Ok(RefreshExchange::Rotated { family, scope })
+}
+
+/// A used token presented again: the same successor within the grace (when that successor is
+/// itself still unused), otherwise the whole family is revoked.
+async fn replay<S: TokenSteps>(
+    steps: &mut S,
+    grant: &RefreshGrant,
+    spent: Spent,
+    now: i64,
+) -> Result<RefreshExchange, S::Error> {
+    let Some(family) = steps.family(&spent.family_id).await? else {
+        return Ok(RefreshExchange::Refused("the token has no grant".into()));
+    };
+    let in_grace = spent
+        .used_at
+        .is_some_and(|used| now - used < grant.grace_millis);
+    let successor = spent
+        .successor_sealed
+        .as_deref()
+        .filter(|_| in_grace && !family.revoked && family.application_id == grant.application_id)
+        .and_then(|sealed| seal::open(&grant.presented, sealed));
+    if let Some(successor) = successor {
+        if steps
+            .refresh_unused(&sha256_hex(&successor.refresh_token))
+            .await?
+        {
+            return Ok(RefreshExchange::Retry { family, successor });
         }
     }
+    if family.revoked {
+        return Ok(RefreshExchange::Refused("the grant was revoked".into()));
+    }
+    Ok(RefreshExchange::Reused {
+        revoked_access_hashes: steps.revoke_family(&family.id, now).await?,
+    })
+}
+
+/// The access scope of a refreshed pair: what was asked (never wider than the grant), capped
+/// by the user's role as it is now.
+pub fn granted_scope(
+    family_scope: &str,
+    role_id: i64,
+    requested: Option<ScopeSet>,
+) -> Result<String, String> {
+    let granted = ScopeSet::parse(family_scope)
+        .ok()
+        .flatten()
+        .ok_or_else(|| "the stored grant has no scope".to_owned())?;
+    let cap = Role::from_id(role_id)
+        .map(Role::highest_scope)
+        .ok_or_else(|| "the user's role is unknown".to_owned())?;
+    let wanted = match requested {
+        Some(r) if r.highest() > granted.highest() => {
+            return Err(format!(
+                "The requested scope is wider than the grant ({}).",
+                granted.to_scope_string()
+            ))
+        }
+        Some(r) => r,
+        None => granted,
+    };
+    Ok(wanted.capped(cap).to_scope_string())
 }

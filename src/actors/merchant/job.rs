@@ -1,0 +1,379 @@
+//! The writes a merchant supervisor queues: a batch write or a delete of one resource. A job
+//! knows what it needs before it can be validated (history records, identifiers, stock), how
+//! to validate and apply itself to a working state, how to persist what it changed, and how to
+//! answer. Applying starts from scratch each time, so a group that failed in the database can
+//! be retried one job at a time.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Instant;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio::sync::oneshot;
+
+use super::state::MerchantState;
+use crate::actors::resource::{Input, Kind, Resource};
+use crate::db::{DbError, Tx};
+use crate::domain::batch::{BatchObject, WriteMode};
+use crate::domain::stock::StockMove;
+use crate::domain::{Failure, Refusal};
+
+/// A saved object as the answer shows it.
+#[derive(Debug)]
+pub struct Saved {
+    pub created: bool,
+    pub json: Box<RawValue>,
+    pub detail: String,
+}
+
+/// The answer for one object of a batch.
+#[derive(Debug)]
+pub struct ObjectOutcome {
+    pub key: String,
+    pub result: Result<Saved, Refusal>,
+}
+
+/// Per id of a delete: deleted, absent, or refused with a reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeleteOutcome {
+    Deleted,
+    Missing,
+    Refused(String),
+}
+
+/// History records a job names, by kind, to be brought into the working state.
+pub type Wants = BTreeMap<Kind, BTreeSet<i64>>;
+
+/// Where a job's answer goes.
+pub type Answer<T> = oneshot::Sender<Result<T, Failure>>;
+
+pub type Persisting<'a> = Pin<Box<dyn Future<Output = Result<(), DbError>> + 'a>>;
+
+pub(crate) trait Job: Send {
+    fn sent(&self) -> Instant;
+    /// History records it names that the state does not hold.
+    fn wants(&self, state: &MerchantState, wants: &mut Wants);
+    fn reads_stock(&self) -> bool;
+    fn ids_needed(&self, state: &MerchantState) -> usize;
+    /// Validates every object in order against `state` and applies the accepted ones to it.
+    fn apply(&mut self, state: &mut MerchantState, ids: &mut dyn Iterator<Item = i64>, now: i64);
+    fn changed(&self) -> bool;
+    fn moves(&self) -> &[StockMove];
+    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a>;
+    fn fail(&mut self, failure: Failure);
+    /// Answers against the state as published after the write.
+    fn answer(self: Box<Self>, state: &MerchantState);
+}
+
+fn want_missing<R: Resource>(state: &MerchantState, id: i64, wants: &mut Wants) {
+    if let (Some(kind), None) = (R::HISTORY, state.entry::<R>(id)) {
+        wants.entry(kind).or_default().insert(id);
+    }
+}
+
+/// A batch write of one resource.
+pub(crate) struct WriteJob<R> {
+    mode: WriteMode,
+    objects: Vec<BatchObject>,
+    caller: i64,
+    sent: Instant,
+    reply: Option<Answer<Vec<ObjectOutcome>>>,
+    /// Per object: (created, id, detail) or the refusal.
+    outcomes: Vec<Result<(bool, i64, String), Refusal>>,
+    changed: Vec<(bool, R)>,
+    moves: Vec<StockMove>,
+    failure: Option<Failure>,
+}
+
+impl<R: Resource> WriteJob<R> {
+    pub(crate) fn new(
+        mode: WriteMode,
+        objects: Vec<BatchObject>,
+        caller: i64,
+        reply: Answer<Vec<ObjectOutcome>>,
+    ) -> Self {
+        Self {
+            mode,
+            objects,
+            caller,
+            sent: Instant::now(),
+            reply: Some(reply),
+            outcomes: Vec::new(),
+            changed: Vec::new(),
+            moves: Vec::new(),
+            failure: None,
+        }
+    }
+
+    fn fields(&self) -> impl Iterator<Item = &Map<String, Value>> {
+        self.objects.iter().filter_map(|o| o.fields.as_ref().ok())
+    }
+}
+
+impl<R: Resource> Job for WriteJob<R> {
+    fn sent(&self) -> Instant {
+        self.sent
+    }
+
+    fn wants(&self, state: &MerchantState, wants: &mut Wants) {
+        for fields in self.fields() {
+            if let Some(id) = fields.get("id").and_then(Value::as_i64) {
+                want_missing::<R>(state, id, wants);
+                // A payment or an order being changed needs its basket too.
+                if let Some(basket) = state.entry::<R>(id).and_then(|r| r.basket_id()) {
+                    want_missing::<crate::domain::basket::BasketRecord>(state, basket, wants);
+                }
+            }
+            if let Some(basket) = R::referenced_baskets(fields) {
+                want_missing::<crate::domain::basket::BasketRecord>(state, basket, wants);
+            }
+        }
+    }
+
+    fn reads_stock(&self) -> bool {
+        R::READS_STOCK
+    }
+
+    fn ids_needed(&self, state: &MerchantState) -> usize {
+        self.fields().map(|f| R::ids_needed_in(f, state)).sum()
+    }
+
+    fn apply(&mut self, state: &mut MerchantState, ids: &mut dyn Iterator<Item = i64>, now: i64) {
+        self.outcomes.clear();
+        self.changed.clear();
+        self.moves.clear();
+        let mut touched = BTreeSet::new();
+        for object in &self.objects {
+            let input = object.fields.clone().map(|fields| Input {
+                fields,
+                secret_hash: object.secret_hash.clone(),
+                caller: self.caller,
+            });
+            let decided = input
+                .map_err(Refusal::invalid)
+                .and_then(|input| decide::<R>(state, self.mode, input, &mut *ids, now))
+                .and_then(|(is_new, record)| {
+                    if touched.insert(record.id()) {
+                        Ok((is_new, record))
+                    } else {
+                        Err(Refusal::Conflict(vec![format!(
+                            "id: {} {} appears twice in this request.",
+                            R::NOUN.to_lowercase(),
+                            record.id()
+                        )]))
+                    }
+                });
+            let outcome = decided.map(|(is_new, record)| {
+                let before = state.entry::<R>(record.id()).cloned();
+                let before = before.as_deref().map(|e| e.record());
+                let detail = record.success_detail(before);
+                let moves = record.stock_moves(before);
+                state.add_pending_stock(&moves);
+                self.moves.extend(moves);
+                record.side_records(before, state);
+                let id = record.id();
+                state.put(record.clone());
+                self.changed.push((is_new, record));
+                (is_new, id, detail)
+            });
+            self.outcomes.push(outcome);
+        }
+    }
+
+    fn changed(&self) -> bool {
+        !self.changed.is_empty()
+    }
+
+    fn moves(&self) -> &[StockMove] {
+        &self.moves
+    }
+
+    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
+        Box::pin(async move {
+            for (is_new, record) in &self.changed {
+                record.persist(tx, merchant_id, *is_new).await?;
+            }
+            Ok(())
+        })
+    }
+
+    fn fail(&mut self, failure: Failure) {
+        self.failure = Some(failure);
+    }
+
+    fn answer(mut self: Box<Self>, state: &MerchantState) {
+        let Some(reply) = self.reply.take() else {
+            return;
+        };
+        if let Some(failure) = self.failure.take() {
+            let _ = reply.send(Err(failure));
+            return;
+        }
+        let outcomes = self
+            .objects
+            .iter()
+            .zip(std::mem::take(&mut self.outcomes))
+            .map(|(object, outcome)| ObjectOutcome {
+                key: object.key.clone(),
+                result: outcome.map(|(created, id, detail)| Saved {
+                    created,
+                    // Rendered against the state as it now is (category titles, nested
+                    // records), and kept there for the reads that follow.
+                    json: state
+                        .entry::<R>(id)
+                        .map(|e| e.json(state).to_owned())
+                        .unwrap_or_else(|| super::state::to_raw(&Value::Null)),
+                    detail,
+                }),
+            })
+            .collect();
+        let _ = reply.send(Ok(outcomes));
+    }
+}
+
+/// Validates one object against the working state, giving the record to write.
+fn decide<R: Resource>(
+    state: &MerchantState,
+    mode: WriteMode,
+    input: Input,
+    ids: &mut dyn Iterator<Item = i64>,
+    now: i64,
+) -> Result<(bool, R), Refusal> {
+    let decided = match input.fields.get("id") {
+        None | Some(Value::Null) if mode == WriteMode::UpdateOnly => Err(Refusal::invalid(
+            "id: required to update (PUT only updates).",
+        )),
+        None | Some(Value::Null) => R::create(ids, input, state, now)
+            .map(|r| (true, r))
+            .map_err(Refusal::Invalid),
+        Some(Value::Number(n)) => {
+            let existing = n
+                .as_i64()
+                .and_then(|id| state.find::<R>(id))
+                .ok_or_else(|| {
+                    Refusal::invalid(format!(
+                        "id: {} {n} does not exist.",
+                        R::NOUN.to_lowercase()
+                    ))
+                })?;
+            if existing.locked() {
+                return Err(Refusal::Locked(vec![format!(
+                    "{} {n} is completed and cannot change.",
+                    R::NOUN
+                )]));
+            }
+            existing
+                .update(ids, input, state, now)
+                .map(|r| (false, r))
+                .map_err(Refusal::Invalid)
+        }
+        Some(_) => Err(Refusal::invalid("id: must be an integer.")),
+    }?;
+    decided.1.check(state)?;
+    let conflicts = decided.1.conflicts(state);
+    if conflicts.is_empty() {
+        Ok(decided)
+    } else {
+        Err(Refusal::Conflict(conflicts))
+    }
+}
+
+/// A soft delete of some records of one resource.
+pub(crate) struct DeleteJob<R> {
+    ids: BTreeSet<i64>,
+    sent: Instant,
+    reply: Option<Answer<Vec<(i64, DeleteOutcome)>>>,
+    outcomes: Vec<(i64, DeleteOutcome)>,
+    changed: Vec<R>,
+    failure: Option<Failure>,
+}
+
+impl<R: Resource> DeleteJob<R> {
+    pub(crate) fn new(ids: BTreeSet<i64>, reply: Answer<Vec<(i64, DeleteOutcome)>>) -> Self {
+        Self {
+            ids,
+            sent: Instant::now(),
+            reply: Some(reply),
+            outcomes: Vec::new(),
+            changed: Vec::new(),
+            failure: None,
+        }
+    }
+}
+
+impl<R: Resource> Job for DeleteJob<R> {
+    fn sent(&self) -> Instant {
+        self.sent
+    }
+
+    fn wants(&self, state: &MerchantState, wants: &mut Wants) {
+        for id in &self.ids {
+            want_missing::<R>(state, *id, wants);
+        }
+    }
+
+    fn reads_stock(&self) -> bool {
+        false
+    }
+
+    fn ids_needed(&self, _: &MerchantState) -> usize {
+        0
+    }
+
+    fn apply(&mut self, state: &mut MerchantState, _: &mut dyn Iterator<Item = i64>, now: i64) {
+        self.outcomes.clear();
+        self.changed.clear();
+        for id in &self.ids {
+            let outcome = match state.find::<R>(*id) {
+                None => DeleteOutcome::Missing,
+                Some(record) if record.locked() => {
+                    DeleteOutcome::Refused("it is completed.".into())
+                }
+                Some(record) => match record.check_delete(state) {
+                    Err(why) => DeleteOutcome::Refused(why),
+                    Ok(()) => {
+                        let mut record = record.clone();
+                        record.mark_deleted(now);
+                        state.put(record.clone());
+                        self.changed.push(record);
+                        DeleteOutcome::Deleted
+                    }
+                },
+            };
+            self.outcomes.push((*id, outcome));
+        }
+    }
+
+    fn changed(&self) -> bool {
+        !self.changed.is_empty()
+    }
+
+    fn moves(&self) -> &[StockMove] {
+        &[]
+    }
+
+    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
+        Box::pin(async move {
+            for record in &self.changed {
+                record.persist(tx, merchant_id, false).await?;
+            }
+            Ok(())
+        })
+    }
+
+    fn fail(&mut self, failure: Failure) {
+        self.failure = Some(failure);
+    }
+
+    fn answer(mut self: Box<Self>, _: &MerchantState) {
+        if let Some(reply) = self.reply.take() {
+            let answer = match self.failure.take() {
+                Some(failure) => Err(failure),
+                None => Ok(std::mem::take(&mut self.outcomes)),
+            };
+            let _ = reply.send(answer);
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Activation: what a merchant's cached state is built from. The catalogue is loaded whole,
+//! sales only while open; the collections are read concurrently.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use super::state::{Cached, MerchantState};
+use crate::actors::resource::Resource;
+use crate::db::{Db, DbError, Record};
+use crate::domain::application::ApplicationRecord;
+use crate::domain::basket::BasketRecord;
+use crate::domain::category::CategoryRecord;
+use crate::domain::employee::EmployeeRecord;
+use crate::domain::product::ProductRecord;
+use crate::domain::promotion::PromotionRecord;
+use crate::domain::reconcile::StockReconciliation;
+use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
+use crate::domain::store::StoreRecord;
+use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
+
+pub(super) async fn load(
+    db: &Db,
+    merchant_id: i64,
+    files_base: Arc<str>,
+    window: usize,
+) -> Result<MerchantState, DbError> {
+    let mut state = MerchantState::new(merchant_id, files_base, window);
+    let (stock, catalogue, people, sales) = tokio::try_join!(
+        db.load_merchant_stock(merchant_id),
+        async {
+            tokio::try_join!(
+                StoreRecord::load(db, merchant_id),
+                CategoryRecord::load(db, merchant_id),
+                ProductRecord::load(db, merchant_id),
+                SupplierRecord::load(db, merchant_id),
+                SupplierStoreRecord::load(db, merchant_id),
+            )
+        },
+        async {
+            tokio::try_join!(
+                EmployeeRecord::load(db, merchant_id),
+                ApplicationRecord::load(db, merchant_id),
+                PromotionRecord::load(db, merchant_id),
+            )
+        },
+        async {
+            tokio::try_join!(
+                BasketRecord::load(db, merchant_id),
+                TransactionRecord::load(db, merchant_id),
+                OrderRecord::load(db, merchant_id),
+                InvoiceRecord::load(db, merchant_id),
+                StockReconciliation::load(db, merchant_id),
+            )
+        },
+    )?;
+    // Each store's stock as last stored; the StoreActors take over from these values.
+    state.stock = stock
+        .into_iter()
+        .map(|(id, levels)| (id, watch::channel(Arc::new(levels)).1))
+        .collect();
+    let (stores, categories, products, suppliers, supplier_stores) = catalogue;
+    fill(&mut state, stores);
+    fill(&mut state, categories);
+    fill(&mut state, products);
+    fill(&mut state, suppliers);
+    fill(&mut state, supplier_stores);
+    let (employees, applications, promotions) = people;
+    fill(&mut state, employees);
+    fill(&mut state, applications);
+    fill(&mut state, promotions);
+    let (baskets, transactions, orders, invoices, counts) = sales;
+    fill(&mut state, baskets);
+    fill(&mut state, transactions);
+    fill(&mut state, orders);
+    fill(&mut state, invoices);
+    fill(&mut state, counts);
+    Ok(state)
+}
+
+/// Sets a collection from loaded records and indexes them.
+fn fill<R: Resource>(state: &mut MerchantState, records: Vec<R>) {
+    for record in &records {
+        R::reindex(state, None, Some(record));
+    }
+    *R::collection_mut(state) = records
+        .into_iter()
+        .map(|r| (r.id(), Cached::new(r)))
+        .collect();
+}

@@ -1,0 +1,459 @@
+//! MerchantSupervisor: one actor per active merchant. It loads the merchant's cached state when
+//! started, supervises a StoreActor per store, and owns every write: writes wait in its queue,
+//! and each time the previous group is done it takes everything queued (up to a bound),
+//! validates the writes in order against a working copy of the state, commits them in one
+//! transaction, publishes the new state and only then answers each one (group commit). Reads
+//! never enter the actor: they use the published snapshot.
+
+pub mod history;
+pub mod job;
+mod load;
+pub mod state;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use tokio::sync::watch;
+
+use super::registry::{MerchantRegistry, Passivated};
+use super::store::{ApplyStock, Probe, StockMap, StoreActor};
+use crate::db::{Db, DbError};
+use crate::domain::stock::StockMove;
+use crate::domain::store::StoreRecord;
+use crate::domain::{now_millis, Failure};
+use crate::metrics::Metrics;
+use history::History;
+use job::{Job, Wants};
+use state::MerchantState;
+
+/// Writes committed together at most, and objects in one group at most.
+const MAX_GROUP_WRITES: usize = 256;
+const MAX_GROUP_OBJECTS: usize = 2_000;
+
+/// Where a supervisor is in its life, as readers see it.
+#[derive(Clone, Debug)]
+pub enum Phase {
+    Loading,
+    Ready(Arc<MerchantState>),
+    Failed(String),
+}
+
+/// What every supervisor shares with the registry that starts it.
+#[derive(Clone)]
+pub struct Environment {
+    pub db: Db,
+    pub idle: Duration,
+    pub registry: Addr<MerchantRegistry>,
+    /// Where uploaded files are served, for image URLs.
+    pub files_base: Arc<str>,
+    pub metrics: Metrics,
+    pub history: History,
+    /// Finished sales records the cached state keeps at most.
+    pub window: usize,
+    /// Test hook: how long a write holds its transaction open before committing.
+    pub write_delay: Duration,
+}
+
+pub struct MerchantSupervisor {
+    merchant_id: i64,
+    generation: u64,
+    env: Environment,
+    state: Arc<MerchantState>,
+    publish: watch::Sender<Phase>,
+    last_used: Arc<AtomicI64>,
+    /// One StoreActor per live store, with the stock it publishes.
+    children: HashMap<i64, (Addr<StoreActor>, watch::Receiver<Arc<StockMap>>)>,
+    queue: VecDeque<Box<dyn Job>>,
+    writing: bool,
+}
+
+impl MerchantSupervisor {
+    pub fn new(
+        merchant_id: i64,
+        generation: u64,
+        env: Environment,
+        publish: watch::Sender<Phase>,
+        last_used: Arc<AtomicI64>,
+    ) -> Self {
+        Self {
+            merchant_id,
+            generation,
+            state: Arc::new(MerchantState::new(
+                merchant_id,
+                env.files_base.clone(),
+                env.window,
+            )),
+            env,
+            publish,
+            last_used,
+            children: HashMap::new(),
+            queue: VecDeque::new(),
+            writing: false,
+        }
+    }
+
+    fn install(&mut self, mut next: MerchantState) {
+        self.supervise_stores(&mut next);
+        next.clear_pending_stock();
+        for (kind, n) in next.cached_sales() {
+            let before = self
+                .state
+                .cached_sales()
+                .into_iter()
+                .find(|(k, _)| *k == kind);
+            let delta = n as i64 - before.map_or(0, |(_, b)| b as i64);
+            self.env
+                .metrics
+                .merchant_cached_records
+                .with_label_values(&[kind.name()])
+                .add(delta);
+        }
+        self.state = Arc::new(next);
+        self.publish.send_replace(Phase::Ready(self.state.clone()));
+    }
+
+    /// Starts a StoreActor for every live store that has none running (a new store, or one
+    /// whose actor failed: it reloads from the database), stops those of deleted stores, and
+    /// points the state at each store's published stock.
+    fn supervise_stores(&mut self, next: &mut MerchantState) {
+        let live: Vec<i64> = next.live::<StoreRecord>().map(|s| s.id).collect();
+        self.children.retain(|id, (addr, _)| {
+            let keep = live.contains(id) && addr.connected();
+            if !keep && addr.connected() {
+                addr.do_send(StopStore);
+            }
+            keep
+        });
+        for store_id in &live {
+            if !self.children.contains_key(store_id) {
+                // A new actor starts from the last known levels (the merchant load's, or what a
+                // failed predecessor last published) while it reloads from the database.
+                let last_known = next
+                    .stock
+                    .get(store_id)
+                    .map(|rx| rx.borrow().clone())
+                    .unwrap_or_default();
+                let child =
+                    StoreActor::spawn(self.merchant_id, *store_id, self.env.db.clone(), last_known);
+                self.children.insert(*store_id, child);
+            }
+        }
+        next.stock = self
+            .children
+            .iter()
+            .map(|(id, (_, stock))| (*id, stock.clone()))
+            .collect();
+    }
+
+    fn touch(&self) {
+        self.last_used.store(now_millis(), Ordering::Relaxed);
+    }
+
+    fn enqueue(&mut self, job: Box<dyn Job>, ctx: &mut Context<Self>) {
+        self.touch();
+        self.queue.push_back(job);
+        self.write_next_group(ctx);
+    }
+
+    /// Takes the queued writes (up to the bounds) and writes them as one group, unless a
+    /// group is being written already: its end starts the next one.
+    fn write_next_group(&mut self, ctx: &mut Context<Self>) {
+        if self.writing || self.queue.is_empty() {
+            return;
+        }
+        self.writing = true;
+        let mut jobs = Vec::new();
+        let mut objects = 0;
+        while let Some(job) = self.queue.pop_front() {
+            self.env
+                .metrics
+                .actor_mailbox_wait
+                .observe(job.sent().elapsed().as_secs_f64());
+            objects += 1;
+            jobs.push(job);
+            if jobs.len() >= MAX_GROUP_WRITES || objects >= MAX_GROUP_OBJECTS {
+                break;
+            }
+        }
+        let group = Group {
+            env: self.env.clone(),
+            merchant_id: self.merchant_id,
+            stores: self
+                .children
+                .iter()
+                .map(|(id, (addr, _))| (*id, addr.clone()))
+                .collect(),
+        };
+        let base = self.state.clone();
+        ctx.spawn(
+            async move { group.write(base, jobs).await }
+                .into_actor(self)
+                .map(|(jobs, next), act, ctx| {
+                    if let Some(next) = next {
+                        act.install(next);
+                    }
+                    let state = act.state.clone();
+                    for job in jobs {
+                        job.answer(&state);
+                    }
+                    act.writing = false;
+                    act.write_next_group(ctx);
+                }),
+        );
+    }
+}
+
+/// What writing a group needs, taken from the supervisor so it can run beside its mailbox.
+struct Group {
+    env: Environment,
+    merchant_id: i64,
+    stores: HashMap<i64, Addr<StoreActor>>,
+}
+
+impl Group {
+    /// Writes the jobs; gives them back (answered or failed) with the state to publish, if
+    /// anything changed.
+    async fn write(
+        &self,
+        base: Arc<MerchantState>,
+        mut jobs: Vec<Box<dyn Job>>,
+    ) -> (Vec<Box<dyn Job>>, Option<MerchantState>) {
+        let mut start = (*base).clone();
+        if let Err(failure) = self.prepare(&mut start, &jobs).await {
+            for job in &mut jobs {
+                job.fail(failure.clone());
+            }
+            return (jobs, None);
+        }
+        let mut next = start.clone();
+        let outcome = self.apply_and_commit(&mut next, &mut jobs).await;
+        let next = match outcome {
+            Ok(moves) => {
+                self.publish_stock(moves).await;
+                next
+            }
+            Err(failure) if jobs.len() == 1 => {
+                jobs[0].fail(failure);
+                return (jobs, None);
+            }
+            // One bad write must not fail the others: each is tried again on its own, against
+            // the state the ones before it left.
+            Err(_) => {
+                let mut state = start;
+                for job in &mut jobs {
+                    let mut trial = state.clone();
+                    match self
+                        .apply_and_commit(&mut trial, std::slice::from_mut(job))
+                        .await
+                    {
+                        Ok(moves) => {
+                            self.publish_stock(moves).await;
+                            state = trial;
+                        }
+                        Err(failure) => job.fail(failure),
+                    }
+                }
+                state
+            }
+        };
+        (jobs, Some(next))
+    }
+
+    /// Brings what the jobs name from history into the state, and waits for the stores'
+    /// stock when a job reads it.
+    async fn prepare(
+        &self,
+        state: &mut MerchantState,
+        jobs: &[Box<dyn Job>],
+    ) -> Result<(), Failure> {
+        // Two rounds: a payment named by id brings its basket in the second.
+        for _ in 0..2 {
+            let mut wants = Wants::new();
+            for job in jobs {
+                job.wants(state, &mut wants);
+            }
+            if wants.is_empty() {
+                break;
+            }
+            self.env.history.bring(&self.env.db, state, &wants).await?;
+        }
+        if jobs.iter().any(|j| j.reads_stock()) {
+            // A store's actor loads its stock when started: wait until each has, so a
+            // just-started one is not read as empty.
+            for addr in self.stores.values() {
+                addr.send(Probe { crash: false })
+                    .await
+                    .map_err(|e| Failure::internal(format!("store actor failed: {e}")))??;
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates and applies the jobs in order, then persists what they changed in one
+    /// transaction. Gives back the stock moves committed.
+    async fn apply_and_commit(
+        &self,
+        state: &mut MerchantState,
+        jobs: &mut [Box<dyn Job>],
+    ) -> Result<Vec<StockMove>, Failure> {
+        // Each write of the group has its own time, so "this request" stays one request.
+        for (now, job) in (now_millis()..).zip(jobs.iter_mut()) {
+            let ids = self.env.db.allocate_ids(job.ids_needed(state)).await?;
+            job.apply(state, &mut ids.into_iter(), now);
+        }
+        if !jobs.iter().any(|j| j.changed()) {
+            return Ok(Vec::new());
+        }
+        let moves: Vec<StockMove> = jobs.iter().flat_map(|j| j.moves()).copied().collect();
+        self.commit(jobs, &moves).await?;
+        self.env
+            .metrics
+            .merchant_write_batch_size
+            .observe(jobs.len() as f64);
+        Ok(moves)
+    }
+
+    async fn commit(&self, jobs: &[Box<dyn Job>], moves: &[StockMove]) -> Result<(), DbError> {
+        let mut tx = self.env.db.begin().await?;
+        for job in jobs {
+            job.persist(&mut tx, self.merchant_id).await?;
+        }
+        tx.apply_stock_moves(self.merchant_id, moves).await?;
+        if !self.env.write_delay.is_zero() {
+            tokio::time::sleep(self.env.write_delay).await;
+        }
+        tx.commit().await
+    }
+
+    /// The stores' actors learn of committed stock before the writes are answered, so a read
+    /// sent after an answer sees it.
+    async fn publish_stock(&self, moves: Vec<StockMove>) {
+        for (store_id, addr) in &self.stores {
+            let mine: Vec<StockMove> = moves
+                .iter()
+                .filter(|m| m.store_id == *store_id)
+                .copied()
+                .collect();
+            if !mine.is_empty() {
+                let _ = addr.send(ApplyStock(mine)).await;
+            }
+        }
+    }
+}
+
+impl Actor for MerchantSupervisor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // Writes are queued by the actor itself; its mailbox only hands them over.
+        ctx.set_mailbox_capacity(1 << 16);
+        let db = self.env.db.clone();
+        let merchant_id = self.merchant_id;
+        let files_base = self.env.files_base.clone();
+        let window = self.env.window;
+        // Nothing else runs until the state is loaded: messages queue behind `wait`.
+        ctx.wait(
+            async move { load::load(&db, merchant_id, files_base, window).await }
+                .into_actor(self)
+                .map(|loaded, act, ctx| match loaded {
+                    Ok(state) => act.install(state),
+                    Err(e) => {
+                        tracing::error!(merchant_id = act.merchant_id, error = %e, "merchant load failed");
+                        act.publish.send_replace(Phase::Failed(e.to_string()));
+                        ctx.stop();
+                    }
+                }),
+        );
+        let tick = (self.env.idle / 4).max(Duration::from_millis(100));
+        ctx.run_interval(tick, |act, ctx| {
+            let idle_for = now_millis() - act.last_used.load(Ordering::Relaxed);
+            let busy = act.writing || !act.queue.is_empty();
+            if !busy && idle_for >= act.env.idle.as_millis() as i64 {
+                ctx.stop();
+            }
+        });
+    }
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        for (kind, n) in self.state.cached_sales() {
+            self.env
+                .metrics
+                .merchant_cached_records
+                .with_label_values(&[kind.name()])
+                .sub(n as i64);
+        }
+        self.env.registry.do_send(Passivated {
+            merchant_id: self.merchant_id,
+            generation: self.generation,
+        });
+        tracing::debug!(merchant_id = self.merchant_id, "merchant passivated");
+    }
+}
+
+/// A write handed to the supervisor; its answer travels back through the job's own channel.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Submit(pub Box<dyn Job>);
+
+impl Handler<Submit> for MerchantSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, Submit(job): Submit, ctx: &mut Self::Context) {
+        self.enqueue(job, ctx);
+    }
+}
+
+/// Test hook: asks a store's actor a question, or makes it crash.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<usize, Failure>")]
+pub struct ProbeStore {
+    pub store_id: i64,
+    pub crash: bool,
+}
+
+impl Handler<ProbeStore> for MerchantSupervisor {
+    type Result = ResponseActFuture<Self, Result<usize, Failure>>;
+
+    fn handle(&mut self, msg: ProbeStore, _: &mut Self::Context) -> Self::Result {
+        self.touch();
+        let child = self.children.get(&msg.store_id).map(|(a, _)| a.clone());
+        let fut = async move {
+            match child {
+                None => Err(Failure::internal(format!(
+                    "store {} has no actor",
+                    msg.store_id
+                ))),
+                Some(addr) => Ok(addr
+                    .send(Probe { crash: msg.crash })
+                    .await
+                    .map_err(|e| Failure::internal(format!("store actor failed: {e}")))??),
+            }
+        }
+        .into_actor(self)
+        .map(|result, act, _| {
+            if result.is_err() {
+                // Restart whatever failed from the database before the next request.
+                let current = (*act.state).clone();
+                act.install(current);
+            }
+            result
+        });
+        Box::pin(fut)
+    }
+}
+
+/// Stops a store's actor (its store was deleted).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct StopStore;
+
+impl Handler<StopStore> for StoreActor {
+    type Result = ();
+
+    fn handle(&mut self, _: StopStore, ctx: &mut Self::Context) {
+        ctx.stop();
+    }
+}

@@ -1,0 +1,307 @@
+//! The cached state of one merchant: persistent maps, so publishing a snapshot after a write
+//! copies only the paths the write touched (O(log n) plus its own records), with indexes kept
+//! beside them and each record's JSON rendered once, when first read after it changed.
+//!
+//! Sales records (baskets, transactions, orders, invoices, stock counts) are held while open;
+//! once finished they stay only in a bounded window of recent history, and the database answers
+//! for the rest. So a merchant a year into trading costs what a new one does.
+
+use std::collections::BTreeMap;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+
+use imbl::{OrdMap, OrdSet, Vector};
+use serde_json::value::RawValue;
+use tokio::sync::watch;
+
+use crate::actors::resource::{Kind, Resource};
+use crate::actors::store::StockMap;
+use crate::domain::application::ApplicationRecord;
+use crate::domain::basket::BasketRecord;
+use crate::domain::category::CategoryRecord;
+use crate::domain::employee::EmployeeRecord;
+use crate::domain::product::ProductRecord;
+use crate::domain::promotion::PromotionRecord;
+use crate::domain::reconcile::StockReconciliation;
+use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
+use crate::domain::stock::{StockLevel, StockMove};
+use crate::domain::store::StoreRecord;
+use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
+
+/// A record with its JSON, rendered on first use and shared by every snapshot holding it.
+#[derive(Debug)]
+pub struct Cached<R> {
+    record: R,
+    json: OnceLock<Box<RawValue>>,
+}
+
+impl<R> Cached<R> {
+    pub fn new(record: R) -> Arc<Self> {
+        Arc::new(Self {
+            record,
+            json: OnceLock::new(),
+        })
+    }
+
+    pub fn record(&self) -> &R {
+        &self.record
+    }
+}
+
+impl<R: Resource> Cached<R> {
+    /// The record as reads show it. `state` must be a snapshot that holds this entry (or, for
+    /// history read from the database, any snapshot of the merchant).
+    pub fn json(&self, state: &MerchantState) -> &RawValue {
+        self.json
+            .get_or_init(|| to_raw(&self.record.to_json(state)))
+    }
+}
+
+impl<R> Deref for Cached<R> {
+    type Target = R;
+
+    fn deref(&self) -> &R {
+        &self.record
+    }
+}
+
+pub type Entry<R> = Arc<Cached<R>>;
+pub type Collection<R> = OrdMap<i64, Entry<R>>;
+
+pub fn to_raw(value: &serde_json::Value) -> Box<RawValue> {
+    // A Value always serializes; the fallback keeps an impossible failure from panicking.
+    serde_json::value::to_raw_value(value)
+        .unwrap_or_else(|_| RawValue::from_string("null".into()).unwrap_or_default())
+}
+
+/// Look-ups kept with the snapshot so filtered reads and uniqueness checks need no scan.
+#[derive(Clone, Debug, Default)]
+pub struct Indexes {
+    /// Category → the products (live or deleted) that name it.
+    pub products_by_category: OrdMap<i64, OrdSet<i64>>,
+    /// Barcode → the live product that carries it.
+    pub product_by_barcode: OrdMap<String, i64>,
+    /// Basket → its cached transactions.
+    pub transactions_by_basket: OrdMap<i64, OrdSet<i64>>,
+}
+
+/// Everything reads need about one merchant, immutable once published.
+#[derive(Clone, Debug, Default)]
+pub struct MerchantState {
+    pub merchant_id: i64,
+    pub stores: Collection<StoreRecord>,
+    pub categories: Collection<CategoryRecord>,
+    pub employees: Collection<EmployeeRecord>,
+    pub applications: Collection<ApplicationRecord>,
+    pub suppliers: Collection<SupplierRecord>,
+    pub supplier_stores: Collection<SupplierStoreRecord>,
+    pub promotions: Collection<PromotionRecord>,
+    pub products: Collection<ProductRecord>,
+    pub baskets: Collection<BasketRecord>,
+    pub transactions: Collection<TransactionRecord>,
+    pub orders: Collection<OrderRecord>,
+    pub invoices: Collection<InvoiceRecord>,
+    pub stock_reconciliations: Collection<StockReconciliation>,
+    pub index: Indexes,
+    /// Finished sales records still cached, oldest first; beyond `window` they are dropped.
+    history: Vector<(Kind, i64)>,
+    window: usize,
+    /// Each live store's stock, as its StoreActor publishes it.
+    pub stock: BTreeMap<i64, watch::Receiver<Arc<StockMap>>>,
+    /// Moves of writes validated but not yet committed (a group being written).
+    pending_stock: OrdMap<(i64, i64), StockLevel>,
+    /// Where uploaded files are served (`<public_base_url>`), for image URLs.
+    pub files_base: Arc<str>,
+}
+
+impl MerchantState {
+    pub fn new(merchant_id: i64, files_base: Arc<str>, window: usize) -> Self {
+        Self {
+            merchant_id,
+            files_base,
+            window,
+            ..Default::default()
+        }
+    }
+
+    /// A live record by id.
+    pub fn find<R: Resource>(&self, id: i64) -> Option<&R> {
+        R::collection(self)
+            .get(&id)
+            .map(|e| e.record())
+            .filter(|r| r.delete_date().is_none())
+    }
+
+    /// A cached record by id, deleted or not.
+    pub fn entry<R: Resource>(&self, id: i64) -> Option<&Entry<R>> {
+        R::collection(self).get(&id)
+    }
+
+    /// The live records of a collection, in id order.
+    pub fn live<R: Resource>(&self) -> impl Iterator<Item = &R> {
+        R::collection(self)
+            .values()
+            .map(|e| e.record())
+            .filter(|r| r.delete_date().is_none())
+    }
+
+    /// A product's stock at a store: what its StoreActor published plus what writes of the
+    /// group being validated move. A store that is not this merchant's (or none) has none.
+    pub fn stock_level(&self, store_id: i64, product_id: i64) -> StockLevel {
+        let mut level = self
+            .stock
+            .get(&store_id)
+            .and_then(|stock| stock.borrow().get(&product_id).copied())
+            .unwrap_or_default();
+        if let Some(pending) = self.pending_stock.get(&(store_id, product_id)) {
+            level.total += pending.total;
+            level.sold += pending.sold;
+        }
+        level
+    }
+
+    /// Counts moves of a write that is validated but not committed yet.
+    pub(super) fn add_pending_stock(&mut self, moves: &[StockMove]) {
+        for m in moves {
+            let level = self
+                .pending_stock
+                .entry((m.store_id, m.product_id))
+                .or_default();
+            level.total += m.total;
+            level.sold += m.sold;
+        }
+    }
+
+    pub(super) fn clear_pending_stock(&mut self) {
+        self.pending_stock = OrdMap::new();
+    }
+
+    /// Inserts or replaces a record, keeping indexes, renderings and the history window in
+    /// step.
+    pub fn put<R: Resource>(&mut self, record: R) {
+        let id = record.id();
+        let before = R::collection(self).get(&id).cloned();
+        R::reindex(self, before.as_deref().map(Cached::record), Some(&record));
+        let was_open = before.as_ref().is_none_or(|b| b.is_open(self));
+        let open = record.is_open(self);
+        let entry = Cached::new(record);
+        R::collection_mut(self).insert(id, entry.clone());
+        entry.refresh_dependents(self);
+        if let (Some(kind), true, false) = (R::HISTORY, was_open, open) {
+            self.retire(kind, id);
+            if kind == Kind::Basket {
+                // A finished basket's payments are finished with it.
+                let paid: Vec<i64> = self
+                    .index
+                    .transactions_by_basket
+                    .get(&id)
+                    .map(|ids| ids.iter().copied().collect())
+                    .unwrap_or_default();
+                for transaction in paid {
+                    self.retire(Kind::Transaction, transaction);
+                }
+            }
+        }
+    }
+
+    /// Brings a finished record read from the database into the window (to validate a write
+    /// that names it).
+    pub fn put_history<R: Resource>(&mut self, entry: Entry<R>) {
+        let id = entry.id();
+        if R::collection(self).contains_key(&id) {
+            return;
+        }
+        R::reindex(self, None, Some(entry.record()));
+        R::collection_mut(self).insert(id, entry);
+        if let Some(kind) = R::HISTORY {
+            self.retire(kind, id);
+        }
+    }
+
+    fn retire(&mut self, kind: Kind, id: i64) {
+        self.history.push_back((kind, id));
+        while self.history.len() > self.window {
+            match self.history.pop_front() {
+                Some((kind, id)) => self.evict(kind, id),
+                None => break,
+            }
+        }
+    }
+
+    fn evict(&mut self, kind: Kind, id: i64) {
+        match kind {
+            Kind::Basket => self.drop_record::<BasketRecord>(id),
+            Kind::Transaction => self.drop_record::<TransactionRecord>(id),
+            Kind::Order => self.drop_record::<OrderRecord>(id),
+            Kind::Invoice => self.drop_record::<InvoiceRecord>(id),
+            Kind::Count => self.drop_record::<StockReconciliation>(id),
+        }
+    }
+
+    fn drop_record<R: Resource>(&mut self, id: i64) {
+        // Only finished records are evicted: one that came back into use stays.
+        let finished = R::collection(self)
+            .get(&id)
+            .is_some_and(|e| !e.is_open(self));
+        if finished {
+            if let Some(entry) = R::collection_mut(self).remove(&id) {
+                R::reindex(self, Some(entry.record()), None);
+            }
+        }
+    }
+
+    /// Replaces an entry by a fresh one of the same record, so its JSON is rendered again.
+    pub fn rerender<R: Resource>(&mut self, id: i64) {
+        if let Some(entry) = R::collection(self).get(&id) {
+            let fresh = Cached::new(entry.record().clone());
+            R::collection_mut(self).insert(id, fresh);
+        }
+    }
+
+    /// How many records of each sales kind the state holds (for the gauge and tests).
+    pub fn cached_sales(&self) -> [(Kind, usize); 5] {
+        [
+            (Kind::Basket, self.baskets.len()),
+            (Kind::Transaction, self.transactions.len()),
+            (Kind::Order, self.orders.len()),
+            (Kind::Invoice, self.invoices.len()),
+            (Kind::Count, self.stock_reconciliations.len()),
+        ]
+    }
+
+    /// Writes `{"<id>": <record>, ...}` for `entries`, in the order given.
+    pub fn write_collection<'a, R: Resource>(
+        &self,
+        out: &mut String,
+        entries: impl IntoIterator<Item = &'a Entry<R>>,
+    ) {
+        out.push('{');
+        let mut first = true;
+        for entry in entries {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            push_key(out, entry.id());
+            out.push_str(entry.json(self).get());
+        }
+        out.push('}');
+    }
+}
+
+/// `"<id>":`
+pub fn push_key(out: &mut String, id: i64) {
+    out.push('"');
+    out.push_str(itoa::Buffer::new().format(id));
+    out.push_str("\":");
+}
+
+impl<R: Resource> Cached<R> {
+    fn refresh_dependents(&self, state: &mut MerchantState) {
+        self.record.refresh_dependents(state);
+    }
+
+    fn is_open(&self, state: &MerchantState) -> bool {
+        self.record.is_open(state)
+    }
+}

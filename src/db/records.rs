@@ -1,0 +1,459 @@
+//! How the merchant supervisor's records are loaded, found and written: one [`Record`]
+//! implementation per record type, over the row codec of `rows`. Sales records also answer
+//! filtered queries ([`SalesRecord`]), because the cache holds only their open and recent part.
+
+use super::rows::{self, in_list, TableRow};
+use super::{reconcile, Db, DbError, Tx};
+use crate::domain::application::ApplicationRecord;
+use crate::domain::basket::BasketRecord;
+use crate::domain::category::CategoryRecord;
+use crate::domain::employee::EmployeeRecord;
+use crate::domain::product::ProductRecord;
+use crate::domain::promotion::PromotionRecord;
+use crate::domain::reconcile::StockReconciliation;
+use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
+use crate::domain::store::StoreRecord;
+use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
+
+/// Most values bound in one statement's `IN (...)` list; longer lists are split.
+const CHUNK: usize = 500;
+
+/// A merchant-owned record that the merchant supervisor caches and writes through.
+#[allow(async_fn_in_trait)]
+pub trait Record: Sized {
+    /// What the cache holds of a merchant's records: all of them, or for sales records the
+    /// open ones.
+    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError>;
+
+    /// Records by id, whatever their state; unknown ids are simply absent.
+    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError>;
+
+    /// Inserts the record (`is_new`) or rewrites it, with whatever it brings along.
+    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError>;
+}
+
+/// What a read of sales records asks for. Every list is optional; the database may answer a
+/// superset when a list is too long to bind, so callers filter the answer again.
+#[derive(Clone, Debug, Default)]
+pub struct SalesFilter {
+    pub ids: Option<Vec<i64>>,
+    pub store_ids: Option<Vec<i64>>,
+    pub basket_ids: Option<Vec<i64>>,
+    pub completed: Option<bool>,
+    pub include_deleted: bool,
+    /// `[from, to)` on the completion time, for completed records.
+    pub completed_between: Option<(i64, i64)>,
+}
+
+/// A sales record that can be read by filter.
+#[allow(async_fn_in_trait)]
+pub trait SalesRecord: Record {
+    /// The SQL condition for `completed: true` (negated for `false`).
+    const COMPLETED: &'static str;
+    /// Whether the table has a `store_id` (transactions know only their basket).
+    const HAS_STORE: bool = true;
+    /// Whether the table has a `basket_id`.
+    const HAS_BASKET: bool = false;
+
+    /// Rows matching `clause` (after `WHERE merchant_id = $1`) with their children.
+    async fn select(
+        db: &Db,
+        merchant_id: i64,
+        clause: &str,
+        binds: &[i64],
+    ) -> Result<Vec<Self>, DbError>;
+
+    async fn query(db: &Db, merchant_id: i64, filter: &SalesFilter) -> Result<Vec<Self>, DbError>
+    where
+        Self: HasId,
+    {
+        let mut clause = String::new();
+        let mut binds: Vec<i64> = Vec::new();
+        if !filter.include_deleted {
+            clause.push_str(" AND delete_date IS NULL");
+        }
+        if let Some(completed) = filter.completed {
+            if completed {
+                clause.push_str(&format!(" AND ({})", Self::COMPLETED));
+            } else {
+                clause.push_str(&format!(" AND NOT ({})", Self::COMPLETED));
+            }
+        }
+        if let Some((from, to)) = filter.completed_between {
+            clause.push_str(&format!(
+                " AND complete_date >= ${} AND complete_date < ${}",
+                binds.len() + 2,
+                binds.len() + 3
+            ));
+            binds.extend([from, to]);
+        }
+        let mut lists: Vec<(&str, &Vec<i64>)> = Vec::new();
+        if let (true, Some(stores)) = (Self::HAS_STORE, &filter.store_ids) {
+            lists.push(("store_id", stores));
+        }
+        if let (true, Some(baskets)) = (Self::HAS_BASKET, &filter.basket_ids) {
+            lists.push(("basket_id", baskets));
+        }
+        if let Some(ids) = &filter.ids {
+            lists.push(("id", ids));
+        }
+        // Every list but the longest is bound whole when short enough (else left to the
+        // caller's own filter); the longest is split into chunks, one statement each.
+        lists.sort_by_key(|(_, l)| l.len());
+        let longest = lists.pop();
+        for (column, list) in lists {
+            if list.is_empty() {
+                return Ok(Vec::new());
+            }
+            if list.len() <= CHUNK {
+                clause.push_str(&in_list(column, binds.len() + 2, list.len()));
+                binds.extend(list.iter().copied());
+            }
+        }
+        let Some((column, list)) = longest else {
+            return Self::select(db, merchant_id, &clause, &binds).await;
+        };
+        let mut found = Vec::new();
+        for chunk in list.chunks(CHUNK) {
+            let chunk_clause = format!("{clause}{}", in_list(column, binds.len() + 2, chunk.len()));
+            let mut chunk_binds = binds.clone();
+            chunk_binds.extend(chunk.iter().copied());
+            found.extend(Self::select(db, merchant_id, &chunk_clause, &chunk_binds).await?);
+        }
+        found.sort_by_key(HasId::record_id);
+        found.dedup_by_key(|r| r.record_id());
+        Ok(found)
+    }
+}
+
+/// The id of a record, for merging chunked answers.
+pub trait HasId {
+    fn record_id(&self) -> i64;
+}
+
+macro_rules! has_id {
+    ($($t:ty),*) => {
+        $(impl HasId for $t {
+            fn record_id(&self) -> i64 {
+                self.id
+            }
+        })*
+    };
+}
+
+has_id!(
+    BasketRecord,
+    TransactionRecord,
+    OrderRecord,
+    InvoiceRecord,
+    StockReconciliation
+);
+
+/// Splits `ids` into chunks and runs `select` for each with `AND id IN (...)`.
+async fn find_chunked<R: MaybeChildren>(
+    db: &Db,
+    merchant_id: i64,
+    ids: &[i64],
+    children: bool,
+) -> Result<Vec<R>, DbError> {
+    let mut conn = db.pool().acquire().await?;
+    let mut found = Vec::new();
+    for chunk in ids.chunks(CHUNK) {
+        let clause = in_list("id", 2, chunk.len());
+        found.extend(R::select_rows(&mut conn, merchant_id, &clause, chunk, children).await?);
+    }
+    Ok(found)
+}
+
+/// Plain rows, or parents with their children.
+#[allow(async_fn_in_trait)]
+pub trait MaybeChildren: TableRow {
+    async fn select_rows(
+        conn: &mut sqlx::AnyConnection,
+        merchant_id: i64,
+        clause: &str,
+        binds: &[i64],
+        children: bool,
+    ) -> Result<Vec<Self>, DbError>;
+}
+
+macro_rules! plain_rows {
+    ($($t:ty),*) => {
+        $(impl MaybeChildren for $t {
+            async fn select_rows(
+                conn: &mut sqlx::AnyConnection,
+                merchant_id: i64,
+                clause: &str,
+                binds: &[i64],
+                _children: bool,
+            ) -> Result<Vec<Self>, DbError> {
+                rows::select(conn, merchant_id, clause, binds).await
+            }
+        })*
+    };
+}
+
+macro_rules! parent_rows {
+    ($($t:ty),*) => {
+        $(impl MaybeChildren for $t {
+            async fn select_rows(
+                conn: &mut sqlx::AnyConnection,
+                merchant_id: i64,
+                clause: &str,
+                binds: &[i64],
+                _children: bool,
+            ) -> Result<Vec<Self>, DbError> {
+                rows::select_with_children(conn, merchant_id, clause, binds).await
+            }
+        })*
+    };
+}
+
+plain_rows!(
+    StoreRecord,
+    CategoryRecord,
+    EmployeeRecord,
+    ApplicationRecord,
+    SupplierRecord,
+    SupplierStoreRecord,
+    PromotionRecord,
+    TransactionRecord,
+    OrderRecord
+);
+parent_rows!(ProductRecord, BasketRecord, InvoiceRecord);
+
+/// Catalogue records: all cached, written as one row (or a parent with children).
+macro_rules! catalogue_record {
+    ($($t:ty),*) => {
+        $(impl Record for $t {
+            async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
+                let mut conn = db.pool().acquire().await?;
+                Self::select_rows(&mut conn, merchant_id, "", &[], true).await
+            }
+
+            async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
+                find_chunked(db, merchant_id, ids, true).await
+            }
+
+            async fn persist(
+                &self,
+                tx: &mut Tx,
+                merchant_id: i64,
+                is_new: bool,
+            ) -> Result<(), DbError> {
+                tx.write_row(merchant_id, self, is_new).await
+            }
+        })*
+    };
+}
+
+catalogue_record!(
+    StoreRecord,
+    CategoryRecord,
+    SupplierRecord,
+    SupplierStoreRecord,
+    PromotionRecord
+);
+
+impl Record for EmployeeRecord {
+    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
+        let mut conn = db.pool().acquire().await?;
+        rows::select(&mut conn, merchant_id, "", &[]).await
+    }
+
+    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
+        find_chunked(db, merchant_id, ids, false).await
+    }
+
+    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
+        tx.persist_employee(merchant_id, self, is_new).await
+    }
+}
+
+impl Record for ApplicationRecord {
+    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
+        let mut conn = db.pool().acquire().await?;
+        rows::select(&mut conn, merchant_id, "", &[]).await
+    }
+
+    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
+        find_chunked(db, merchant_id, ids, false).await
+    }
+
+    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
+        tx.persist_application(merchant_id, self, is_new).await
+    }
+}
+
+impl Record for ProductRecord {
+    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
+        let mut conn = db.pool().acquire().await?;
+        rows::select_with_children(&mut conn, merchant_id, "", &[]).await
+    }
+
+    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
+        find_chunked(db, merchant_id, ids, true).await
+    }
+
+    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
+        tx.persist_product(merchant_id, self, is_new).await
+    }
+}
+
+/// Open: not completed and not deleted.
+const OPEN: &str = "AND completed = 0 AND delete_date IS NULL";
+
+impl Record for BasketRecord {
+    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
+        Self::select(db, merchant_id, OPEN, &[]).await
+    }
+
+    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
+        find_chunked(db, merchant_id, ids, true).await
+    }
+
+    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
+        tx.write_with_children(merchant_id, self, is_new).await
+    }
+}
+
+impl SalesRecord for BasketRecord {
+    const COMPLETED: &'static str = "completed = 1";
+
+    async fn select(
+        db: &Db,
+        merchant_id: i64,
+        clause: &str,
+        binds: &[i64],
+    ) -> Result<Vec<Self>, DbError> {
+        let mut conn = db.pool().acquire().await?;
+        rows::select_with_children(&mut conn, merchant_id, clause, binds).await
+    }
+}
+
+impl Record for TransactionRecord {
+    /// Pending payments, and every payment of an open basket (what the basket has been paid).
+    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
+        let clause = "AND ((completed = 0 AND delete_date IS NULL) OR basket_id IN \
+                      (SELECT id FROM baskets WHERE merchant_id = $1 AND completed = 0 \
+                      AND delete_date IS NULL))";
+        Self::select(db, merchant_id, clause, &[]).await
+    }
+
+    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
+        find_chunked(db, merchant_id, ids, false).await
+    }
+
+    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
+        tx.write_row(merchant_id, self, is_new).await
+    }
+}
+
+impl SalesRecord for TransactionRecord {
+    const COMPLETED: &'static str = "completed = 1";
+    const HAS_STORE: bool = false;
+    const HAS_BASKET: bool = true;
+
+    async fn select(
+        db: &Db,
+        merchant_id: i64,
+        clause: &str,
+        binds: &[i64],
+    ) -> Result<Vec<Self>, DbError> {
+        let mut conn = db.pool().acquire().await?;
+        rows::select(&mut conn, merchant_id, clause, binds).await
+    }
+}
+
+/// An order is finished once completed or cancelled.
+const ORDER_FINISHED: &str = "status IN ('completed', 'cancelled')";
+
+impl Record for OrderRecord {
+    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
+        let clause = format!("AND NOT ({ORDER_FINISHED}) AND delete_date IS NULL");
+        Self::select(db, merchant_id, &clause, &[]).await
+    }
+
+    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
+        find_chunked(db, merchant_id, ids, false).await
+    }
+
+    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
+        tx.write_row(merchant_id, self, is_new).await
+    }
+}
+
+impl SalesRecord for OrderRecord {
+    const COMPLETED: &'static str = ORDER_FINISHED;
+
+    async fn select(
+        db: &Db,
+        merchant_id: i64,
+        clause: &str,
+        binds: &[i64],
+    ) -> Result<Vec<Self>, DbError> {
+        let mut conn = db.pool().acquire().await?;
+        rows::select(&mut conn, merchant_id, clause, binds).await
+    }
+}
+
+impl Record for InvoiceRecord {
+    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
+        Self::select(db, merchant_id, OPEN, &[]).await
+    }
+
+    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
+        find_chunked(db, merchant_id, ids, true).await
+    }
+
+    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
+        tx.write_with_children(merchant_id, self, is_new).await
+    }
+}
+
+impl SalesRecord for InvoiceRecord {
+    const COMPLETED: &'static str = "completed = 1";
+
+    async fn select(
+        db: &Db,
+        merchant_id: i64,
+        clause: &str,
+        binds: &[i64],
+    ) -> Result<Vec<Self>, DbError> {
+        let mut conn = db.pool().acquire().await?;
+        rows::select_with_children(&mut conn, merchant_id, clause, binds).await
+    }
+}
+
+impl Record for StockReconciliation {
+    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
+        Self::select(db, merchant_id, OPEN, &[]).await
+    }
+
+    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
+        let mut found = Vec::new();
+        for chunk in ids.chunks(CHUNK) {
+            let clause = in_list("id", 2, chunk.len());
+            found.extend(Self::select(db, merchant_id, &clause, chunk).await?);
+        }
+        Ok(found)
+    }
+
+    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
+        tx.persist_count(merchant_id, self, is_new).await
+    }
+}
+
+impl SalesRecord for StockReconciliation {
+    const COMPLETED: &'static str = "completed = 1";
+
+    async fn select(
+        db: &Db,
+        merchant_id: i64,
+        clause: &str,
+        binds: &[i64],
+    ) -> Result<Vec<Self>, DbError> {
+        let mut conn = db.pool().acquire().await?;
+        reconcile::select_counts(&mut conn, merchant_id, clause, binds).await
+    }
+}

@@ -1,0 +1,38 @@
+//! One object of a batch write as the actors receive it: parsed at the edge, with the facts the
+//! server adds kept apart from the client's JSON.
+
+use serde_json::{Map, Value};
+
+#[derive(Clone, Debug)]
+pub struct BatchObject {
+    /// The client key the object was sent under.
+    pub key: String,
+    /// Its fields, or why it is not an object.
+    pub fields: Result<Map<String, Value>, String>,
+    /// The SHA-256 (hex) of a client secret the server generated for this object.
+    pub secret_hash: Option<String>,
+}
+
+impl BatchObject {
+    pub fn new(key: String, fields: Result<Map<String, Value>, String>) -> Self {
+        Self {
+            key,
+            fields,
+            secret_hash: None,
+        }
+    }
+}
+
+/// Who writes: facts of the token, never of the body.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Writer {
+    /// The employee the token acts as.
+    pub employee_id: i64,
+}
+
+/// POST creates objects without `id` and updates those with one; PUT only updates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteMode {
+    Upsert,
+    UpdateOnly,
+}

@@ -1,0 +1,32 @@
+//! Small services over the storage layer for what no actor owns: logs, uploaded files, the
+//! basket report, the merchant directory and the database's health. `startup` builds one
+//! [`Services`] and hands it to the HTTP layer, which never touches storage itself.
+
+mod files;
+mod logs;
+mod reports;
+
+use crate::db::Db;
+use crate::domain::merchant::MerchantRecord;
+use crate::domain::Failure;
+
+#[derive(Clone)]
+pub struct Services {
+    db: Db,
+}
+
+impl Services {
+    pub fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    /// True while the database answers.
+    pub async fn database_ready(&self) -> bool {
+        self.db.ping().await
+    }
+
+    /// A merchant by id.
+    pub async fn merchant(&self, id: i64) -> Result<Option<MerchantRecord>, Failure> {
+        Ok(self.db.merchant(id).await?)
+    }
+}
