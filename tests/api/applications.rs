@@ -6,41 +6,10 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
-use crate::helpers::{dump_database, TestApp};
+use crate::helpers::{dump_database, send, send_full, TestApp};
 use crate::oauth_support::{approved_code, pkce_pair, token_json, user_status, Authorize, OWNER};
 
 const REDIRECT: &str = "https://till.example.com/oauth/callback";
-
-async fn send_full(
-    app: &TestApp,
-    method: Method,
-    token: &str,
-    headers: &[(&str, &str)],
-    body: Option<Value>,
-) -> (StatusCode, Value, reqwest::header::HeaderMap) {
-    let mut req = app.api(method, "/application", token);
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    if let Some(body) = body {
-        req = req.json(&body);
-    }
-    let res = req.send().await.unwrap();
-    let status = res.status();
-    let headers = res.headers().clone();
-    (status, res.json().await.unwrap(), headers)
-}
-
-async fn send(
-    app: &TestApp,
-    method: Method,
-    token: &str,
-    headers: &[(&str, &str)],
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let (status, body, _) = send_full(app, method, token, headers, body).await;
-    (status, body)
-}
 
 fn till() -> Value {
     json!({"name": "Till Sync", "redirectUris": [REDIRECT]})
@@ -51,6 +20,7 @@ async fn register(app: &TestApp, token: &str) -> (i64, String, String) {
     let (status, body) = send(
         app,
         Method::POST,
+        "/application",
         token,
         &[],
         Some(json!({"applications": {"till": till()}})),
@@ -104,7 +74,7 @@ async fn refresh(app: &TestApp, client_id: &str, secret: &str, token: &str) -> (
 backend_tests! {
     async fn a_new_application_shows_its_secret_once_and_stores_only_its_hash(app) {
         let token = app.owner_token().await;
-        let (status, body, headers) = send_full(&app, Method::POST, &token, &[],
+        let (status, body, headers) = send_full(&app, Method::POST, "/application", &token, &[],
             Some(json!({"applications": {"till": till()}}))).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         assert_eq!(headers["cache-control"], "no-store");
@@ -122,13 +92,13 @@ backend_tests! {
         assert_eq!(body["api"]["message"]["success"]["200:till"]["details"],
             format!("Application {id} created. Keep the client secret now: it is never shown again."));
 
-        let (status, body) = send(&app, Method::GET, &token, &[("applicationIds", &id.to_string())], None).await;
+        let (status, body) = send(&app, Method::GET, "/application", &token, &[("applicationIds", &id.to_string())], None).await;
         assert_eq!(status, StatusCode::OK);
         let read = &body["applications"][id.to_string()];
         assert_eq!(read["clientId"], client_id);
         assert!(read.get("clientSecret").is_none(), "{read}");
         assert!(!body.to_string().contains(&secret));
-        let (_, body) = send(&app, Method::GET, &token, &[], None).await;
+        let (_, body) = send(&app, Method::GET, "/application", &token, &[], None).await;
         assert!(!body.to_string().contains(&secret));
         assert_eq!(body["applications"].as_object().unwrap().len(), 2, "the manifest's and the new one");
 
@@ -140,7 +110,7 @@ backend_tests! {
     async fn applications_are_updated_by_post_with_id_and_by_put(app) {
         let token = app.owner_token().await;
         let (id, client_id, _) = register(&app, &token).await;
-        let (status, body, headers) = send_full(&app, Method::POST, &token, &[],
+        let (status, body, headers) = send_full(&app, Method::POST, "/application", &token, &[],
             Some(json!({"applications": {"e": {"id": id, "description": "Syncs the till", "clientId": "mine"}}}))).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         assert!(headers.get("cache-control").is_none(), "no secret, nothing to keep from caches");
@@ -150,18 +120,18 @@ backend_tests! {
         assert!(record.get("clientSecret").is_none(), "{record}");
         assert_eq!(body["api"]["message"]["success"]["201:e"]["details"], format!("Application {id} updated."));
 
-        let (status, body) = send(&app, Method::PUT, &token, &[],
+        let (status, body) = send(&app, Method::PUT, "/application", &token, &[],
             Some(json!({"applications": {"p": {"id": id, "name": "Till Sync 2",
                 "redirectUris": [REDIRECT, "com.example.pos:/oauth", "http://127.0.0.1:9000/cb"], "logo": "abc.png"}}}))).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
-        let (_, body) = send(&app, Method::GET, &token, &[("applicationId", &id.to_string())], None).await;
+        let (_, body) = send(&app, Method::GET, "/application", &token, &[("applicationId", &id.to_string())], None).await;
         let record = &body["applications"][id.to_string()];
         assert_eq!(record["name"], "Till Sync 2");
         assert_eq!(record["description"], "Syncs the till");
         assert_eq!(record["logo"], "abc.png");
         assert_eq!(record["redirectUris"], json!([REDIRECT, "com.example.pos:/oauth", "http://127.0.0.1:9000/cb"]));
 
-        let (status, _) = send(&app, Method::PUT, &token, &[],
+        let (status, _) = send(&app, Method::PUT, "/application", &token, &[],
             Some(json!({"applications": {"new": till()}}))).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     }
@@ -171,12 +141,12 @@ backend_tests! {
         let (id, client_id, secret) = register(&app, &token).await;
         let (access, refresh_token) = login(&app, &client_id, &secret).await;
         assert_eq!(user_status(&app, &access).await, StatusCode::OK);
-        let (status, body) = send(&app, Method::DELETE, &token, &[("applicationIds", &id.to_string())], None).await;
+        let (status, body) = send(&app, Method::DELETE, "/application", &token, &[("applicationIds", &id.to_string())], None).await;
         assert_eq!(status, StatusCode::RESET_CONTENT, "{body}");
         assert_eq!(body["api"]["message"]["success"][format!("205:{id}")]["details"], format!("Application {id} deleted."));
-        let (_, body) = send(&app, Method::GET, &token, &[], None).await;
+        let (_, body) = send(&app, Method::GET, "/application", &token, &[], None).await;
         assert!(body["applications"].get(id.to_string()).is_none());
-        let (_, body) = send(&app, Method::GET, &token, &[("applicationIds", &id.to_string()), ("deleted", "true")], None).await;
+        let (_, body) = send(&app, Method::GET, "/application", &token, &[("applicationIds", &id.to_string()), ("deleted", "true")], None).await;
         assert!(body["applications"][id.to_string()]["deleteDate"].is_string(), "{body}");
         assert_eq!(user_status(&app, &access).await, StatusCode::UNAUTHORIZED);
         let (status, body) = refresh(&app, &client_id, &secret, &refresh_token).await;
@@ -187,13 +157,13 @@ backend_tests! {
             .bind(id).fetch_one(&app.sql).await.unwrap();
         assert_eq!(revoked, 0);
         // The owner's own token (another application) still works.
-        let (status, _) = send(&app, Method::GET, &token, &[], None).await;
+        let (status, _) = send(&app, Method::GET, "/application", &token, &[], None).await;
         assert_eq!(status, StatusCode::OK);
     }
 
     async fn one_bad_application_fails_alone_and_all_bad_is_a_422(app) {
         let token = app.owner_token().await;
-        let (status, body, headers) = send_full(&app, Method::POST, &token, &[],
+        let (status, body, headers) = send_full(&app, Method::POST, "/application", &token, &[],
             Some(json!({"applications": {"good": till(), "bad": {"name": "Evil", "redirectUris": ["http://evil.example/cb"]}}}))).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         assert_eq!(headers["cache-control"], "no-store");
@@ -202,7 +172,7 @@ backend_tests! {
         let details = body["api"]["message"]["error"]["110:bad"]["details"].as_str().unwrap();
         assert!(details.starts_with("redirectUris: \"http://evil.example/cb\" uses http on a non-loopback host"), "{details}");
 
-        let (status, body) = send(&app, Method::POST, &token, &[],
+        let (status, body) = send(&app, Method::POST, "/application", &token, &[],
             Some(json!({"applications": {"b1": {"redirectUris": [REDIRECT]}, "b2": {"name": "x", "redirectUris": "nope"},
                 "b3": {"name": "x", "redirectUris": [REDIRECT], "secretHash": "0".repeat(64)},
                 "b4": {"id": 1, "regenerateSecret": true}}}))).await;
@@ -219,22 +189,22 @@ backend_tests! {
         let demo = app.owner_token().await;
         let other = app.token_for("second", "owner@second.test", "read write admin", 3600).await;
         let (id, _, _) = register(&app, &demo).await;
-        let (status, body) = send(&app, Method::GET, &other, &[("applicationIds", &id.to_string()), ("deleted", "true")], None).await;
+        let (status, body) = send(&app, Method::GET, "/application", &other, &[("applicationIds", &id.to_string()), ("deleted", "true")], None).await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body["applications"], json!({}));
-        let (_, body) = send(&app, Method::GET, &other, &[], None).await;
+        let (_, body) = send(&app, Method::GET, "/application", &other, &[], None).await;
         let names: Vec<&str> = body["applications"].as_object().unwrap().values().map(|a| a["name"].as_str().unwrap()).collect();
         assert_eq!(names, vec!["Second Till"]);
-        let (status, body) = send(&app, Method::POST, &other, &[],
+        let (status, body) = send(&app, Method::POST, "/application", &other, &[],
             Some(json!({"applications": {"x": {"id": id, "regenerateSecret": true}}}))).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
         assert!(body["applications"].is_null() && !body.to_string().contains("clientSecret\":\""), "{body}");
-        let (status, _) = send(&app, Method::PUT, &other, &[],
+        let (status, _) = send(&app, Method::PUT, "/application", &other, &[],
             Some(json!({"applications": {"x": {"id": id, "name": "Stolen"}}}))).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-        let (status, _) = send(&app, Method::DELETE, &other, &[("applicationIds", &id.to_string())], None).await;
+        let (status, _) = send(&app, Method::DELETE, "/application", &other, &[("applicationIds", &id.to_string())], None).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
-        let (_, body) = send(&app, Method::GET, &demo, &[("applicationIds", &id.to_string())], None).await;
+        let (_, body) = send(&app, Method::GET, "/application", &demo, &[("applicationIds", &id.to_string())], None).await;
         assert_eq!(body["applications"][id.to_string()]["name"], "Till Sync");
     }
 
@@ -248,7 +218,7 @@ backend_tests! {
         let access = body["access_token"].as_str().unwrap().to_owned();
         let refresh_token = body["refresh_token"].as_str().unwrap().to_owned();
 
-        let (status, body, headers) = send_full(&app, Method::POST, &token, &[],
+        let (status, body, headers) = send_full(&app, Method::POST, "/application", &token, &[],
             Some(json!({"applications": {"regen": {"id": id, "regenerateSecret": true}}}))).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         assert_eq!(headers["cache-control"], "no-store");
@@ -258,7 +228,7 @@ backend_tests! {
         assert_eq!(record["clientId"], client_id.as_str());
         assert_eq!(record["name"], "Till Sync");
         assert_eq!(body["api"]["message"]["success"]["201:regen"]["details"], format!("Secret of {id} replaced."));
-        let (_, body) = send(&app, Method::GET, &token, &[("applicationIds", &id.to_string())], None).await;
+        let (_, body) = send(&app, Method::GET, "/application", &token, &[("applicationIds", &id.to_string())], None).await;
         assert!(body["applications"][id.to_string()].get("clientSecret").is_none());
         assert!(!body.to_string().contains(&new_secret));
 
@@ -278,15 +248,15 @@ backend_tests! {
 
     async fn only_admin_tokens_may_write_applications(app) {
         let write = app.token_for("demo", "owner@demo.test", "read write", 3600).await;
-        let (status, body, headers) = send_full(&app, Method::POST, &write, &[],
+        let (status, body, headers) = send_full(&app, Method::POST, "/application", &write, &[],
             Some(json!({"applications": {"till": till()}}))).await;
         assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
         assert!(headers["www-authenticate"].to_str().unwrap().contains("insufficient_scope"));
         assert_eq!(body["api"]["message"]["error"]["103"]["code"], "insufficientScope", "{body}");
-        let (status, _) = send(&app, Method::PUT, &write, &[],
+        let (status, _) = send(&app, Method::PUT, "/application", &write, &[],
             Some(json!({"applications": {"x": {"id": 1, "name": "x"}}}))).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
-        let (status, body) = send(&app, Method::GET, &write, &[], None).await;
+        let (status, body) = send(&app, Method::GET, "/application", &write, &[], None).await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(body["applications"].as_object().unwrap().len(), 1);
     }

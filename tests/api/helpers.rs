@@ -373,6 +373,50 @@ pub async fn dump_database(sql: &sqlx::AnyPool) -> Vec<String> {
     out
 }
 
+/// One API request with a token and the version header, as a client library sends it: the
+/// status, the JSON body (which must carry the `api` envelope) and the headers.
+pub async fn send_full(
+    app: &TestApp,
+    method: reqwest::Method,
+    path: &str,
+    token: &str,
+    headers: &[(&str, &str)],
+    body: Option<serde_json::Value>,
+) -> (
+    reqwest::StatusCode,
+    serde_json::Value,
+    reqwest::header::HeaderMap,
+) {
+    let mut req = app.api(method, path, token);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    let res = req.send().await.expect("request");
+    let status = res.status();
+    let response_headers = res.headers().clone();
+    let text = res.text().await.expect("body");
+    let body: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(body["api"]["codeBaseVersion"], "2.0", "{body}");
+    (status, body, response_headers)
+}
+
+/// [`send_full`] without the headers.
+pub async fn send(
+    app: &TestApp,
+    method: reqwest::Method,
+    path: &str,
+    token: &str,
+    headers: &[(&str, &str)],
+    body: Option<serde_json::Value>,
+) -> (reqwest::StatusCode, serde_json::Value) {
+    let (status, body, _) = send_full(app, method, path, token, headers, body).await;
+    (status, body)
+}
+
 /// A pool of our own on the test database (the server's pool is its own business).
 pub async fn raw_pool(url: &str) -> sqlx::AnyPool {
     sqlx::any::install_default_drivers();

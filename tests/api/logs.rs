@@ -5,30 +5,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
-use crate::helpers::TestApp;
-
-async fn send(
-    app: &TestApp,
-    method: Method,
-    token: &str,
-    headers: &[(&str, &str)],
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut req = app.api(method, "/log", token);
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    if let Some(body) = body {
-        req = req.json(&body);
-    }
-    let res = req.send().await.unwrap();
-    let status = res.status();
-    let text = res.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")),
-    )
-}
+use crate::helpers::{send, TestApp};
 
 /// Files a log under `object`/`identifier` with `tags` and returns its id.
 async fn file_log(
@@ -42,6 +19,7 @@ async fn file_log(
     let (status, body) = send(
         app,
         Method::POST,
+        "/log",
         token,
         &[
             ("tag", tags),
@@ -85,7 +63,7 @@ backend_tests! {
     async fn logs_follow_the_worked_example(app) {
         let token = app.owner_token().await;
         let data = json!({"lastSync": "2026-03-28T17:45:00.000Z", "pendingBaskets": 0, "terminals": ["till-1", "till-3"]});
-        let (status, body) = send(&app, Method::POST, &token,
+        let (status, body) = send(&app, Method::POST, "/log", &token,
             &[("tag", "sync,till-3"), ("object", "STORE"), ("identifier", "9")], Some(data.clone())).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         let log = &body["logs"]["STORE-9:1"];
@@ -108,27 +86,27 @@ backend_tests! {
 
         // GET: logs of STORE 9 carrying every listed tag.
         let by = |tags: &'static str| [("tag", tags), ("object", "STORE"), ("identifier", "9")];
-        let (status, body) = send(&app, Method::GET, &token, &by("sync"), None).await;
+        let (status, body) = send(&app, Method::GET, "/log", &token, &by("sync"), None).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(ids(&body), ["STORE-9:1"]);
         assert_eq!(body["logs"]["STORE-9:1"]["data"], data);
         assert_eq!(body["api"]["message"], json!({}));
-        let (_, body) = send(&app, Method::GET, &token, &by("sync, till-3"), None).await;
+        let (_, body) = send(&app, Method::GET, "/log", &token, &by("sync, till-3"), None).await;
         assert_eq!(ids(&body), ["STORE-9:1"]);
-        let (_, body) = send(&app, Method::GET, &token, &by("sync,other"), None).await;
+        let (_, body) = send(&app, Method::GET, "/log", &token, &by("sync,other"), None).await;
         assert!(ids(&body).is_empty(), "{body}");
-        let (_, body) = send(&app, Method::GET, &token, &by("other"), None).await;
+        let (_, body) = send(&app, Method::GET, "/log", &token, &by("other"), None).await;
         assert_eq!(ids(&body), ["STORE-9:2"]);
         assert_eq!(body["logs"]["STORE-9:2"]["data"], json!([1, 2, 3]));
 
         // `id` returns that log; other headers narrow it.
-        let (status, body) = send(&app, Method::GET, &token, &[("id", "STORE-10:3")], None).await;
+        let (status, body) = send(&app, Method::GET, "/log", &token, &[("id", "STORE-10:3")], None).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(ids(&body), ["STORE-10:3"]);
         assert_eq!(body["logs"]["STORE-10:3"]["data"], "text");
-        let (_, body) = send(&app, Method::GET, &token, &[("id", "STORE-10:3"), ("tag", "other")], None).await;
+        let (_, body) = send(&app, Method::GET, "/log", &token, &[("id", "STORE-10:3"), ("tag", "other")], None).await;
         assert!(ids(&body).is_empty(), "{body}");
-        let (status, body) = send(&app, Method::GET, &token, &[("id", "STORE-10:99")], None).await;
+        let (status, body) = send(&app, Method::GET, "/log", &token, &[("id", "STORE-10:99")], None).await;
         assert_eq!(status, StatusCode::OK, "an unknown id is simply absent: {body}");
         assert!(ids(&body).is_empty());
     }
@@ -139,7 +117,7 @@ backend_tests! {
         let headers = |completed: &'static str| {
             [("tag", "sync"), ("object", "STORE"), ("identifier", "9"), ("id", "STORE-9:1"), ("completed", completed)]
         };
-        let (status, body) = send(&app, Method::POST, &token, &headers("true"), Some(json!({"v": 2}))).await;
+        let (status, body) = send(&app, Method::POST, "/log", &token, &headers("true"), Some(json!({"v": 2}))).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         let log = &body["logs"][&id];
         assert_eq!(log["data"], json!({"v": 2}));
@@ -159,29 +137,29 @@ backend_tests! {
         assert_eq!(body["logs"][&id]["completeDate"], completed_at.as_str());
         assert_eq!(body["logs"][&id]["data"], json!({"v": 2}));
 
-        let (_, body) = send(&app, Method::POST, &token, &headers("false"), Some(json!(null))).await;
+        let (_, body) = send(&app, Method::POST, "/log", &token, &headers("false"), Some(json!(null))).await;
         assert_eq!(body["logs"][&id]["completeDate"], Value::Null, "{body}");
         assert_eq!(body["logs"][&id]["data"], Value::Null);
 
-        let (_, body) = send(&app, Method::GET, &token, &[("id", &id)], None).await;
+        let (_, body) = send(&app, Method::GET, "/log", &token, &[("id", &id)], None).await;
         assert_eq!(body["logs"][&id]["completeDate"], Value::Null);
         assert_eq!(body["logs"][&id]["tags"], "sync");
 
         // A new log may be filed completed.
-        let (status, body) = send(&app, Method::POST, &token,
+        let (status, body) = send(&app, Method::POST, "/log", &token,
             &[("tag", "done"), ("object", "BASKET"), ("identifier", "1053"), ("completed", "true")],
             Some(json!({}))).await;
         assert_eq!(status, StatusCode::CREATED);
         assert!(body["logs"]["BASKET-1053:2"]["completeDate"].is_string(), "{body}");
 
         // An id of another object and identifier than the headers name is refused.
-        let (status, body) = send(&app, Method::POST, &token,
+        let (status, body) = send(&app, Method::POST, "/log", &token,
             &[("tag", "x"), ("object", "STORE"), ("identifier", "10"), ("id", "STORE-9:1")], Some(json!(1))).await;
         let details = bad_request_details(status, &body);
         assert!(details[0].starts_with("id: log STORE-9:1 is not filed under"), "{details:?}");
 
         // An unknown id is a 404 and nothing is created.
-        let (status, body) = send(&app, Method::POST, &token,
+        let (status, body) = send(&app, Method::POST, "/log", &token,
             &[("tag", "x"), ("object", "STORE"), ("identifier", "9"), ("id", "STORE-9:77")], Some(json!(1))).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
         assert_eq!(body["error"]["details"][0], "Log STORE-9:77 does not exist.");
@@ -193,21 +171,21 @@ backend_tests! {
         let id = file_log(&app, &token, "sync", "STORE", "9", json!({})).await;
 
         let writer = app.token_for("demo", "owner@demo.test", "read write", 3600).await;
-        let (status, _) = send(&app, Method::DELETE, &writer, &[("id", &id)], None).await;
+        let (status, _) = send(&app, Method::DELETE, "/log", &writer, &[("id", &id)], None).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
 
-        let (status, body) = send(&app, Method::DELETE, &token, &[("id", &id)], None).await;
+        let (status, body) = send(&app, Method::DELETE, "/log", &token, &[("id", &id)], None).await;
         assert_eq!(status, StatusCode::RESET_CONTENT, "{body}");
         assert_eq!(body["api"]["message"]["success"]["205"], json!({
             "id": 205, "title": "Deleted", "details": "Log STORE-9:1 deleted.", "objectRef": "STORE-9:1"
         }));
-        let (_, body) = send(&app, Method::GET, &token, &[("id", &id)], None).await;
+        let (_, body) = send(&app, Method::GET, "/log", &token, &[("id", &id)], None).await;
         assert!(ids(&body).is_empty(), "{body}");
-        let (status, body) = send(&app, Method::DELETE, &token, &[("id", &id)], None).await;
+        let (status, body) = send(&app, Method::DELETE, "/log", &token, &[("id", &id)], None).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
         assert_eq!(body["api"]["message"]["error"]["104"]["details"], "Log STORE-9:1 does not exist.");
 
-        let (status, body) = send(&app, Method::DELETE, &token, &[], None).await;
+        let (status, body) = send(&app, Method::DELETE, "/log", &token, &[], None).await;
         assert_eq!(bad_request_details(status, &body), ["id: the header is missing."]);
         assert_eq!(body["api"]["message"]["error"]["101"]["objectRef"], "id");
 
@@ -215,7 +193,7 @@ backend_tests! {
         let next = file_log(&app, &token, "sync", "STORE", "9", json!({})).await;
         assert_eq!(next, "STORE-9:2");
 
-        let (status, _) = send(&app, Method::PUT, &token, &[], Some(json!({}))).await;
+        let (status, _) = send(&app, Method::PUT, "/log", &token, &[], Some(json!({}))).await;
         assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
     }
 
@@ -224,7 +202,7 @@ backend_tests! {
         let all = [("tag", "sync"), ("object", "STORE"), ("identifier", "9")];
         for method in [Method::POST, Method::GET] {
             let body = (method == Method::POST).then(|| json!({}));
-            let (status, resp) = send(&app, method.clone(), &token, &[], body.clone()).await;
+            let (status, resp) = send(&app, method.clone(), "/log", &token, &[], body.clone()).await;
             assert_eq!(bad_request_details(status, &resp), [
                 "tag: the header is missing.",
                 "object: the header is missing.",
@@ -234,7 +212,7 @@ backend_tests! {
             for left_out in 0..3 {
                 let headers: Vec<(&str, &str)> =
                     all.iter().enumerate().filter(|(i, _)| *i != left_out).map(|(_, h)| *h).collect();
-                let (status, resp) = send(&app, method.clone(), &token, &headers, body.clone()).await;
+                let (status, resp) = send(&app, method.clone(), "/log", &token, &headers, body.clone()).await;
                 let name = all[left_out].0;
                 assert_eq!(bad_request_details(status, &resp), [format!("{name}: the header is missing.")],
                     "{method} without {name}");
@@ -256,7 +234,7 @@ backend_tests! {
         for (name, value, expected) in malformed {
             let mut headers: Vec<(&str, &str)> = all.iter().filter(|(n, _)| *n != name).copied().collect();
             headers.push((name, value));
-            let (status, resp) = send(&app, Method::POST, &token, &headers, Some(json!({}))).await;
+            let (status, resp) = send(&app, Method::POST, "/log", &token, &headers, Some(json!({}))).await;
             let details = bad_request_details(status, &resp);
             assert_eq!(details.len(), 1, "{details:?}");
             assert!(details[0].starts_with(expected), "{name}: {value:?} → {details:?}");
@@ -264,13 +242,13 @@ backend_tests! {
         }
 
         // Two problems at once: both named, in one answer.
-        let (status, resp) = send(&app, Method::POST, &token,
+        let (status, resp) = send(&app, Method::POST, "/log", &token,
             &[("tag", "a,,b"), ("identifier", "9")], Some(json!({}))).await;
         assert_eq!(bad_request_details(status, &resp), ["tag: item 2 is empty.", "object: the header is missing."]);
 
         // GET with a malformed id names only the id; DELETE too.
         for method in [Method::GET, Method::DELETE] {
-            let (status, resp) = send(&app, method, &token, &[("id", "9:STORE")], None).await;
+            let (status, resp) = send(&app, method, "/log", &token, &[("id", "9:STORE")], None).await;
             let details = bad_request_details(status, &resp);
             assert_eq!(details.len(), 1, "{details:?}");
             assert!(details[0].starts_with("id: "), "{details:?}");
@@ -300,7 +278,7 @@ backend_tests! {
         assert_eq!(body["logs"]["STORE-9:1"]["data"], json!({"legacy": true}), "{body}");
 
         for data in [json!(42), json!("x"), json!(null), json!([{"deep": {"er": [1.5, true]}}])] {
-            let (status, body) = send(&app, Method::POST, &token,
+            let (status, body) = send(&app, Method::POST, "/log", &token,
                 &[("tag", "t"), ("object", "STORE"), ("identifier", "9")], Some(data.clone())).await;
             assert_eq!(status, StatusCode::CREATED);
             let (_, log) = body["logs"].as_object().unwrap().iter().next().unwrap();
@@ -318,23 +296,23 @@ backend_tests! {
         assert_eq!(theirs, "STORE-9:3");
 
         // Invisible by id and by object.
-        let (status, body) = send(&app, Method::GET, &second, &[("id", &theirs)], None).await;
+        let (status, body) = send(&app, Method::GET, "/log", &second, &[("id", &theirs)], None).await;
         assert_eq!(status, StatusCode::OK);
         assert!(ids(&body).is_empty(), "{body}");
-        let (_, body) = send(&app, Method::GET, &second,
+        let (_, body) = send(&app, Method::GET, "/log", &second,
             &[("tag", "sync"), ("object", "STORE"), ("identifier", "9")], None).await;
         assert!(ids(&body).is_empty(), "{body}");
 
         // Not updatable, not deletable: exactly what an unknown id gets.
-        let (status, body) = send(&app, Method::POST, &second,
+        let (status, body) = send(&app, Method::POST, "/log", &second,
             &[("tag", "x"), ("object", "STORE"), ("identifier", "9"), ("id", &theirs), ("completed", "true")],
             Some(json!({"stolen": true}))).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
         assert_eq!(body["error"]["details"][0], format!("Log {theirs} does not exist."));
-        let (status, _) = send(&app, Method::DELETE, &second, &[("id", &theirs)], None).await;
+        let (status, _) = send(&app, Method::DELETE, "/log", &second, &[("id", &theirs)], None).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
 
-        let (_, body) = send(&app, Method::GET, &demo, &[("id", &theirs)], None).await;
+        let (_, body) = send(&app, Method::GET, "/log", &demo, &[("id", &theirs)], None).await;
         assert_eq!(body["logs"][&theirs]["data"], json!({"mine": true}), "{body}");
         assert_eq!(body["logs"][&theirs]["tags"], "sync");
         assert_eq!(body["logs"][&theirs]["completeDate"], Value::Null);
@@ -343,13 +321,13 @@ backend_tests! {
         // demo's, and each sees only its own.
         let own = file_log(&app, &second, "sync", "STORE", "9", json!({"second": true})).await;
         assert_eq!(own, "STORE-9:1");
-        let (_, body) = send(&app, Method::GET, &second, &[("id", "STORE-9:1")], None).await;
+        let (_, body) = send(&app, Method::GET, "/log", &second, &[("id", "STORE-9:1")], None).await;
         assert_eq!(body["logs"]["STORE-9:1"]["data"], json!({"second": true}));
-        let (_, body) = send(&app, Method::GET, &demo, &[("id", "STORE-9:1")], None).await;
+        let (_, body) = send(&app, Method::GET, "/log", &demo, &[("id", "STORE-9:1")], None).await;
         assert_eq!(body["logs"]["STORE-9:1"]["data"], json!({"mine": true}));
-        let (status, _) = send(&app, Method::DELETE, &second, &[("id", "STORE-9:1")], None).await;
+        let (status, _) = send(&app, Method::DELETE, "/log", &second, &[("id", "STORE-9:1")], None).await;
         assert_eq!(status, StatusCode::RESET_CONTENT);
-        let (_, body) = send(&app, Method::GET, &demo, &[("id", "STORE-9:1")], None).await;
+        let (_, body) = send(&app, Method::GET, "/log", &demo, &[("id", "STORE-9:1")], None).await;
         assert_eq!(ids(&body), ["STORE-9:1"], "the demo's log survives the second's delete");
     }
 

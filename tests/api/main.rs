@@ -25,6 +25,7 @@ mod promotions;
 mod reconcile;
 mod report;
 mod sales;
+mod scale;
 mod shop_day;
 mod stores;
 mod suppliers;

@@ -6,35 +6,15 @@ use chrono::{Duration, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::TestApp;
+use crate::helpers::{send, TestApp};
 use crate::{backend_tests, backend_tests_with};
-
-async fn send(
-    app: &TestApp,
-    method: Method,
-    token: &str,
-    headers: &[(&str, &str)],
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut req = app.api(method, "/promotion", token);
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    if let Some(body) = body {
-        req = req.json(&body);
-    }
-    let res = req.send().await.unwrap();
-    let status = res.status();
-    let body: Value = res.json().await.unwrap();
-    assert_eq!(body["api"]["codeBaseVersion"], "2.0", "{body}");
-    (status, body)
-}
 
 /// Creates promotions under client keys; returns `(key, id)` in the order written.
 async fn create(app: &TestApp, token: &str, objects: Value) -> Vec<(String, i64)> {
     let (status, body) = send(
         app,
         Method::POST,
+        "/promotion",
         token,
         &[],
         Some(json!({"promotions": objects})),
@@ -57,7 +37,7 @@ async fn listed(
     headers: &[(&str, &str)],
     created: &[(String, i64)],
 ) -> Vec<String> {
-    let (status, body) = send(app, Method::GET, token, headers, None).await;
+    let (status, body) = send(app, Method::GET, "/promotion", token, headers, None).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let returned = body["promotions"].as_object().unwrap();
     let mut keys: Vec<String> = created
@@ -109,7 +89,7 @@ backend_tests! {
         let token = app.owner_token().await;
         let category = a_category(&app, &token).await;
         let store = app.tenant("demo").stores["high-street"];
-        let (status, body) = send(&app, Method::POST, &token, &[], Some(json!({"promotions": {
+        let (status, body) = send(&app, Method::POST, "/promotion", &token, &[], Some(json!({"promotions": {
             "p10": {"title": "10% off hot drinks", "type": "percentage", "x": "10",
                     "startDate": "2026-03-28 00:00:00", "endDate": "2026-04-30 00:00:00", "categoryIds": [category]},
             "three": {"title": "3 for 2", "details": "Pastries", "terms": "While stocks last", "type": "xForY",
@@ -141,7 +121,7 @@ backend_tests! {
         assert_eq!(listed(&app, &token, &[("promotionIds", &all)], &created).await, keys(&["deal", "p10", "three"]));
         assert_eq!(listed(&app, &token, &[("promotionId", &id.to_string())], &created).await, keys(&["p10"]));
         assert_eq!(listed(&app, &token, &[], &created).await, keys(&["deal", "p10", "three"]));
-        let (_, body) = send(&app, Method::GET, &token, &[("promotionIds", &id.to_string())], None).await;
+        let (_, body) = send(&app, Method::GET, "/promotion", &token, &[("promotionIds", &id.to_string())], None).await;
         assert_eq!(body["promotions"][id.to_string()], *p10, "GET reads back what the 201 showed");
     }
 
@@ -149,7 +129,7 @@ backend_tests! {
         let token = app.owner_token().await;
         let [(_, id)] = create(&app, &token, json!({"p": promo("2026-03-28 00:00:00", Some("2026-04-30 00:00:00"))}))
             .await.try_into().unwrap();
-        let (status, body) = send(&app, Method::POST, &token, &[],
+        let (status, body) = send(&app, Method::POST, "/promotion", &token, &[],
             Some(json!({"promotions": {"u": {"id": id, "x": 12.5, "terms": "Not with other offers"}}}))).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         let u = &body["promotions"]["u"];
@@ -157,19 +137,19 @@ backend_tests! {
         assert_eq!(u["endDate"], "2026-04-30T00:00:00.000Z", "updates are partial");
         assert_eq!(body["api"]["message"]["success"]["201:u"]["details"], format!("Promotion {id} updated."));
 
-        let (status, body) = send(&app, Method::PUT, &token, &[], Some(json!({"promotions": {"p": {
+        let (status, body) = send(&app, Method::PUT, "/promotion", &token, &[], Some(json!({"promotions": {"p": {
             "id": id, "type": "xForY", "x": "3", "y": "2", "endDate": null, "daysAvailable": [1, 2], "terms": null}}}))).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
-        let (_, body) = send(&app, Method::GET, &token, &[("promotionIds", &id.to_string())], None).await;
+        let (_, body) = send(&app, Method::GET, "/promotion", &token, &[("promotionIds", &id.to_string())], None).await;
         let p = &body["promotions"][id.to_string()];
         assert_eq!((p["type"].as_str(), p["x"].as_str(), p["y"].as_str()), (Some("xForY"), Some("3"), Some("2")));
         assert_eq!((p["endDate"].is_null(), p["terms"].is_null()), (true, true));
         assert_eq!(p["daysAvailable"], json!([1, 2]));
 
-        let (status, body) = send(&app, Method::PUT, &token, &[], Some(json!({"promotions": {"p": {"id": id, "y": null}}}))).await;
+        let (status, body) = send(&app, Method::PUT, "/promotion", &token, &[], Some(json!({"promotions": {"p": {"id": id, "y": null}}}))).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
         assert_eq!(body["api"]["message"]["error"]["110:p"]["details"], "y: required for type xForY.");
-        let (status, _) = send(&app, Method::PUT, &token, &[], Some(json!({"promotions": {"n": promo(&day(0), None)}}))).await;
+        let (status, _) = send(&app, Method::PUT, "/promotion", &token, &[], Some(json!({"promotions": {"n": promo(&day(0), None)}}))).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "PUT only updates");
     }
 
@@ -177,23 +157,23 @@ backend_tests! {
         let token = app.owner_token().await;
         let created = create(&app, &token, json!({"a": promo(&day(-1), None), "b": promo(&day(-1), None)})).await;
         let (a, b) = (created[0].1, created[1].1);
-        let (status, body) = send(&app, Method::DELETE, &token, &[("promotionIds", &a.to_string())], None).await;
+        let (status, body) = send(&app, Method::DELETE, "/promotion", &token, &[("promotionIds", &a.to_string())], None).await;
         assert_eq!(status, StatusCode::RESET_CONTENT, "{body}");
         assert_eq!(body["api"]["message"]["success"][format!("205:{a}")]["details"], format!("Promotion {a} deleted."));
         assert_eq!(listed(&app, &token, &[], &created).await, keys(&["b"]));
         assert_eq!(listed(&app, &token, &[("active", "true")], &created).await, keys(&["b"]));
         assert_eq!(listed(&app, &token, &[("promotionIds", &a.to_string())], &created).await, Vec::<String>::new());
         assert_eq!(listed(&app, &token, &[("deleted", "true")], &created).await, keys(&["a", "b"]));
-        let (_, body) = send(&app, Method::GET, &token, &[("deleted", "true"), ("promotionId", &a.to_string())], None).await;
+        let (_, body) = send(&app, Method::GET, "/promotion", &token, &[("deleted", "true"), ("promotionId", &a.to_string())], None).await;
         assert!(body["promotions"][a.to_string()]["deleteDate"].is_string());
-        let (status, _) = send(&app, Method::DELETE, &token, &[("promotionId", &b.to_string())], None).await;
+        let (status, _) = send(&app, Method::DELETE, "/promotion", &token, &[("promotionId", &b.to_string())], None).await;
         assert_eq!(status, StatusCode::RESET_CONTENT, "the singular header works too");
         assert_eq!(listed(&app, &token, &[], &created).await, Vec::<String>::new());
     }
 
     async fn one_good_and_one_bad_promotion_is_201_with_only_the_error_record(app) {
         let token = app.owner_token().await;
-        let (status, body) = send(&app, Method::POST, &token, &[], Some(json!({"promotions": {
+        let (status, body) = send(&app, Method::POST, "/promotion", &token, &[], Some(json!({"promotions": {
             "good": promo(&day(0), None),
             "bad": {"title": "3 for 2", "type": "xForY", "x": 3, "startDate": day(0)}}}))).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
@@ -201,14 +181,14 @@ backend_tests! {
         assert_eq!(body["api"]["message"]["error"].as_object().unwrap().len(), 1);
         assert_eq!(body["api"]["message"]["error"]["110:bad"]["details"], "y: required for type xForY.");
         assert!(body.get("error").is_none());
-        let (_, body) = send(&app, Method::GET, &token, &[("deleted", "true")], None).await;
+        let (_, body) = send(&app, Method::GET, "/promotion", &token, &[("deleted", "true")], None).await;
         assert_eq!(body["promotions"].as_object().unwrap().len(), 1, "nothing of bad was stored");
     }
 
     async fn every_promotion_bad_is_422_naming_each_problem(app) {
         let token = app.owner_token().await;
         let theirs = app.tenant("second").stores["market"];
-        let (status, body) = send(&app, Method::POST, &token, &[], Some(json!({"promotions": {
+        let (status, body) = send(&app, Method::POST, "/promotion", &token, &[], Some(json!({"promotions": {
             "b1": {},
             "b2": {"title": "t", "type": "bogof", "x": "1.23456", "startDate": "tomorrow", "notAField": 1},
             "b3": {"title": "t", "type": "percentage", "x": 101, "storeIds": [theirs], "categoryIds": [987654321],
@@ -237,7 +217,7 @@ backend_tests! {
             assert!(details.contains(&json!(expected)), "{expected} in {details:?}");
         }
         assert!(details.iter().any(|d| d.as_str().unwrap().starts_with("b2: startDate: \"tomorrow\" is not a date")), "{details:?}");
-        let (_, body) = send(&app, Method::GET, &token, &[("deleted", "true")], None).await;
+        let (_, body) = send(&app, Method::GET, "/promotion", &token, &[("deleted", "true")], None).await;
         assert_eq!(body["promotions"], json!({}));
     }
 
@@ -245,24 +225,24 @@ backend_tests! {
         let demo = app.owner_token().await;
         let other = app.token_for("second", "owner@second.test", "read write admin", 3600).await;
         let [(_, theirs)] = create(&app, &demo, json!({"p": promo(&day(-1), None)})).await.try_into().unwrap();
-        let (_, before) = send(&app, Method::GET, &demo, &[("deleted", "true")], None).await;
+        let (_, before) = send(&app, Method::GET, "/promotion", &demo, &[("deleted", "true")], None).await;
         let nowhere = 987_654_321;
         for id in [theirs, nowhere] {
-            let (status, body) = send(&app, Method::GET, &other, &[("promotionIds", &id.to_string())], None).await;
+            let (status, body) = send(&app, Method::GET, "/promotion", &other, &[("promotionIds", &id.to_string())], None).await;
             assert_eq!((status, &body["promotions"]), (StatusCode::OK, &json!({})));
             for method in [Method::POST, Method::PUT] {
-                let (status, body) = send(&app, method, &other, &[],
+                let (status, body) = send(&app, method, "/promotion", &other, &[],
                     Some(json!({"promotions": {"x": {"id": id, "title": "Mine"}}}))).await;
                 assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
                 assert_eq!(body["api"]["message"]["error"]["110:x"]["details"], format!("id: promotion {id} does not exist."));
             }
-            let (status, body) = send(&app, Method::DELETE, &other, &[("promotionIds", &id.to_string())], None).await;
+            let (status, body) = send(&app, Method::DELETE, "/promotion", &other, &[("promotionIds", &id.to_string())], None).await;
             assert_eq!(status, StatusCode::NOT_FOUND);
             assert_eq!(body["api"]["message"]["error"][format!("104:{id}")]["details"], format!("Promotion {id} does not exist."));
         }
-        let (_, body) = send(&app, Method::GET, &other, &[("deleted", "true"), ("active", "true")], None).await;
+        let (_, body) = send(&app, Method::GET, "/promotion", &other, &[("deleted", "true"), ("active", "true")], None).await;
         assert_eq!(body["promotions"], json!({}));
-        let (_, after) = send(&app, Method::GET, &demo, &[("deleted", "true")], None).await;
+        let (_, after) = send(&app, Method::GET, "/promotion", &demo, &[("deleted", "true")], None).await;
         assert_eq!(before["promotions"], after["promotions"], "nothing of the first merchant changed");
     }
 
@@ -320,7 +300,7 @@ backend_tests! {
         assert_eq!(listed(&app, &token, &[("storeIds", &k), ("active", "true")], &created).await,
             keys(&["both", "everywhere", "kiosk"]));
         let high = id_of(&created, "high");
-        let (status, body) = send(&app, Method::PUT, &token, &[],
+        let (status, body) = send(&app, Method::PUT, "/promotion", &token, &[],
             Some(json!({"promotions": {"h": {"id": high, "storeIds": [kiosk]}}}))).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         assert_eq!(listed(&app, &token, &[("storeIds", &hs)], &created).await, keys(&["both", "everywhere"]));
@@ -336,7 +316,7 @@ backend_tests! {
             ("promotionIds", "-1", "promotionIds: item \"-1\" is not a non-negative integer."),
             ("promotionIds", "1,,2", "promotionIds: item 2 is empty."),
         ] {
-            let (status, body) = send(&app, Method::GET, &token, &[(header, value)], None).await;
+            let (status, body) = send(&app, Method::GET, "/promotion", &token, &[(header, value)], None).await;
             assert_eq!(status, StatusCode::BAD_REQUEST, "{header}: {value}");
             assert_eq!(body["error"]["details"][0], detail);
         }

@@ -6,8 +6,9 @@ use chrono::{Duration, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::send;
 use crate::helpers::{dump_database, TestApp};
-use crate::shop_day::{count, create, header_time, id, product, receive, send, stock, store};
+use crate::shop_day::{count, create, header_time, id, product, receive, stock, store};
 use crate::{backend_tests, backend_tests_with};
 
 const PATH: &str = "/stock/reconcile";

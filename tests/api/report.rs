@@ -7,8 +7,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
-use crate::helpers::TestApp;
-use crate::shop_day::{create, header_time, id, product, receive, sell, send, store};
+use crate::helpers::{send, TestApp};
+use crate::shop_day::{create, header_time, id, product, receive, sell, store};
 
 const PATH: &str = "/report/basket";
 

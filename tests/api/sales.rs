@@ -5,26 +5,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
-use crate::helpers::TestApp;
-
-async fn send(
-    app: &TestApp,
-    method: Method,
-    path: &str,
-    token: &str,
-    headers: &[(&str, &str)],
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut req = app.api(method, path, token);
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    if let Some(body) = body {
-        req = req.json(&body);
-    }
-    let res = req.send().await.unwrap();
-    (res.status(), res.json().await.unwrap())
-}
+use crate::helpers::{send, TestApp};
 
 /// One object written to `path`: its record, asserting 201 and no error record.
 async fn create(app: &TestApp, token: &str, path: &str, plural: &str, object: Value) -> Value {

@@ -8,26 +8,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
-use crate::helpers::TestApp;
-
-pub async fn send(
-    app: &TestApp,
-    method: Method,
-    path: &str,
-    token: &str,
-    headers: &[(&str, &str)],
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut req = app.api(method, path, token);
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    if let Some(body) = body {
-        req = req.json(&body);
-    }
-    let res = req.send().await.unwrap();
-    (res.status(), res.json().await.unwrap())
-}
+use crate::helpers::{send, TestApp};
 
 /// POSTs one object and returns the created record, failing the test on anything but 201.
 pub async fn create(app: &TestApp, token: &str, path: &str, plural: &str, object: Value) -> Value {

@@ -4,32 +4,10 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
-use crate::helpers::TestApp;
+use crate::helpers::{send, TestApp};
 
 const SUPPLIERS: &str = "/supplier";
 const STORES: &str = "/supplier/store";
-
-async fn send(
-    app: &TestApp,
-    method: Method,
-    path: &str,
-    token: &str,
-    headers: &[(&str, &str)],
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let mut req = app.api(method, path, token);
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    if let Some(body) = body {
-        req = req.json(&body);
-    }
-    let res = req.send().await.unwrap();
-    let status = res.status();
-    let body: Value = res.json().await.unwrap();
-    assert_eq!(body["api"]["codeBaseVersion"], "2.0", "{body}");
-    (status, body)
-}
 
 /// Creates records under client keys and returns their ids in the order of `keys`.
 async fn create(app: &TestApp, token: &str, path: &str, plural: &str, objects: Value) -> Vec<i64> {
