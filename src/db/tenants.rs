@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::{Db, DbError, Tx};
 use crate::crypto;
 use crate::domain::now_millis;
-use crate::tenants::{AppliedTenant, Manifest, PasswordSpec, UserSpec};
+use crate::domain::tenant::{AppliedTenant, Manifest, PasswordSpec, UserSpec};
 
 impl Db {
     /// Applies validated manifests in one transaction. Applying the same manifests again writes

@@ -25,6 +25,7 @@ pub mod scope;
 pub mod stock;
 pub mod store;
 pub mod supplier;
+pub mod tenant;
 pub mod token;
 
 pub use clock::now_millis;

@@ -18,6 +18,8 @@ use serde_json::Value;
 use super::messages::Message;
 
 pub const CODE_BASE_VERSION: &str = "2.0";
+/// The header every response carries with [`CODE_BASE_VERSION`].
+pub const API_VERSION: HeaderName = HeaderName::from_static("x-api-version");
 
 /// One record in `api.message.success|error|warning`.
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -5,9 +5,8 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 
-use super::envelope::{ErrorObject, Messages, PendingEnvelope, CODE_BASE_VERSION};
+use super::envelope::{ErrorObject, Messages, PendingEnvelope, API_VERSION, CODE_BASE_VERSION};
 use super::messages::Message;
-use super::middleware::API_VERSION;
 use crate::domain::{Failure, Scope};
 
 #[derive(Debug, thiserror::Error)]

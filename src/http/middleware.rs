@@ -12,12 +12,11 @@ use actix_web::{web, HttpMessage};
 use futures_util::FutureExt;
 
 use super::auth::Caller;
-use super::envelope::{PendingEnvelope, CODE_BASE_VERSION};
+use super::envelope::{PendingEnvelope, API_VERSION, CODE_BASE_VERSION};
 use super::error::ApiError;
 use super::AppState;
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-pub const API_VERSION: HeaderName = HeaderName::from_static("x-api-version");
 
 /// When the request arrived and its id, for handlers that need them.
 #[derive(Clone, Debug)]

@@ -5,6 +5,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::crypto;
+use crate::domain::tenant::{AppSpec, Manifest, PasswordSpec, StoreSpec, UserSpec};
 use crate::domain::{redirect_uri, Role};
 
 /// A mistake in a manifest: which file, which entry, which field, and what is wrong. The message
@@ -42,67 +43,6 @@ impl fmt::Display for ManifestError {
 }
 
 impl std::error::Error for ManifestError {}
-
-/// A validated manifest, ready to apply.
-#[derive(Debug, Clone)]
-pub struct Manifest {
-    pub file: String,
-    pub merchant_key: String,
-    pub merchant_name: String,
-    pub stores: Vec<StoreSpec>,
-    pub users: Vec<UserSpec>,
-    pub applications: Vec<AppSpec>,
-}
-
-#[derive(Debug, Clone)]
-pub struct StoreSpec {
-    pub key: String,
-    pub name: String,
-}
-
-#[derive(Clone)]
-pub enum PasswordSpec {
-    /// A clear-text password, hashed on import.
-    Plain(String),
-    /// A hash made earlier (`pbkdf2-sha256$...`), stored as given.
-    Hash(String),
-}
-
-impl fmt::Debug for PasswordSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("PasswordSpec(<redacted>)")
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct UserSpec {
-    /// Lower-cased.
-    pub email: String,
-    pub password: PasswordSpec,
-    pub role: Role,
-    pub first_name: Option<String>,
-    pub last_name: Option<String>,
-}
-
-#[derive(Clone)]
-pub struct AppSpec {
-    pub name: String,
-    pub client_id: String,
-    /// SHA-256 hex of the client secret; the clear text is dropped right after parsing.
-    pub secret_hash: String,
-    pub redirect_uris: Vec<String>,
-    pub description: Option<String>,
-}
-
-impl fmt::Debug for AppSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AppSpec")
-            .field("name", &self.name)
-            .field("client_id", &self.client_id)
-            .field("redirect_uris", &self.redirect_uris)
-            .finish_non_exhaustive()
-    }
-}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,13 +1,14 @@
 //! Tenant manifests (DESIGN §3): one TOML file a merchant. Parsing and validation happen here, in
-//! full, before anything is written; `store::tenants` applies the result in one transaction.
+//! full, before anything is written; `db::tenants` applies the result in one transaction.
 
 mod manifest;
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
-pub use manifest::{AppSpec, Manifest, ManifestError, PasswordSpec, StoreSpec, UserSpec};
+pub use crate::domain::tenant::{
+    AppSpec, AppliedTenant, Manifest, PasswordSpec, StoreSpec, UserSpec,
+};
+pub use manifest::ManifestError;
 
 use crate::db::{Db, DbError};
 
@@ -18,17 +19,6 @@ pub enum ApplyError {
     Manifest(#[from] ManifestError),
     #[error(transparent)]
     Db(#[from] DbError),
-}
-
-/// The ids a manifest's records have in the database, printed by `merchantd tenant apply`.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct AppliedTenant {
-    pub file: String,
-    pub key: String,
-    pub id: i64,
-    pub stores: std::collections::BTreeMap<String, i64>,
-    pub users: std::collections::BTreeMap<String, i64>,
-    pub applications: std::collections::BTreeMap<String, i64>,
 }
 
 /// Every `*.toml` file directly inside `dir`, sorted by name. A missing folder holds none.

@@ -10,6 +10,7 @@ mod categories;
 mod cli;
 mod employees;
 mod envelope;
+mod layers;
 mod logs;
 mod oauth_client_library;
 mod oauth_concurrency;

@@ -4,8 +4,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 
-use crate::http::envelope::{PendingEnvelope, CODE_BASE_VERSION};
-use crate::http::middleware::API_VERSION;
+use crate::http::envelope::{PendingEnvelope, API_VERSION, CODE_BASE_VERSION};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OAuthError {
