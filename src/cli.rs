@@ -129,12 +129,12 @@ impl Cli {
                 app.run_until_stopped().await
             }
             Command::Migrate { .. } => {
-                let store = Db::connect(&settings.database_url, Metrics::new()).await?;
-                store.migrate().await?;
-                store.close().await;
+                let database = Db::connect(&settings.database_url, Metrics::new()).await?;
+                database.migrate().await?;
+                database.close().await;
                 println!(
                     "{}",
-                    serde_json::json!({"migrated": true, "backend": store.backend().name()})
+                    serde_json::json!({"migrated": true, "backend": database.backend().name()})
                 );
                 Ok(())
             }
@@ -155,12 +155,12 @@ impl Cli {
                     crate::crypto::hash_password(&password, iterations)
                 })
                 .await?;
-                let store = Db::connect(&settings.database_url, Metrics::new()).await?;
-                store.migrate().await?;
-                let result = store
+                let database = Db::connect(&settings.database_url, Metrics::new()).await?;
+                database.migrate().await?;
+                let result = database
                     .set_password(&email.trim().to_lowercase(), merchant.as_deref(), &hash)
                     .await;
-                store.close().await;
+                database.close().await;
                 let id = result?;
                 println!(
                     "{}",
@@ -173,12 +173,12 @@ impl Cli {
             } => {
                 // Validate every file before touching the database.
                 let manifests = tenants::load_all(&files)?;
-                let store = Db::connect(&settings.database_url, Metrics::new()).await?;
-                store.migrate().await?;
-                let applied = store
+                let database = Db::connect(&settings.database_url, Metrics::new()).await?;
+                database.migrate().await?;
+                let applied = database
                     .apply_manifests(&manifests, settings.pbkdf2_iterations)
                     .await;
-                store.close().await;
+                database.close().await;
                 let applied = applied?;
                 println!("{}", serde_json::to_string_pretty(&applied)?);
                 Ok(())

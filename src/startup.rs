@@ -44,26 +44,26 @@ impl Application {
     /// Connects, migrates, applies the tenant manifests and binds the listener(s).
     pub async fn build(settings: Settings, signals: Signals) -> anyhow::Result<Self> {
         let metrics = Metrics::new();
-        let store = Db::connect(&settings.database_url, metrics.clone())
+        let database = Db::connect(&settings.database_url, metrics.clone())
             .await
             .context("connecting to the database")?;
-        store.migrate().await.context("applying migrations")?;
+        database.migrate().await.context("applying migrations")?;
         let files = tenants::manifests_in(&settings.tenants)?;
-        let applied = tenants::apply_files(&store, &files, settings.pbkdf2_iterations).await?;
+        let applied = tenants::apply_files(&database, &files, settings.pbkdf2_iterations).await?;
         for t in &applied {
             tracing::info!(file = %t.file, merchant = %t.key, merchant_id = t.id, "tenant applied");
         }
 
         let settings = Arc::new(settings);
-        let tokens = TokenActors::start(store.clone(), TOKEN_SHARDS, &metrics);
+        let tokens = TokenActors::start(database.clone(), TOKEN_SHARDS, &metrics);
         let state = web::Data::new(AppState {
             settings: settings.clone(),
             metrics: metrics.clone(),
             tokens: tokens.clone(),
             oauth: OAuth::new(),
-            services: Services::new(store.clone()),
+            services: Services::new(database.clone()),
             merchants: Merchants::start(
-                store.clone(),
+                database.clone(),
                 metrics.clone(),
                 RegistryConfig {
                     idle: Duration::from_secs(settings.merchant_idle_secs),
@@ -117,7 +117,7 @@ impl Application {
             signals,
             tenants: applied,
             metrics_port,
-            db: store,
+            db: database,
             server,
             metrics_server,
         })

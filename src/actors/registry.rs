@@ -254,6 +254,7 @@ impl Merchants {
     }
 
     /// A batch write of `R`; each object gets its own outcome.
+    #[tracing::instrument(level = "debug", skip_all, fields(merchant_id, resource = R::PLURAL, objects = objects.len()))]
     pub async fn write<R: Resource>(
         &self,
         merchant_id: i64,
@@ -268,6 +269,7 @@ impl Merchants {
     }
 
     /// Soft-deletes records of `R`; each id gets its own outcome.
+    #[tracing::instrument(level = "debug", skip_all, fields(merchant_id, resource = R::PLURAL))]
     pub async fn delete<R: Resource>(
         &self,
         merchant_id: i64,
@@ -280,6 +282,7 @@ impl Merchants {
     }
 
     /// Sales records matching `query`, from the cache or from history.
+    #[tracing::instrument(level = "debug", skip_all, fields(merchant_id, resource = R::PLURAL))]
     pub async fn sales<R: Historic>(
         &self,
         merchant_id: i64,

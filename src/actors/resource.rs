@@ -109,13 +109,30 @@ pub trait Resource: Record + Clone + Send + Sync + 'static {
     /// `persist` writes them in the same transaction. They move no stock of their own.
     fn side_records(&self, _before: Option<&Self>, _state: &mut MerchantState) {}
 
-    /// A new record; `state` already holds the batch's earlier objects.
+    /// A record with nothing written yet, which [`Resource::write`] makes into a new one.
+    fn blank(id: i64, now: i64) -> Self;
+
+    /// This record with `input` written on it (`creating` a new one, or updating); `state`
+    /// already holds the batch's earlier objects.
+    fn write(
+        self,
+        ids: Ids<'_>,
+        input: Input,
+        state: &MerchantState,
+        now: i64,
+        creating: bool,
+    ) -> Result<Self, Vec<String>>;
+
+    /// A new record.
     fn create(
         ids: Ids<'_>,
         input: Input,
         state: &MerchantState,
         now: i64,
-    ) -> Result<Self, Vec<String>>;
+    ) -> Result<Self, Vec<String>> {
+        let id = next_id(ids)?;
+        Self::blank(id, now).write(ids, input, state, now, true)
+    }
 
     /// This record with an update applied.
     fn update(
@@ -124,7 +141,9 @@ pub trait Resource: Record + Clone + Send + Sync + 'static {
         input: Input,
         state: &MerchantState,
         now: i64,
-    ) -> Result<Self, Vec<String>>;
+    ) -> Result<Self, Vec<String>> {
+        self.clone().write(ids, input, state, now, false)
+    }
 
     /// Uniqueness broken by this record against the others of the state (message 113), checked
     /// after `create`/`update` succeeded.

@@ -19,15 +19,29 @@ use crate::metrics::Metrics;
 use crate::oauth::grants::authorization_code::{self, CodeExchange, CodeGrant};
 use crate::oauth::grants::refresh_token::{self, RefreshExchange, RefreshGrant};
 
-/// Exchanges a code for a pair.
-#[derive(Message)]
-#[rtype(result = "Result<CodeExchange, DbError>")]
-struct Exchange(CodeGrant);
+/// A grant to run in the shard that owns its credential.
+enum Grant {
+    Code(CodeGrant),
+    Refresh(RefreshGrant),
+}
 
-/// Rotates a refresh token.
-#[derive(Message)]
-#[rtype(result = "Result<RefreshExchange, DbError>")]
-struct Rotate(RefreshGrant);
+enum Granted {
+    Code(CodeExchange),
+    Refresh(RefreshExchange),
+}
+
+impl Granted {
+    fn commits(&self) -> bool {
+        match self {
+            Granted::Code(outcome) => outcome.commits(),
+            Granted::Refresh(outcome) => outcome.commits(),
+        }
+    }
+}
+
+impl Message for Grant {
+    type Result = Result<Granted, DbError>;
+}
 
 struct TokenShard {
     db: Db,
@@ -37,36 +51,25 @@ impl Actor for TokenShard {
     type Context = Context<Self>;
 }
 
-impl Handler<Exchange> for TokenShard {
-    type Result = AtomicResponse<Self, Result<CodeExchange, DbError>>;
+impl Handler<Grant> for TokenShard {
+    type Result = AtomicResponse<Self, Result<Granted, DbError>>;
 
-    fn handle(&mut self, Exchange(grant): Exchange, _: &mut Self::Context) -> Self::Result {
+    /// Runs the grant's rules on the steps of one transaction, committed only when the outcome
+    /// says so (a refused code stays usable).
+    fn handle(&mut self, grant: Grant, _: &mut Self::Context) -> Self::Result {
         let db = self.db.clone();
         AtomicResponse::new(Box::pin(
             async move {
                 let mut tx = db.begin().await?;
-                let outcome = authorization_code::exchange(&mut tx, &grant, now_millis()).await?;
-                if outcome.commits() {
-                    tx.commit().await?;
-                } else {
-                    tx.rollback().await?;
-                }
-                Ok(outcome)
-            }
-            .into_actor(self),
-        ))
-    }
-}
-
-impl Handler<Rotate> for TokenShard {
-    type Result = AtomicResponse<Self, Result<RefreshExchange, DbError>>;
-
-    fn handle(&mut self, Rotate(grant): Rotate, _: &mut Self::Context) -> Self::Result {
-        let db = self.db.clone();
-        AtomicResponse::new(Box::pin(
-            async move {
-                let mut tx = db.begin().await?;
-                let outcome = refresh_token::rotate(&mut tx, &grant, now_millis()).await?;
+                let now = now_millis();
+                let outcome = match &grant {
+                    Grant::Code(g) => {
+                        Granted::Code(authorization_code::exchange(&mut tx, g, now).await?)
+                    }
+                    Grant::Refresh(g) => {
+                        Granted::Refresh(refresh_token::rotate(&mut tx, g, now).await?)
+                    }
+                };
                 if outcome.commits() {
                     tx.commit().await?;
                 } else {
@@ -106,14 +109,21 @@ impl TokenActors {
         &self.shards[(bucket % self.shards.len() as u64) as usize]
     }
 
+    async fn grant(&self, hash: &str, grant: Grant) -> Result<Granted, Failure> {
+        Ok(self
+            .shard(hash)
+            .send(grant)
+            .await
+            .map_err(|e| Failure::internal(format!("token actor unavailable: {e}")))??)
+    }
+
     /// Exchanges an authorization code for the pair in `grant`.
     #[tracing::instrument(skip_all, fields(application_id = grant.application_id))]
     pub async fn exchange_code(&self, grant: CodeGrant) -> Result<CodeExchange, Failure> {
-        let outcome = self
-            .shard(&grant.code_hash)
-            .send(Exchange(grant))
-            .await
-            .map_err(|e| Failure::internal(format!("token actor unavailable: {e}")))??;
+        let hash = grant.code_hash.clone();
+        let Granted::Code(outcome) = self.grant(&hash, Grant::Code(grant)).await? else {
+            return Err(Failure::internal("a code grant answered as another grant"));
+        };
         if let CodeExchange::Reused {
             revoked_access_hashes,
         } = &outcome
@@ -127,11 +137,11 @@ impl TokenActors {
     #[tracing::instrument(skip_all, fields(application_id = grant.application_id))]
     pub async fn rotate(&self, grant: RefreshGrant) -> Result<RefreshExchange, Failure> {
         let hash = crate::crypto::sha256_hex(&grant.presented);
-        let outcome = self
-            .shard(&hash)
-            .send(Rotate(grant))
-            .await
-            .map_err(|e| Failure::internal(format!("token actor unavailable: {e}")))??;
+        let Granted::Refresh(outcome) = self.grant(&hash, Grant::Refresh(grant)).await? else {
+            return Err(Failure::internal(
+                "a refresh grant answered as another grant",
+            ));
+        };
         if let RefreshExchange::Reused {
             revoked_access_hashes,
         } = &outcome
@@ -142,6 +152,7 @@ impl TokenActors {
     }
 
     /// What a live access token grants, from the cache or the database.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn access_token(
         &self,
         hash: &str,
@@ -150,6 +161,7 @@ impl TokenActors {
     }
 
     /// RFC 7009 revocation of a token of `application_id`.
+    #[tracing::instrument(level = "debug", skip_all, fields(application_id))]
     pub async fn revoke(&self, hash: &str, application_id: i64) -> Result<usize, Failure> {
         let mut tx = self.db.begin().await?;
         let revoked = tx.revoke_token(hash, application_id).await?;
@@ -159,6 +171,7 @@ impl TokenActors {
     }
 
     /// RFC 7662: a live token of `application_id`.
+    #[tracing::instrument(level = "debug", skip_all, fields(application_id))]
     pub async fn introspect(
         &self,
         hash: &str,

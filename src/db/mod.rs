@@ -179,6 +179,7 @@ impl Db {
     /// Starts a write transaction. On SQLite it is a savepoint inside the shared writer's
     /// transaction, committed together with every write queued beside it; on PostgreSQL a
     /// transaction of its own. Either way [`Tx::commit`] returns once the write is durable.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn begin(&self) -> Result<Tx, DbError> {
         let started = Instant::now();
         let tx = match &self.inner.writer {
@@ -231,6 +232,7 @@ impl Db {
 
     /// `n` identifiers for new records, unique across all merchants. They come from blocks
     /// reserved in the database, so most calls touch no table.
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn allocate_ids(&self, n: usize) -> Result<Vec<i64>, DbError> {
         if n == 0 {
             return Ok(Vec::new());

@@ -122,6 +122,7 @@ impl Db {
     }
 
     /// A live application by client id.
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn find_client(&self, client_id: &str) -> Result<Option<Client>, DbError> {
         let started = Instant::now();
         let row: Option<(i64, i64, String, String, String, String)> = sqlx::query_as(
@@ -194,6 +195,7 @@ impl Db {
 
     /// Looks up a live access token by hash: not revoked, its family not revoked, its employee and
     /// application not deleted. Expiry is left to the caller so it can tell "expired" apart.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn find_access_token(
         &self,
         hash: &str,
@@ -231,6 +233,7 @@ impl Db {
     }
 
     /// A live (unrevoked, unexpired, unused) access or refresh token of `application_id`.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn token_info(
         &self,
         hash: &str,

@@ -8,16 +8,12 @@ use std::collections::BTreeMap;
 use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
-use super::rows::{self, get, TableRow, Val};
+use super::rows::{self, decode_error, get, TableRow, Val};
 use super::{DbError, Tx};
 use crate::domain::application::ApplicationRecord;
 use crate::domain::employee::EmployeeRecord;
 use crate::domain::now_millis;
 use crate::domain::Role;
-
-fn decode_error(column: &str, why: impl std::fmt::Display) -> sqlx::Error {
-    sqlx::Error::Decode(format!("{column}: {why}").into())
-}
 
 impl TableRow for EmployeeRecord {
     const TABLE: &'static str = "employees";

@@ -2,24 +2,10 @@
 
 use sqlx::any::AnyRow;
 
-use super::rows::{self, get, TableRow, Val, WithChildren};
+use super::rows::{self, get, json, json_text, TableRow, Val, WithChildren};
 use super::{DbError, Tx};
 use crate::domain::money;
 use crate::domain::product::{InstanceRecord, ProductRecord};
-
-fn json_list<T: serde::de::DeserializeOwned>(
-    row: &AnyRow,
-    column: &str,
-) -> Result<Vec<T>, sqlx::Error> {
-    let text: String = get(row, column)?;
-    serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
-}
-
-fn json_text<T: serde::Serialize>(value: &T) -> Val {
-    Val::Text(Some(
-        serde_json::to_string(value).unwrap_or_else(|_| "[]".into()),
-    ))
-}
 
 impl TableRow for ProductRecord {
     const TABLE: &'static str = "products";
@@ -61,8 +47,8 @@ impl TableRow for ProductRecord {
             details: get(row, "details")?,
             tags: get(row, "tags")?,
             unit: get(row, "unit")?,
-            images: json_list(row, "images")?,
-            category_ids: json_list(row, "category_ids")?,
+            images: json(row, "images")?,
+            category_ids: json(row, "category_ids")?,
             created_at: get(row, "created_at")?,
             active_date: get(row, "active_date")?,
             delete_date: get(row, "delete_date")?,

@@ -3,24 +3,12 @@
 
 use std::collections::HashMap;
 
-use rust_decimal::Decimal;
 use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
-use super::rows::{self, get, TableRow, Val};
+use super::rows::{self, get, optional_decimal, TableRow, Val};
 use super::{DbError, Tx};
-use crate::domain::money;
 use crate::domain::reconcile::{CountLine, StockReconciliation, SurplusEntry};
-
-fn decimal(row: &AnyRow, column: &str) -> Result<Option<Decimal>, sqlx::Error> {
-    let text: Option<String> = get(row, column)?;
-    text.map(|t| money::parse_stored(&t).map_err(|e| sqlx::Error::Decode(e.into())))
-        .transpose()
-}
-
-fn dec(d: &Option<Decimal>) -> Val {
-    Val::Text(d.as_ref().map(money::text))
-}
 
 impl TableRow for StockReconciliation {
     const TABLE: &'static str = "stock_reconciliations";
@@ -84,8 +72,8 @@ impl TableRow for CountLine {
             self.reconciliation_id.into(),
             self.product_id.into(),
             self.counted.into(),
-            dec(&self.cost_price),
-            dec(&self.vat_percentage),
+            Val::from(&self.cost_price),
+            Val::from(&self.vat_percentage),
             (&self.note).into(),
             self.expected.into(),
         ]
@@ -96,8 +84,8 @@ impl TableRow for CountLine {
             reconciliation_id: get(row, "reconciliation_id")?,
             product_id: get(row, "product_id")?,
             counted: get(row, "counted")?,
-            cost_price: decimal(row, "cost_price")?,
-            vat_percentage: decimal(row, "vat_percentage")?,
+            cost_price: optional_decimal(row, "cost_price")?,
+            vat_percentage: optional_decimal(row, "vat_percentage")?,
             note: get(row, "note")?,
             expected: get(row, "expected")?,
         })

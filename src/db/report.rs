@@ -121,6 +121,7 @@ impl Range<'_> {
 impl Db {
     /// The basket report of a merchant over `[from, to)` (epoch milliseconds), at `stores`
     /// when given, else at every store.
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn basket_report(
         &self,
         merchant_id: i64,

@@ -2,10 +2,12 @@
 //! table without hand-written SQL per column. Every row carries `merchant_id`, and every
 //! statement filters by it.
 
+use rust_decimal::Decimal;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row as _};
 
 use super::DbError;
+use crate::domain::money;
 
 /// One column value, in the types the `Any` driver carries on both databases.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +47,16 @@ impl From<&String> for Val {
         Val::Text(Some(v.clone()))
     }
 }
+impl From<&Decimal> for Val {
+    fn from(v: &Decimal) -> Self {
+        Val::Text(Some(money::text(v)))
+    }
+}
+impl From<&Option<Decimal>> for Val {
+    fn from(v: &Option<Decimal>) -> Self {
+        Val::Text(v.as_ref().map(money::text))
+    }
+}
 impl From<&Option<String>> for Val {
     fn from(v: &Option<String>) -> Self {
         Val::Text(v.clone())
@@ -59,6 +71,37 @@ pub trait TableRow: Sized {
     /// The values of [`Self::COLUMNS`], in order.
     fn values(&self) -> Vec<Val>;
     fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error>;
+}
+
+/// A decode failure naming its column.
+pub(crate) fn decode_error(column: &str, why: impl std::fmt::Display) -> sqlx::Error {
+    sqlx::Error::Decode(format!("{column}: {why}").into())
+}
+
+/// Money and rates are stored as decimal text.
+pub(crate) fn decimal(row: &AnyRow, column: &str) -> Result<Decimal, sqlx::Error> {
+    let text: String = get(row, column)?;
+    money::parse_stored(&text).map_err(|e| decode_error(column, e))
+}
+
+pub(crate) fn optional_decimal(row: &AnyRow, column: &str) -> Result<Option<Decimal>, sqlx::Error> {
+    let text: Option<String> = get(row, column)?;
+    text.map(|t| money::parse_stored(&t).map_err(|e| decode_error(column, e)))
+        .transpose()
+}
+
+/// Lists and maps are stored as JSON text.
+pub(crate) fn json<T: serde::de::DeserializeOwned>(
+    row: &AnyRow,
+    column: &str,
+) -> Result<T, sqlx::Error> {
+    let text: String = get(row, column)?;
+    serde_json::from_str(&text).map_err(|e| decode_error(column, format!("\"{text}\": {e}")))
+}
+
+/// A value as the JSON text it is stored as.
+pub(crate) fn json_text<T: serde::Serialize>(value: &T) -> Val {
+    Val::Text(serde_json::to_string(value).ok())
 }
 
 pub(crate) fn get<T>(row: &AnyRow, column: &str) -> Result<T, sqlx::Error>

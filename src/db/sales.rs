@@ -1,21 +1,10 @@
 //! Baskets (with lines), transactions, orders and invoices (with items).
 
-use rust_decimal::Decimal;
 use sqlx::any::AnyRow;
 
-use super::rows::{get, TableRow, Val, WithChildren};
+use super::rows::{decimal, get, TableRow, Val, WithChildren};
 use crate::domain::basket::{BasketLine, BasketRecord, BasketType};
-use crate::domain::money;
 use crate::domain::sales::{InvoiceItem, InvoiceRecord, OrderRecord, TransactionRecord};
-
-fn decimal(row: &AnyRow, column: &str) -> Result<Decimal, sqlx::Error> {
-    let text: String = get(row, column)?;
-    money::parse_stored(&text).map_err(|e| sqlx::Error::Decode(e.into()))
-}
-
-fn dec(d: &Decimal) -> Val {
-    Val::Text(Some(money::text(d)))
-}
 
 impl TableRow for BasketRecord {
     const TABLE: &'static str = "baskets";
@@ -40,8 +29,8 @@ impl TableRow for BasketRecord {
             (&self.name).into(),
             (&self.note).into(),
             self.basket_type.as_str().into(),
-            dec(&self.total().normalize()),
-            dec(&self.total_tax().normalize()),
+            Val::from(&self.total().normalize()),
+            Val::from(&self.total_tax().normalize()),
             self.completed.into(),
             self.complete_date.into(),
             self.active_date.into(),
@@ -88,9 +77,9 @@ impl TableRow for BasketLine {
             self.product_id.into(),
             self.product_instance_id.into(),
             self.quantity.into(),
-            dec(&self.price),
-            dec(&self.original_price),
-            dec(&self.tax_percentage),
+            Val::from(&self.price),
+            Val::from(&self.original_price),
+            Val::from(&self.tax_percentage),
             (&self.note).into(),
             self.added_date.into(),
         ]
@@ -286,8 +275,8 @@ impl TableRow for InvoiceItem {
             self.invoice_id.into(),
             self.product_id.into(),
             self.quantity.into(),
-            dec(&self.unit_price),
-            dec(&self.vat_percentage),
+            Val::from(&self.unit_price),
+            Val::from(&self.vat_percentage),
         ]
     }
 

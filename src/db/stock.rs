@@ -36,6 +36,7 @@ impl Tx {
 
 impl Db {
     /// Every store's stock of a merchant, by store and product (one query at activation).
+    #[tracing::instrument(level = "debug", skip(self))]
     pub async fn load_merchant_stock(
         &self,
         merchant_id: i64,

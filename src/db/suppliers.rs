@@ -3,27 +3,9 @@
 
 use sqlx::any::AnyRow;
 
-use super::rows::{get, TableRow, Val};
-use crate::domain::money;
+use super::rows::{decimal, decode_error, get, json, json_text, optional_decimal, TableRow, Val};
 use crate::domain::promotion::{PromotionRecord, PromotionType};
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
-
-fn corrupt(what: String) -> sqlx::Error {
-    sqlx::Error::Decode(what.into())
-}
-
-fn json_ids(ids: &[i64]) -> Val {
-    Val::Text(Some(serde_json::Value::from(ids).to_string()))
-}
-
-fn stored_ids(row: &AnyRow, column: &str) -> Result<Vec<i64>, sqlx::Error> {
-    let text: String = get(row, column)?;
-    serde_json::from_str(&text).map_err(|e| corrupt(format!("stored {column} \"{text}\": {e}")))
-}
-
-fn stored_decimal(text: &str) -> Result<rust_decimal::Decimal, sqlx::Error> {
-    money::parse_stored(text).map_err(corrupt)
-}
 
 impl TableRow for SupplierRecord {
     const TABLE: &'static str = "suppliers";
@@ -154,14 +136,14 @@ impl TableRow for PromotionRecord {
             (&self.details).into(),
             (&self.terms).into(),
             self.kind.as_str().into(),
-            (&money::text(&self.x)).into(),
-            (&self.y.as_ref().map(money::text)).into(),
-            json_ids(&self.store_ids),
-            json_ids(&self.product_ids),
-            json_ids(&self.category_ids),
+            (&self.x).into(),
+            (&self.y).into(),
+            json_text(&self.store_ids),
+            json_text(&self.product_ids),
+            json_text(&self.category_ids),
             self.start_date.into(),
             self.end_date.into(),
-            json_ids(&self.days_available),
+            json_text(&self.days_available),
             self.automatic.into(),
             self.active_date.into(),
             self.delete_date.into(),
@@ -170,23 +152,21 @@ impl TableRow for PromotionRecord {
 
     fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
         let kind: String = get(row, "promotion_type")?;
-        let x: String = get(row, "x")?;
-        let y: Option<String> = get(row, "y")?;
         Ok(Self {
             id: get(row, "id")?,
             title: get(row, "title")?,
             details: get(row, "details")?,
             terms: get(row, "terms")?,
             kind: PromotionType::parse(&kind)
-                .ok_or_else(|| corrupt(format!("stored promotion type \"{kind}\"")))?,
-            x: stored_decimal(&x)?,
-            y: y.as_deref().map(stored_decimal).transpose()?,
-            store_ids: stored_ids(row, "store_ids")?,
-            product_ids: stored_ids(row, "product_ids")?,
-            category_ids: stored_ids(row, "category_ids")?,
+                .ok_or_else(|| decode_error("promotion_type", format!("\"{kind}\"")))?,
+            x: decimal(row, "x")?,
+            y: optional_decimal(row, "y")?,
+            store_ids: json(row, "store_ids")?,
+            product_ids: json(row, "product_ids")?,
+            category_ids: json(row, "category_ids")?,
             start_date: get(row, "start_date")?,
             end_date: get(row, "end_date")?,
-            days_available: stored_ids(row, "days_available")?,
+            days_available: json(row, "days_available")?,
             automatic: get::<i64>(row, "automatic")? != 0,
             active_date: get(row, "active_date")?,
             delete_date: get(row, "delete_date")?,

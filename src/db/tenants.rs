@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::{Db, DbError, Tx};
 use crate::crypto;
 use crate::domain::now_millis;
-use crate::domain::tenant::{AppliedTenant, Manifest, PasswordSpec, UserSpec};
+use crate::domain::tenant::{AppSpec, AppliedTenant, Manifest, PasswordSpec, StoreSpec, UserSpec};
 
 impl Db {
     /// Applies validated manifests in one transaction. Applying the same manifests again writes
@@ -32,81 +32,12 @@ impl Db {
         iterations: u32,
     ) -> Result<AppliedTenant, DbError> {
         let now = now_millis();
-        let existing: Option<(i64, String)> =
-            sqlx::query_as("SELECT id, name FROM merchants WHERE manifest_key = $1")
-                .bind(&m.merchant_key)
-                .fetch_optional(tx.conn()?)
-                .await?;
-        let merchant_id = match existing {
-            Some((id, name)) => {
-                if name != m.merchant_name {
-                    sqlx::query("UPDATE merchants SET name = $1, updated_at = $2 WHERE id = $3")
-                        .bind(&m.merchant_name)
-                        .bind(now)
-                        .bind(id)
-                        .execute(tx.conn()?)
-                        .await?;
-                }
-                id
-            }
-            None => {
-                let id = tx.take_id().await?;
-                sqlx::query(
-                    "INSERT INTO merchants (id, manifest_key, name, created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $4)",
-                )
-                .bind(id)
-                .bind(&m.merchant_key)
-                .bind(&m.merchant_name)
-                .bind(now)
-                .execute(tx.conn()?)
-                .await?;
-                id
-            }
-        };
-
+        let merchant_id = apply_merchant(tx, m, now).await?;
         let mut stores = BTreeMap::new();
         for spec in &m.stores {
-            let existing: Option<(i64, String)> = sqlx::query_as(
-                "SELECT id, name FROM stores WHERE merchant_id = $1 AND manifest_key = $2",
-            )
-            .bind(merchant_id)
-            .bind(&spec.key)
-            .fetch_optional(tx.conn()?)
-            .await?;
-            let id = match existing {
-                Some((id, name)) => {
-                    if name != spec.name {
-                        sqlx::query(
-                            "UPDATE stores SET name = $1 WHERE merchant_id = $2 AND id = $3",
-                        )
-                        .bind(&spec.name)
-                        .bind(merchant_id)
-                        .bind(id)
-                        .execute(tx.conn()?)
-                        .await?;
-                    }
-                    id
-                }
-                None => {
-                    let id = tx.take_id().await?;
-                    sqlx::query(
-                        "INSERT INTO stores (merchant_id, id, manifest_key, name, active_date) \
-                         VALUES ($1, $2, $3, $4, $5)",
-                    )
-                    .bind(merchant_id)
-                    .bind(id)
-                    .bind(&spec.key)
-                    .bind(&spec.name)
-                    .bind(now)
-                    .execute(tx.conn()?)
-                    .await?;
-                    id
-                }
-            };
+            let id = apply_store(tx, merchant_id, spec, now).await?;
             stores.insert(spec.key.clone(), id);
         }
-
         let mut users = BTreeMap::new();
         for spec in &m.users {
             let id = self
@@ -114,71 +45,11 @@ impl Db {
                 .await?;
             users.insert(spec.email.clone(), id);
         }
-
         let mut applications = BTreeMap::new();
         for spec in &m.applications {
-            let uris = serde_json::to_string(&spec.redirect_uris)
-                .map_err(|e| DbError::Corrupt(e.to_string()))?;
-            let existing: Option<(i64, i64, String, String, String, Option<String>)> =
-                sqlx::query_as(
-                    "SELECT merchant_id, id, secret_hash, name, redirect_uris, description \
-                     FROM applications WHERE client_id = $1",
-                )
-                .bind(&spec.client_id)
-                .fetch_optional(tx.conn()?)
-                .await?;
-            let id = match existing {
-                Some((owner, ..)) if owner != merchant_id => {
-                    return Err(DbError::Conflict(format!(
-                        "{}: applications ({}): client_id: already registered by another merchant",
-                        m.file, spec.client_id
-                    )))
-                }
-                Some((_, id, hash, name, stored_uris, description)) => {
-                    if hash != spec.secret_hash
-                        || name != spec.name
-                        || stored_uris != uris
-                        || description != spec.description
-                    {
-                        sqlx::query(
-                            "UPDATE applications SET secret_hash = $1, name = $2, \
-                             redirect_uris = $3, description = $4 \
-                             WHERE merchant_id = $5 AND id = $6",
-                        )
-                        .bind(&spec.secret_hash)
-                        .bind(&spec.name)
-                        .bind(&uris)
-                        .bind(&spec.description)
-                        .bind(merchant_id)
-                        .bind(id)
-                        .execute(tx.conn()?)
-                        .await?;
-                    }
-                    id
-                }
-                None => {
-                    let id = tx.take_id().await?;
-                    sqlx::query(
-                        "INSERT INTO applications (merchant_id, id, client_id, secret_hash, name, \
-                         description, redirect_uris, active_date) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-                    )
-                    .bind(merchant_id)
-                    .bind(id)
-                    .bind(&spec.client_id)
-                    .bind(&spec.secret_hash)
-                    .bind(&spec.name)
-                    .bind(&spec.description)
-                    .bind(&uris)
-                    .bind(now)
-                    .execute(tx.conn()?)
-                    .await?;
-                    id
-                }
-            };
+            let id = apply_application(tx, merchant_id, &m.file, spec, now).await?;
             applications.insert(spec.client_id.clone(), id);
         }
-
         Ok(AppliedTenant {
             file: m.file.clone(),
             key: m.merchant_key.clone(),
@@ -271,5 +142,143 @@ async fn password_hash_for(
         })
         .await
         .map_err(|e| DbError::Corrupt(format!("password hashing task failed: {e}"))),
+    }
+}
+
+/// The merchant of a manifest, created or renamed; its id.
+async fn apply_merchant(tx: &mut Tx, m: &Manifest, now: i64) -> Result<i64, DbError> {
+    let existing: Option<(i64, String)> =
+        sqlx::query_as("SELECT id, name FROM merchants WHERE manifest_key = $1")
+            .bind(&m.merchant_key)
+            .fetch_optional(tx.conn()?)
+            .await?;
+    if let Some((id, name)) = existing {
+        if name != m.merchant_name {
+            sqlx::query("UPDATE merchants SET name = $1, updated_at = $2 WHERE id = $3")
+                .bind(&m.merchant_name)
+                .bind(now)
+                .bind(id)
+                .execute(tx.conn()?)
+                .await?;
+        }
+        return Ok(id);
+    }
+    let id = tx.take_id().await?;
+    sqlx::query(
+        "INSERT INTO merchants (id, manifest_key, name, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $4)",
+    )
+    .bind(id)
+    .bind(&m.merchant_key)
+    .bind(&m.merchant_name)
+    .bind(now)
+    .execute(tx.conn()?)
+    .await?;
+    Ok(id)
+}
+
+/// A manifest store, created or renamed; its id.
+async fn apply_store(
+    tx: &mut Tx,
+    merchant_id: i64,
+    spec: &StoreSpec,
+    now: i64,
+) -> Result<i64, DbError> {
+    let existing: Option<(i64, String)> =
+        sqlx::query_as("SELECT id, name FROM stores WHERE merchant_id = $1 AND manifest_key = $2")
+            .bind(merchant_id)
+            .bind(&spec.key)
+            .fetch_optional(tx.conn()?)
+            .await?;
+    if let Some((id, name)) = existing {
+        if name != spec.name {
+            sqlx::query("UPDATE stores SET name = $1 WHERE merchant_id = $2 AND id = $3")
+                .bind(&spec.name)
+                .bind(merchant_id)
+                .bind(id)
+                .execute(tx.conn()?)
+                .await?;
+        }
+        return Ok(id);
+    }
+    let id = tx.take_id().await?;
+    sqlx::query(
+        "INSERT INTO stores (merchant_id, id, manifest_key, name, active_date) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(merchant_id)
+    .bind(id)
+    .bind(&spec.key)
+    .bind(&spec.name)
+    .bind(now)
+    .execute(tx.conn()?)
+    .await?;
+    Ok(id)
+}
+
+/// A manifest application, registered or brought up to date; its id. A client id another
+/// merchant registered is refused.
+async fn apply_application(
+    tx: &mut Tx,
+    merchant_id: i64,
+    file: &str,
+    spec: &AppSpec,
+    now: i64,
+) -> Result<i64, DbError> {
+    let uris =
+        serde_json::to_string(&spec.redirect_uris).map_err(|e| DbError::Corrupt(e.to_string()))?;
+    let existing: Option<(i64, i64, String, String, String, Option<String>)> = sqlx::query_as(
+        "SELECT merchant_id, id, secret_hash, name, redirect_uris, description \
+         FROM applications WHERE client_id = $1",
+    )
+    .bind(&spec.client_id)
+    .fetch_optional(tx.conn()?)
+    .await?;
+    match existing {
+        Some((owner, ..)) if owner != merchant_id => Err(DbError::Conflict(format!(
+            "{file}: applications ({}): client_id: already registered by another merchant",
+            spec.client_id
+        ))),
+        Some((_, id, hash, name, stored_uris, description)) => {
+            let same = hash == spec.secret_hash
+                && name == spec.name
+                && stored_uris == uris
+                && description == spec.description;
+            if !same {
+                sqlx::query(
+                    "UPDATE applications SET secret_hash = $1, name = $2, \
+                     redirect_uris = $3, description = $4 \
+                     WHERE merchant_id = $5 AND id = $6",
+                )
+                .bind(&spec.secret_hash)
+                .bind(&spec.name)
+                .bind(&uris)
+                .bind(&spec.description)
+                .bind(merchant_id)
+                .bind(id)
+                .execute(tx.conn()?)
+                .await?;
+            }
+            Ok(id)
+        }
+        None => {
+            let id = tx.take_id().await?;
+            sqlx::query(
+                "INSERT INTO applications (merchant_id, id, client_id, secret_hash, name, \
+                 description, redirect_uris, active_date) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(merchant_id)
+            .bind(id)
+            .bind(&spec.client_id)
+            .bind(&spec.secret_hash)
+            .bind(&spec.name)
+            .bind(&spec.description)
+            .bind(&uris)
+            .bind(now)
+            .execute(tx.conn()?)
+            .await?;
+            Ok(id)
+        }
     }
 }

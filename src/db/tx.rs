@@ -56,6 +56,7 @@ impl Tx {
     }
 
     /// Makes the transaction durable; returns once it is.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn commit(self) -> Result<(), DbError> {
         let Tx { inner, db, started } = self;
         match inner {

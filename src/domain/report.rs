@@ -227,8 +227,9 @@ mod tests {
         s.parse().unwrap()
     }
 
-    #[test]
-    fn sums_are_exact_and_refunds_count_with_their_sign() {
+    /// Three baskets at two stores (one a refund), their lines (one of a basket outside the
+    /// range) and payments, and the stores' timezones.
+    fn shop() -> BasketReport {
         // 2026-03-28 23:30 UTC is already the 29th in Tokyo, still the 28th in London.
         let late = 1_774_740_600_000;
         let baskets = [
@@ -298,8 +299,12 @@ mod tests {
             (9, "Europe/London".to_owned()),
             (10, "Asia/Tokyo".to_owned()),
         ]);
-        let report = BasketReport::from_rows(&baskets, &lines, &payments, &zones);
-        let json = report.to_json();
+        BasketReport::from_rows(&baskets, &lines, &payments, &zones)
+    }
+
+    #[test]
+    fn sums_are_exact_and_refunds_count_with_their_sign() {
+        let json = shop().to_json();
         assert_eq!(json["summary"]["grossTotal"], "0.4");
         assert_eq!(json["summary"]["taxTotal"], "0.0333");
         assert_eq!(json["summary"]["netTotal"], "0.3667");

@@ -68,8 +68,9 @@ impl StoreRecord {
     }
 
     /// A new store from a create object; every problem is listed.
-    pub fn create(id: i64, fields: Map<String, Value>, now: i64) -> Result<Self, Vec<String>> {
-        let blank = StoreRecord {
+    /// A store with nothing written yet.
+    pub fn new(id: i64, now: i64) -> Self {
+        StoreRecord {
             id,
             name: String::new(),
             address_line1: None,
@@ -86,8 +87,11 @@ impl StoreRecord {
             sandbox: false,
             active_date: Some(now),
             delete_date: None,
-        };
-        blank.apply(fields, true)
+        }
+    }
+
+    pub fn create(id: i64, fields: Map<String, Value>, now: i64) -> Result<Self, Vec<String>> {
+        Self::new(id, now).apply(fields, true)
     }
 
     /// This store with an update applied (fields left out keep their value).
@@ -95,7 +99,11 @@ impl StoreRecord {
         self.clone().apply(fields, false)
     }
 
-    fn apply(mut self, fields: Map<String, Value>, creating: bool) -> Result<Self, Vec<String>> {
+    pub fn apply(
+        mut self,
+        fields: Map<String, Value>,
+        creating: bool,
+    ) -> Result<Self, Vec<String>> {
         let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
         let name = f
             .text("name", 200)

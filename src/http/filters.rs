@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use actix_web::http::header::HeaderMap;
-use chrono::{DateTime, NaiveDateTime, Utc};
+use chrono::{DateTime, Duration, NaiveDateTime, Utc};
 
 use super::error::ApiError;
 
@@ -92,8 +92,167 @@ pub fn date_time(headers: &HeaderMap, name: &str) -> Result<Option<DateTime<Utc>
         })
 }
 
+/// Reads the headers of a request and names every missing or malformed one in one 400.
+pub struct HeaderCheck<'a> {
+    headers: &'a HeaderMap,
+    problems: Vec<(&'static str, String)>,
+}
+
+impl<'a> HeaderCheck<'a> {
+    pub fn new(headers: &'a HeaderMap) -> Self {
+        Self {
+            headers,
+            problems: Vec::new(),
+        }
+    }
+
+    /// The value of a parse that may find nothing, recording what went wrong.
+    fn take<T>(
+        &mut self,
+        name: &'static str,
+        parsed: Result<Option<T>, ApiError>,
+        required: bool,
+    ) -> Option<T> {
+        match parsed {
+            Ok(Some(v)) => Some(v),
+            Ok(None) => {
+                if required {
+                    self.problems
+                        .push((name, format!("{name}: the header is missing.")));
+                }
+                None
+            }
+            Err(ApiError::BadRequest { details, .. }) => {
+                self.problems.extend(details.into_iter().map(|d| (name, d)));
+                None
+            }
+            Err(other) => {
+                self.problems.push((name, format!("{name}: {other}")));
+                None
+            }
+        }
+    }
+
+    /// A `YYYY-MM-DD HH:MM:SS` (UTC) header.
+    pub fn date_time(&mut self, name: &'static str, required: bool) -> Option<DateTime<Utc>> {
+        let parsed = date_time(self.headers, name);
+        self.take(name, parsed, required)
+    }
+
+    /// A comma-separated id list header.
+    pub fn ids(
+        &mut self,
+        name: &'static str,
+        required: bool,
+    ) -> Option<std::collections::BTreeSet<i64>> {
+        let parsed = id_list(self.headers, name);
+        self.take(name, parsed, required)
+    }
+
+    /// A `true`/`false` header.
+    pub fn boolean(&mut self, name: &'static str) -> Option<bool> {
+        let parsed = boolean(self.headers, name);
+        self.take(name, parsed, false)
+    }
+
+    /// A header read with `parse` (after trimming); its error names only the problem.
+    pub fn parsed<T>(
+        &mut self,
+        name: &'static str,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Option<T> {
+        let text = match header_text(self.headers, name) {
+            Ok(text) => text?,
+            Err(e) => return self.take(name, Err(e), false),
+        };
+        match parse(text.trim()) {
+            Ok(v) => Some(v),
+            Err(why) => {
+                self.problems.push((name, format!("{name}: {why}")));
+                None
+            }
+        }
+    }
+
+    /// Whether a header was found malformed.
+    pub fn has_problem(&self, name: &str) -> bool {
+        self.problems.iter().any(|(n, _)| *n == name)
+    }
+
+    /// Records "the header is missing." for a required header that was not sent, unless it
+    /// was already reported as malformed.
+    pub fn missing(&mut self, name: &'static str) {
+        if !self.problems.iter().any(|(n, _)| *n == name) {
+            self.problems
+                .push((name, format!("{name}: the header is missing.")));
+        }
+    }
+
+    /// `from` not after `to`, and at most `max_days` apart when given; checked once both
+    /// parsed.
+    pub fn range(
+        &mut self,
+        (from_name, from): (&'static str, Option<DateTime<Utc>>),
+        (to_name, to): (&'static str, Option<DateTime<Utc>>),
+        max_days: Option<i64>,
+    ) {
+        let (Some(from), Some(to)) = (from, to) else {
+            return;
+        };
+        if from > to {
+            self.problems.push((
+                from_name,
+                format!(
+                    "{from_name}: {} is after {to_name} {}.",
+                    plain(from),
+                    plain(to)
+                ),
+            ));
+        } else if let Some(days) = max_days.filter(|d| to - from > Duration::days(*d)) {
+            self.problems.push((
+                to_name,
+                format!("{to_name}: the range from {from_name} is longer than {days} days."),
+            ));
+        }
+    }
+
+    /// Ok when every header was well formed, else one 400 naming each problem (in the order
+    /// of `order` when given, else as found).
+    pub fn finish(&mut self, order: &[&str]) -> Result<(), ApiError> {
+        if self.problems.is_empty() {
+            return Ok(());
+        }
+        self.problems
+            .sort_by_key(|(name, _)| order.iter().position(|o| o == name));
+        let mut names: Vec<&str> = Vec::new();
+        for (name, _) in &self.problems {
+            if !names.contains(name) {
+                names.push(name);
+            }
+        }
+        let message = if self.problems.len() == 1 {
+            "A request header is not valid."
+        } else {
+            "Request headers are not valid."
+        };
+        Err(ApiError::BadRequest {
+            message: message.into(),
+            details: std::mem::take(&mut self.problems)
+                .into_iter()
+                .map(|(_, d)| d)
+                .collect(),
+            object_ref: Some(names.join(",")),
+        })
+    }
+}
+
+/// A date-time as the headers write it.
+fn plain(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M:%S").to_string()
+}
+
 /// Long values are cut in messages: they are for a developer to recognise, not to echo.
-fn clip(s: &str) -> String {
+pub fn clip(s: &str) -> String {
     if s.chars().count() > 40 {
         format!("{}…", s.chars().take(40).collect::<String>())
     } else {

@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value};
 use super::auth::Caller;
 use super::envelope::{Messages, Reply};
 use super::error::ApiError;
+use super::filters::{clip, HeaderCheck};
 use super::messages::Message;
 use super::{batch, AppState};
 use crate::domain::dates::to_iso;
@@ -42,55 +43,32 @@ struct LogId {
 }
 
 /// The `/log` headers of one request, and the problems found reading them.
-#[derive(Default)]
-struct LogHeaders {
+struct LogHeaders<'a> {
     tags: Option<Vec<String>>,
     object: Option<String>,
     identifier: Option<String>,
     id: Option<LogId>,
     completed: Option<bool>,
-    problems: Vec<(&'static str, String)>,
+    check: HeaderCheck<'a>,
 }
 
-impl LogHeaders {
-    fn read(headers: &HeaderMap) -> Self {
-        let mut out = LogHeaders::default();
-        if let Some(text) = out.text(headers, "tag") {
-            out.tags = out.check("tag", parse_tags(&text));
-        }
-        if let Some(text) = out.text(headers, "object") {
-            out.object = out.check("object", parse_object(&text));
-        }
-        if let Some(text) = out.text(headers, "identifier") {
-            out.identifier = out.check("identifier", parse_identifier(&text));
-        }
-        if let Some(text) = out.text(headers, "id") {
-            out.id = out.check("id", parse_log_id(&text));
-        }
-        if let Some(text) = out.text(headers, "completed") {
-            out.completed = out.check("completed", parse_bool(&text));
-        }
-        out
-    }
+/// The order problems are named in.
+const HEADER_ORDER: [&str; 5] = ["tag", "object", "identifier", "id", "completed"];
 
-    /// The trimmed text of a header; a header that is not text is a problem.
-    fn text(&mut self, headers: &HeaderMap, name: &'static str) -> Option<String> {
-        let value = headers.get(name)?;
-        match value.to_str() {
-            Ok(text) => Some(text.trim().to_owned()),
-            Err(_) => {
-                self.problems.push((name, "the value is not text.".into()));
-                None
-            }
+impl<'a> LogHeaders<'a> {
+    fn read(headers: &'a HeaderMap) -> Self {
+        let mut check = HeaderCheck::new(headers);
+        Self {
+            tags: check.parsed("tag", parse_tags),
+            object: check.parsed("object", parse_object),
+            identifier: check.parsed("identifier", parse_identifier),
+            id: check.parsed("id", parse_log_id),
+            completed: check.boolean("completed"),
+            check,
         }
     }
 
-    fn check<T>(&mut self, name: &'static str, parsed: Result<T, String>) -> Option<T> {
-        parsed.map_err(|e| self.problems.push((name, e))).ok()
-    }
-
-    /// Records "the header is missing." for every required header not sent (and not already
-    /// reported as malformed).
+    /// Names every required header not sent (and not already reported as malformed).
     fn require(&mut self, names: &[&'static str]) {
         for &name in names {
             let sent = match name {
@@ -100,35 +78,16 @@ impl LogHeaders {
                 "id" => self.id.is_some(),
                 _ => true,
             };
-            if !sent && !self.problems.iter().any(|(n, _)| *n == name) {
-                self.problems.push((name, "the header is missing.".into()));
+            if !sent {
+                self.check.missing(name);
             }
         }
     }
 
     /// One 400 naming every problem, in header order.
     fn finish(mut self) -> Result<Self, ApiError> {
-        if self.problems.is_empty() {
-            return Ok(self);
-        }
-        let order = ["tag", "object", "identifier", "id", "completed"];
-        self.problems
-            .sort_by_key(|(name, _)| order.iter().position(|o| o == name));
-        let names: Vec<&str> = self.problems.iter().map(|(n, _)| *n).collect();
-        let message = if self.problems.len() == 1 {
-            "A request header is not valid."
-        } else {
-            "Request headers are not valid."
-        };
-        Err(ApiError::BadRequest {
-            message: message.into(),
-            details: self
-                .problems
-                .iter()
-                .map(|(name, detail)| format!("{name}: {detail}"))
-                .collect(),
-            object_ref: Some(names.join(",")),
-        })
+        self.check.finish(&HEADER_ORDER)?;
+        Ok(self)
     }
 }
 
@@ -209,22 +168,6 @@ fn parse_log_id(text: &str) -> Result<LogId, String> {
     })
 }
 
-fn parse_bool(text: &str) -> Result<bool, String> {
-    match text {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        other => Err(format!("\"{}\" is not true or false.", clip(other))),
-    }
-}
-
-fn clip(s: &str) -> String {
-    if s.chars().count() > 40 {
-        format!("{}…", s.chars().take(40).collect::<String>())
-    } else {
-        s.to_owned()
-    }
-}
-
 fn has_every_tag(log: &LogRecord, wanted: &[String]) -> bool {
     wanted
         .iter()
@@ -266,7 +209,7 @@ pub async fn list(
     state: web::Data<AppState>,
 ) -> Result<Reply, ApiError> {
     let mut headers = LogHeaders::read(req.headers());
-    if headers.id.is_none() && !headers.problems.iter().any(|(n, _)| *n == "id") {
+    if headers.id.is_none() && !headers.check.has_problem("id") {
         headers.require(&["tag", "object", "identifier"]);
     }
     let headers = headers.finish()?;
@@ -449,7 +392,8 @@ mod tests {
 
     #[test]
     fn every_problem_is_named_in_one_400() {
-        let mut h = LogHeaders::read(&HeaderMap::new());
+        let empty = HeaderMap::new();
+        let mut h = LogHeaders::read(&empty);
         h.require(&["tag", "object", "identifier"]);
         let err = h.finish().err().unwrap();
         let details = err.envelope().error.unwrap().details;

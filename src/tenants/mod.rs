@@ -38,12 +38,12 @@ pub fn manifests_in(dir: &Path) -> Result<Vec<PathBuf>, ManifestError> {
 
 /// Reads and validates every file, then applies them all in one transaction.
 pub async fn apply_files(
-    store: &Db,
+    db: &Db,
     files: &[PathBuf],
     pbkdf2_iterations: u32,
 ) -> Result<Vec<AppliedTenant>, ApplyError> {
     let manifests = load_all(files)?;
-    Ok(store.apply_manifests(&manifests, pbkdf2_iterations).await?)
+    Ok(db.apply_manifests(&manifests, pbkdf2_iterations).await?)
 }
 
 /// Parses and validates every file; the first mistake (by file order) is returned.

@@ -327,9 +327,9 @@ served_tests! {
         let (status, lines) = tokio::task::spawn_blocking(move || served.wait()).await.unwrap();
         assert_eq!(status.code(), Some(0), "{}", lines.join("\n"));
         assert!(lines.iter().any(|l| l.contains("/oauth/token")), "requests were logged");
-        let store = Db::connect(&db.url, Metrics::new()).await.unwrap();
+        let database = Db::connect(&db.url, Metrics::new()).await.unwrap();
         let rows = dump_database(&crate::helpers::raw_pool(&db.url).await).await;
-        store.close().await;
+        database.close().await;
         assert!(rows.iter().any(|r| r.starts_with("refresh_tokens:")), "the dump holds tokens");
 
         let mut secrets = flow.secrets.clone();

@@ -141,7 +141,7 @@ process_tests! {
     async fn no_secret_or_token_reaches_the_logs_or_the_database(db) {
         let served = serve(&db, "trace");
         // A token for the demo owner, straight into the same database.
-        let store = Db::connect(&db.url, Metrics::new()).await.unwrap();
+        let database = Db::connect(&db.url, Metrics::new()).await.unwrap();
         let token = merchantd::crypto::random_token("mcd_at_");
         let ids: Vec<(i64, i64, i64)> = sqlx::query_as(
             "SELECT e.merchant_id, e.id, a.id FROM employees e JOIN applications a \
@@ -151,7 +151,7 @@ process_tests! {
         .await
         .unwrap();
         let (merchant_id, employee_id, application_id) = ids[0];
-        store
+        database
             .issue_access_token(
                 &merchantd::domain::token::NewFamily {
                     id: "family-1".into(),
@@ -177,7 +177,7 @@ process_tests! {
             assert_eq!(res.status(), expected, "{path}");
         }
         let rows = dump_database(&crate::helpers::raw_pool(&db.url).await).await.join("\n");
-        store.close().await;
+        database.close().await;
         served.signal("-TERM");
         let (status, lines) = tokio::task::spawn_blocking(move || served.wait()).await.unwrap();
         assert_eq!(status.code(), Some(0));

@@ -47,10 +47,10 @@ fn repo(path: &str) -> std::path::PathBuf {
 }
 
 async fn dump(db: &TestDb) -> Vec<String> {
-    let store = Db::connect(&db.url, Metrics::new()).await.unwrap();
-    store.migrate().await.unwrap();
+    let database = Db::connect(&db.url, Metrics::new()).await.unwrap();
+    database.migrate().await.unwrap();
     let rows = dump_database(&crate::helpers::raw_pool(&db.url).await).await;
-    store.close().await;
+    database.close().await;
     rows
 }
 

@@ -30,6 +30,22 @@ impl Resource for ApplicationRecord {
 
     crate::resource_collection!(applications);
 
+    fn blank(id: i64, now: i64) -> Self {
+        ApplicationRecord::new(id, String::new(), now)
+    }
+
+    fn write(
+        self,
+        _: Ids<'_>,
+        input: Input,
+        _: &MerchantState,
+        _: i64,
+        creating: bool,
+    ) -> Result<Self, Vec<String>> {
+        self.apply(input.fields, creating, input.secret_hash.as_deref())
+    }
+
+    /// A new application gets a client id no other application has.
     fn create(
         ids: Ids<'_>,
         input: Input,
@@ -45,22 +61,7 @@ impl Resource for ApplicationRecord {
         {
             client_id = new_client_id();
         }
-        ApplicationRecord::new(id, client_id, now).apply(
-            input.fields,
-            true,
-            input.secret_hash.as_deref(),
-        )
-    }
-
-    fn update(
-        &self,
-        _: Ids<'_>,
-        input: Input,
-        _: &MerchantState,
-        _: i64,
-    ) -> Result<Self, Vec<String>> {
-        self.clone()
-            .apply(input.fields, false, input.secret_hash.as_deref())
+        ApplicationRecord::new(id, client_id, now).write(ids, input, state, now, true)
     }
 
     fn to_json(&self, _: &MerchantState) -> Value {

@@ -1,7 +1,7 @@
 use serde_json::Value;
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{next_id, Ids, Input, Resource};
+use crate::actors::resource::{Ids, Input, Resource};
 use crate::domain::category::CategoryRecord;
 use crate::domain::product::ProductRecord;
 
@@ -33,25 +33,19 @@ impl Resource for CategoryRecord {
 
     crate::resource_basics!(categories);
 
-    fn create(
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        CategoryRecord::new(next_id(ids)?, now).apply(input.fields, |child, parent| {
-            parent_check(state, child, parent)
-        })
+    fn blank(id: i64, now: i64) -> Self {
+        CategoryRecord::new(id, now)
     }
 
-    fn update(
-        &self,
+    fn write(
+        self,
         _: Ids<'_>,
         input: Input,
         state: &MerchantState,
         _: i64,
+        _: bool,
     ) -> Result<Self, Vec<String>> {
-        self.clone().apply(input.fields, |child, parent| {
+        self.apply(input.fields, |child, parent| {
             parent_check(state, child, parent)
         })
     }

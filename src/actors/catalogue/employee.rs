@@ -1,7 +1,7 @@
 use serde_json::Value;
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{next_id, Ids, Input, Resource};
+use crate::actors::resource::{Ids, Input, Resource};
 use crate::domain::employee::{Directory, EmployeeRecord};
 use crate::domain::store::StoreRecord;
 
@@ -29,24 +29,20 @@ impl Resource for EmployeeRecord {
 
     crate::resource_collection!(employees);
 
-    fn create(
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        EmployeeRecord::new(next_id(ids)?, now).apply(input.fields, true, false, state)
+    fn blank(id: i64, now: i64) -> Self {
+        EmployeeRecord::new(id, now)
     }
 
-    fn update(
-        &self,
+    fn write(
+        self,
         _: Ids<'_>,
         input: Input,
         state: &MerchantState,
         _: i64,
+        creating: bool,
     ) -> Result<Self, Vec<String>> {
-        let by_self = input.caller == self.id;
-        self.clone().apply(input.fields, false, by_self, state)
+        let by_self = !creating && input.caller == self.id;
+        self.apply(input.fields, creating, by_self, state)
     }
 
     /// Emails are unique in the merchant, deleted employees included: the database's

@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{next_id, Ids, Input, Resource};
+use crate::actors::resource::{Ids, Input, Resource};
 use crate::domain::category::CategoryRecord;
 use crate::domain::product::{ProductContext, ProductRecord};
 
@@ -29,28 +29,23 @@ impl Resource for ProductRecord {
 
     crate::resource_basics!(products);
 
+    fn blank(id: i64, now: i64) -> Self {
+        ProductRecord::new(id, now)
+    }
+
+    fn write(
+        self,
+        ids: Ids<'_>,
+        input: Input,
+        state: &MerchantState,
+        now: i64,
+        _: bool,
+    ) -> Result<Self, Vec<String>> {
+        apply(self, ids, input.fields, state, now)
+    }
+
     fn ids_needed(fields: &Map<String, Value>) -> usize {
         1 + ProductRecord::new_instances(fields)
-    }
-
-    fn create(
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        let id = next_id(ids)?;
-        apply(ProductRecord::new(id, now), ids, input.fields, state, now)
-    }
-
-    fn update(
-        &self,
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        apply(self.clone(), ids, input.fields, state, now)
     }
 
     fn conflicts(&self, state: &MerchantState) -> Vec<String> {

@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{next_id, Ids, Input, Resource};
+use crate::actors::resource::{Ids, Input, Resource};
 use crate::domain::category::CategoryRecord;
 use crate::domain::promotion::{PromotionRecord, References};
 use crate::domain::store::StoreRecord;
@@ -28,28 +28,19 @@ impl Resource for PromotionRecord {
 
     crate::resource_basics!(promotions);
 
-    fn create(
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        apply(
-            PromotionRecord::new(next_id(ids)?, now),
-            input.fields,
-            true,
-            state,
-        )
+    fn blank(id: i64, now: i64) -> Self {
+        PromotionRecord::new(id, now)
     }
 
-    fn update(
-        &self,
+    fn write(
+        self,
         _: Ids<'_>,
         input: Input,
         state: &MerchantState,
         _: i64,
+        creating: bool,
     ) -> Result<Self, Vec<String>> {
-        apply(self.clone(), input.fields, false, state)
+        apply(self, input.fields, creating, state)
     }
 
     fn to_json(&self, _: &MerchantState) -> Value {

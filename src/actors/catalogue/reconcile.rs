@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{next_id, Ids, Input, Kind, Resource};
+use crate::actors::resource::{Ids, Input, Kind, Resource};
 use crate::domain::basket::InstancePrice;
 use crate::domain::product::ProductRecord;
 use crate::domain::reconcile::{CountContext, StockReconciliation};
@@ -74,6 +74,21 @@ impl Resource for StockReconciliation {
 
     crate::resource_basics!(stock_reconciliations);
 
+    fn blank(id: i64, now: i64) -> Self {
+        StockReconciliation::new(id, now)
+    }
+
+    fn write(
+        self,
+        ids: Ids<'_>,
+        input: Input,
+        state: &MerchantState,
+        now: i64,
+        creating: bool,
+    ) -> Result<Self, Vec<String>> {
+        apply_count(self, ids, input.fields, state, now, creating)
+    }
+
     fn is_open(&self, _: &MerchantState) -> bool {
         !self.completed && self.delete_date.is_none()
     }
@@ -95,33 +110,6 @@ impl Resource for StockReconciliation {
             .and_then(Value::as_object)
             .map_or(0, Map::len);
         own + 1 + stored + sent
-    }
-
-    fn create(
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        let id = next_id(ids)?;
-        apply_count(
-            StockReconciliation::new(id, now),
-            ids,
-            input.fields,
-            state,
-            now,
-            true,
-        )
-    }
-
-    fn update(
-        &self,
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        apply_count(self.clone(), ids, input.fields, state, now, false)
     }
 
     fn locked(&self) -> bool {

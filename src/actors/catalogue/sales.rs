@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{next_id, Ids, Input, Kind, Resource};
+use crate::actors::resource::{Ids, Input, Kind, Resource};
 use crate::domain::basket::{self, BasketContext, BasketRecord, InstancePrice};
 use crate::domain::product::ProductRecord;
 use crate::domain::sales::{self, InvoiceContext, InvoiceRecord, OrderRecord, TransactionRecord};
@@ -25,6 +25,62 @@ macro_rules! sale_basics {
         fn locked(&self) -> bool {
             let completed: fn(&Self) -> bool = $completed;
             completed(self)
+        }
+    };
+}
+
+/// A sales record with lines or items that completes once: created and updated through one
+/// `apply` function, moving stock when completed, and saying so with its own verb.
+macro_rules! completing_sale {
+    (
+        $record:ident: $noun:literal, $plural:literal, $collection:ident, $kind:expr,
+        apply: $apply:ident, new_children: $children:path, completes_as: $verb:literal,
+        moves: |$r:ident| $moves:expr
+    ) => {
+        impl Resource for $record {
+            const NOUN: &'static str = $noun;
+            const PLURAL: &'static str = $plural;
+            sale_basics!($collection, $kind, |r| r.completed);
+
+            fn ids_needed(fields: &Map<String, Value>) -> usize {
+                1 + $children(fields)
+            }
+
+            fn is_open(&self, _: &MerchantState) -> bool {
+                !self.completed && self.delete_date.is_none()
+            }
+
+            fn blank(id: i64, now: i64) -> Self {
+                $record::new(id, now)
+            }
+
+            fn write(
+                self,
+                ids: Ids<'_>,
+                input: Input,
+                state: &MerchantState,
+                now: i64,
+                creating: bool,
+            ) -> Result<Self, Vec<String>> {
+                $apply(self, ids, input.fields, state, now, creating)
+            }
+
+            fn stock_moves(&self, before: Option<&Self>) -> Vec<StockMove> {
+                if !completes(self.completed, before.map(|b| b.completed)) {
+                    return Vec::new();
+                }
+                let $r = self;
+                $moves.collect()
+            }
+
+            fn verb(&self, before: Option<&Self>) -> &'static str {
+                let completes = completes(self.completed, before.map(|b| b.completed));
+                completion_verb(completes, before.is_some(), $verb)
+            }
+
+            fn to_json(&self, _: &MerchantState) -> Value {
+                $record::to_json(self)
+            }
         }
     };
 }
@@ -112,75 +168,41 @@ fn apply_basket(
     base.apply(fields, ids, &ctx, now, creating)
 }
 
-impl Resource for BasketRecord {
-    const NOUN: &'static str = "Basket";
-    const PLURAL: &'static str = "baskets";
-    sale_basics!(baskets, Kind::Basket, |b| b.completed);
-
-    fn ids_needed(fields: &Map<String, Value>) -> usize {
-        1 + basket::new_lines(fields)
-    }
-
-    fn is_open(&self, _: &MerchantState) -> bool {
-        !self.completed && self.delete_date.is_none()
-    }
-
-    fn create(
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        let id = next_id(ids)?;
-        apply_basket(
-            BasketRecord::new(id, now),
-            ids,
-            input.fields,
-            state,
-            now,
-            true,
-        )
-    }
-
-    fn update(
-        &self,
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        apply_basket(self.clone(), ids, input.fields, state, now, false)
-    }
-
-    fn stock_moves(&self, before: Option<&Self>) -> Vec<StockMove> {
-        if !completes(self.completed, before.map(|b| b.completed)) {
-            return Vec::new();
-        }
-        self.lines
-            .iter()
-            .map(|l| StockMove {
-                store_id: self.store_id,
-                product_id: l.product_id,
-                total: 0,
-                sold: l.quantity,
-            })
-            .collect()
-    }
-
-    fn verb(&self, before: Option<&Self>) -> &'static str {
-        let completes = completes(self.completed, before.map(|b| b.completed));
-        completion_verb(completes, before.is_some(), "completed")
-    }
-
-    fn to_json(&self, _: &MerchantState) -> Value {
-        BasketRecord::to_json(self)
-    }
+completing_sale! {
+    BasketRecord: "Basket", "baskets", baskets, Kind::Basket,
+    apply: apply_basket, new_children: basket::new_lines, completes_as: "completed",
+    moves: |basket| basket.lines.iter().map(|l| StockMove {
+        store_id: basket.store_id,
+        product_id: l.product_id,
+        total: 0,
+        sold: l.quantity,
+    })
 }
 
 impl Resource for TransactionRecord {
     const NOUN: &'static str = "Transaction";
     const PLURAL: &'static str = "transactions";
     sale_basics!(transactions, Kind::Transaction, |t| t.completed);
+
+    fn blank(id: i64, now: i64) -> Self {
+        TransactionRecord::new(id, now)
+    }
+
+    fn write(
+        self,
+        _: Ids<'_>,
+        input: Input,
+        state: &MerchantState,
+        now: i64,
+        creating: bool,
+    ) -> Result<Self, Vec<String>> {
+        self.apply(
+            input.fields,
+            |b| state.find::<BasketRecord>(b).is_some(),
+            now,
+            creating,
+        )
+    }
 
     fn referenced_baskets(fields: &Map<String, Value>) -> Option<i64> {
         basket_field(fields)
@@ -196,36 +218,6 @@ impl Resource for TransactionRecord {
             || state
                 .find::<BasketRecord>(self.basket_id)
                 .is_some_and(|b| !b.completed)
-    }
-
-    fn create(
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        let id = next_id(ids)?;
-        TransactionRecord::new(id, now).apply(
-            input.fields,
-            |b| state.find::<BasketRecord>(b).is_some(),
-            now,
-            true,
-        )
-    }
-
-    fn update(
-        &self,
-        _: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        self.clone().apply(
-            input.fields,
-            |b| state.find::<BasketRecord>(b).is_some(),
-            now,
-            false,
-        )
     }
 
     fn reindex(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
@@ -264,6 +256,26 @@ impl Resource for OrderRecord {
     const PLURAL: &'static str = "orders";
     sale_basics!(orders, Kind::Order, OrderRecord::is_completed);
 
+    fn blank(id: i64, now: i64) -> Self {
+        OrderRecord::new(id, now)
+    }
+
+    fn write(
+        self,
+        _: Ids<'_>,
+        input: Input,
+        state: &MerchantState,
+        now: i64,
+        creating: bool,
+    ) -> Result<Self, Vec<String>> {
+        self.apply(
+            input.fields,
+            |b| state.find::<BasketRecord>(b).map(|b| b.store_id),
+            now,
+            creating,
+        )
+    }
+
     fn referenced_baskets(fields: &Map<String, Value>) -> Option<i64> {
         basket_field(fields)
     }
@@ -274,36 +286,6 @@ impl Resource for OrderRecord {
 
     fn is_open(&self, _: &MerchantState) -> bool {
         !self.is_completed() && self.delete_date.is_none()
-    }
-
-    fn create(
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        let id = next_id(ids)?;
-        OrderRecord::new(id, now).apply(
-            input.fields,
-            |b| state.find::<BasketRecord>(b).map(|b| b.store_id),
-            now,
-            true,
-        )
-    }
-
-    fn update(
-        &self,
-        _: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        self.clone().apply(
-            input.fields,
-            |b| state.find::<BasketRecord>(b).map(|b| b.store_id),
-            now,
-            false,
-        )
     }
 
     /// Orders are made from completed baskets only (112).
@@ -343,67 +325,13 @@ fn apply_invoice(
     base.apply(fields, ids, &ctx, now, creating)
 }
 
-impl Resource for InvoiceRecord {
-    const NOUN: &'static str = "Invoice";
-    const PLURAL: &'static str = "invoices";
-    sale_basics!(invoices, Kind::Invoice, |i| i.completed);
-
-    fn ids_needed(fields: &Map<String, Value>) -> usize {
-        1 + sales::new_items(fields)
-    }
-
-    fn is_open(&self, _: &MerchantState) -> bool {
-        !self.completed && self.delete_date.is_none()
-    }
-
-    fn create(
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        let id = next_id(ids)?;
-        apply_invoice(
-            InvoiceRecord::new(id, now),
-            ids,
-            input.fields,
-            state,
-            now,
-            true,
-        )
-    }
-
-    fn update(
-        &self,
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        apply_invoice(self.clone(), ids, input.fields, state, now, false)
-    }
-
-    fn stock_moves(&self, before: Option<&Self>) -> Vec<StockMove> {
-        if !completes(self.completed, before.map(|b| b.completed)) {
-            return Vec::new();
-        }
-        self.items
-            .iter()
-            .map(|i| StockMove {
-                store_id: self.store_id,
-                product_id: i.product_id,
-                total: i.quantity,
-                sold: 0,
-            })
-            .collect()
-    }
-
-    fn verb(&self, before: Option<&Self>) -> &'static str {
-        let completes = completes(self.completed, before.map(|b| b.completed));
-        completion_verb(completes, before.is_some(), "received")
-    }
-
-    fn to_json(&self, _: &MerchantState) -> Value {
-        InvoiceRecord::to_json(self)
-    }
+completing_sale! {
+    InvoiceRecord: "Invoice", "invoices", invoices, Kind::Invoice,
+    apply: apply_invoice, new_children: sales::new_items, completes_as: "received",
+    moves: |invoice| invoice.items.iter().map(|i| StockMove {
+        store_id: invoice.store_id,
+        product_id: i.product_id,
+        total: i.quantity,
+        sold: 0,
+    })
 }

@@ -1,7 +1,7 @@
 use serde_json::Value;
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{next_id, Ids, Input, Resource};
+use crate::actors::resource::{Ids, Input, Resource};
 use crate::domain::store::StoreRecord;
 
 impl Resource for StoreRecord {
@@ -10,23 +10,19 @@ impl Resource for StoreRecord {
 
     crate::resource_basics!(stores);
 
-    fn create(
-        ids: Ids<'_>,
-        input: Input,
-        _: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        StoreRecord::create(next_id(ids)?, input.fields, now)
+    fn blank(id: i64, now: i64) -> Self {
+        StoreRecord::new(id, now)
     }
 
-    fn update(
-        &self,
+    fn write(
+        self,
         _: Ids<'_>,
         input: Input,
         _: &MerchantState,
         _: i64,
+        creating: bool,
     ) -> Result<Self, Vec<String>> {
-        StoreRecord::update(self, input.fields)
+        self.apply(input.fields, creating)
     }
 
     /// A store with open baskets stays: their sales would have nowhere to complete. Open

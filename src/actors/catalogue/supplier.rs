@@ -1,7 +1,7 @@
 use serde_json::Value;
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{next_id, Ids, Input, Resource};
+use crate::actors::resource::{Ids, Input, Resource};
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 
 /// A supplier store's parent must be a live supplier of this merchant.
@@ -18,23 +18,19 @@ impl Resource for SupplierRecord {
 
     crate::resource_basics!(suppliers);
 
-    fn create(
-        ids: Ids<'_>,
-        input: Input,
-        _: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        SupplierRecord::new(next_id(ids)?, now).apply(input.fields)
+    fn blank(id: i64, now: i64) -> Self {
+        SupplierRecord::new(id, now)
     }
 
-    fn update(
-        &self,
+    fn write(
+        self,
         _: Ids<'_>,
         input: Input,
         _: &MerchantState,
         _: i64,
+        _: bool,
     ) -> Result<Self, Vec<String>> {
-        self.clone().apply(input.fields)
+        self.apply(input.fields)
     }
 
     fn to_json(&self, _: &MerchantState) -> Value {
@@ -48,25 +44,19 @@ impl Resource for SupplierStoreRecord {
 
     crate::resource_basics!(supplier_stores);
 
-    fn create(
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        SupplierStoreRecord::new(next_id(ids)?, now)
-            .apply(input.fields, true, |id| supplier_check(state, id))
+    fn blank(id: i64, now: i64) -> Self {
+        SupplierStoreRecord::new(id, now)
     }
 
-    fn update(
-        &self,
+    fn write(
+        self,
         _: Ids<'_>,
         input: Input,
         state: &MerchantState,
         _: i64,
+        creating: bool,
     ) -> Result<Self, Vec<String>> {
-        self.clone()
-            .apply(input.fields, false, |id| supplier_check(state, id))
+        self.apply(input.fields, creating, |id| supplier_check(state, id))
     }
 
     fn to_json(&self, _: &MerchantState) -> Value {

@@ -54,6 +54,7 @@ impl History {
     }
 
     /// Records by id, in id order: the state's, else this cache's, else the database's.
+    #[tracing::instrument(level = "debug", skip_all, fields(kind = R::PLURAL, ids = ids.len()))]
     pub async fn by_ids<R: Historic>(
         &self,
         db: &Db,
@@ -84,6 +85,7 @@ impl History {
     }
 
     /// Every record matching `filter`, read from the database.
+    #[tracing::instrument(level = "debug", skip_all, fields(kind = R::PLURAL))]
     pub async fn query<R: Historic>(
         &self,
         db: &Db,

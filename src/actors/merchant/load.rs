@@ -19,6 +19,7 @@ use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 
+#[tracing::instrument(level = "debug", skip(db, files_base))]
 pub(super) async fn load(
     db: &Db,
     merchant_id: i64,

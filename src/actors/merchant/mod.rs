@@ -216,6 +216,7 @@ struct Group {
 impl Group {
     /// Writes the jobs; gives them back (answered or failed) with the state to publish, if
     /// anything changed.
+    #[tracing::instrument(level = "debug", skip_all, fields(merchant_id = self.merchant_id, writes = jobs.len()))]
     async fn write(
         &self,
         base: Arc<MerchantState>,
@@ -264,6 +265,7 @@ impl Group {
 
     /// Brings what the jobs name from history into the state, and waits for the stores'
     /// stock when a job reads it.
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn prepare(
         &self,
         state: &mut MerchantState,
@@ -316,6 +318,7 @@ impl Group {
         Ok(moves)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(moves = moves.len()))]
     async fn commit(&self, jobs: &[Box<dyn Job>], moves: &[StockMove]) -> Result<(), DbError> {
         let mut tx = self.env.db.begin().await?;
         for job in jobs {

@@ -10,7 +10,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use super::pages::{self, Consent, SignIn, CSRF_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_SECS};
 use crate::crypto::{self, constant_time_eq, random_token, sha256_hex};
 use crate::domain::now_millis;
-use crate::domain::token::{Client, CodeFacts, NewFamily, SessionRecord};
+use crate::domain::token::{Client, CodeFacts, NewFamily, SessionRecord, SignInCandidate};
 use crate::domain::{Role, ScopeSet};
 use crate::http::AppState;
 use crate::oauth::pkce;
@@ -336,36 +336,10 @@ async fn sign_in(
         Ok(c) => c,
         Err(e) => {
             tracing::error!(error = %e, "sign-in lookup failed");
-            return pages::error_page(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "temporarily_unavailable",
-                "Try again shortly.",
-            );
+            return unavailable();
         }
     };
-    let iterations = state.settings.pbkdf2_iterations;
-    // PBKDF2 is CPU-bound: off the async workers. With no candidate a dummy hash is checked so
-    // the answer takes as long for unknown emails as for wrong passwords.
-    let verified = tokio::task::spawn_blocking(move || {
-        let mut found = None;
-        let mut checked = false;
-        for c in &candidates {
-            if let Some(hash) = &c.password_hash {
-                checked = true;
-                if crypto::verify_password(&password, hash) {
-                    found = Some(c.clone());
-                    break;
-                }
-            }
-        }
-        if !checked {
-            let _ = crypto::verify_password(&password, &crypto::hash_password("", iterations));
-        }
-        found
-    })
-    .await
-    .ok()
-    .flatten();
+    let verified = verify(candidates, password, state.settings.pbkdf2_iterations).await;
     let now = now_millis();
     let employee = match verified {
         Some(e) if e.exit_date.is_none_or(|exit| exit > now) => e,
@@ -383,33 +357,10 @@ async fn sign_in(
         }
     };
     throttle.clear(&email_key);
-    let session = random_token("");
-    let expires = now + SESSION_MAX_AGE_SECS * 1000;
-    if let Err(e) = state
-        .tokens
-        .create_session(
-            &sha256_hex(&session),
-            employee.merchant_id,
-            employee.employee_id,
-            expires,
-        )
-        .await
-    {
-        tracing::error!(error = %e, "session store failed");
-        return pages::error_page(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "temporarily_unavailable",
-            "Try again shortly.",
-        );
-    }
-    tracing::info!(
-        target: "merchantd::audit",
-        event = "sign_in",
-        merchant_id = employee.merchant_id,
-        employee_id = employee.employee_id,
-        outcome = "ok",
-        "signed in"
-    );
+    let session = match start_session(state, &employee, now).await {
+        Ok(session) => session,
+        Err(page) => return page,
+    };
     let session_record = SessionRecord {
         merchant_id: employee.merchant_id,
         employee_id: employee.employee_id,
@@ -425,6 +376,76 @@ async fn sign_in(
     );
     let _ = response.add_cookie(&cookie);
     response
+}
+
+/// Checks the password against every candidate off the async workers (PBKDF2 is CPU-bound).
+/// With no candidate a dummy hash is checked, so the answer takes as long for unknown emails
+/// as for wrong passwords.
+async fn verify(
+    candidates: Vec<SignInCandidate>,
+    password: String,
+    iterations: u32,
+) -> Option<SignInCandidate> {
+    tokio::task::spawn_blocking(move || {
+        let mut checked = false;
+        for c in &candidates {
+            if let Some(hash) = &c.password_hash {
+                checked = true;
+                if crypto::verify_password(&password, hash) {
+                    return Some(c.clone());
+                }
+            }
+        }
+        if !checked {
+            let _ = crypto::verify_password(&password, &crypto::hash_password("", iterations));
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// Stores a sign-in session for the employee; the session token for the cookie, or the page
+/// to answer when it cannot be stored.
+async fn start_session(
+    state: &AppState,
+    employee: &SignInCandidate,
+    now: i64,
+) -> Result<String, HttpResponse> {
+    let session = random_token("");
+    let expires = now + SESSION_MAX_AGE_SECS * 1000;
+    let stored = state
+        .tokens
+        .create_session(
+            &sha256_hex(&session),
+            employee.merchant_id,
+            employee.employee_id,
+            expires,
+        )
+        .await;
+    if let Err(e) = stored {
+        tracing::error!(error = %e, "session store failed");
+        return Err(unavailable());
+    }
+    tracing::info!(
+        target: "merchantd::audit",
+        event = "sign_in",
+        merchant_id = employee.merchant_id,
+        employee_id = employee.employee_id,
+        outcome = "ok",
+        "signed in"
+    );
+    Ok(session)
+}
+
+/// The page for a store that cannot be reached.
+fn unavailable() -> HttpResponse {
+    pages::error_page(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "temporarily_unavailable",
+        "Try again shortly.",
+    )
 }
 
 /// The scope a user may grant: what was asked, capped by the role.
@@ -522,6 +543,16 @@ async fn decide(
             )
         }
     }
+    approve(state, request, &session, now).await
+}
+
+/// Approved: issues a code for what the user's role lets them grant and sends the browser back.
+async fn approve(
+    state: &AppState,
+    request: &Request,
+    session: &SessionRecord,
+    now: i64,
+) -> HttpResponse {
     let Some(granted) = granted_scope(request, session.role_id) else {
         return pages::error_page(
             StatusCode::FORBIDDEN,
@@ -548,11 +579,7 @@ async fn decide(
         .await
     {
         tracing::error!(error = %e, "code store failed");
-        return pages::error_page(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "temporarily_unavailable",
-            "Try again shortly.",
-        );
+        return unavailable();
     }
     tracing::info!(
         target: "merchantd::audit",

@@ -7,97 +7,76 @@
 use std::collections::HashMap;
 
 use actix_web::http::header::{self, HeaderValue};
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 use serde_json::{Map, Value};
 
-use super::generic::{self, IdHeaders};
-use super::{batch_reply, delete_ids, delete_reply};
-use crate::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
+use super::batch_reply;
+use super::generic::{self, IdHeaders, WriteHooks};
+use crate::actors::merchant::job::ObjectOutcome;
 use crate::actors::resource::Resource;
 use crate::crypto;
 use crate::domain::application::{wants_secret, ApplicationRecord};
-use crate::domain::batch::WriteMode;
+use crate::domain::batch::{BatchObject, WriteMode};
 use crate::http::auth::Caller;
 use crate::http::envelope::{raw, Reply};
-use crate::http::error::ApiError;
-use crate::http::{batch, AppState};
+use crate::http::AppState;
 
 impl IdHeaders for ApplicationRecord {
     const ID_HEADERS: [&'static str; 2] = ["applicationIds", "applicationId"];
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/application")
-            .route(web::get().to(generic::list::<ApplicationRecord>))
-            .route(web::post().to(post))
-            .route(web::put().to(put))
-            .route(web::delete().to(delete)),
-    );
+    generic::routes::<ApplicationRecord>(cfg, "/application");
 }
 
-async fn post(
-    req: HttpRequest,
-    body: web::Bytes,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
-    write(req, body, caller, state, WriteMode::Upsert).await
-}
+/// Client key → the clear secret whose hash rides with that object.
+pub struct Secrets(HashMap<String, String>);
 
-async fn put(
-    req: HttpRequest,
-    body: web::Bytes,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
-    write(req, body, caller, state, WriteMode::UpdateOnly).await
-}
+impl WriteHooks for ApplicationRecord {
+    type Notes = Secrets;
 
-async fn write(
-    req: HttpRequest,
-    body: web::Bytes,
-    caller: Caller,
-    state: web::Data<AppState>,
-    mode: WriteMode,
-) -> Result<Reply, ApiError> {
-    let document = batch::json_document(&req, &body)?;
-    let mut objects = batch::objects(
-        document,
-        ApplicationRecord::PLURAL,
-        state.settings.max_batch_objects,
-    )?;
-    // Client key → the clear secret whose hash rides with that object.
-    let mut secrets: HashMap<String, String> = HashMap::new();
-    for object in &mut objects {
-        let Ok(fields) = &object.fields else { continue };
-        if wants_secret(fields, mode == WriteMode::Upsert) {
-            let secret = crypto::random_token("");
-            object.secret_hash = Some(crypto::sha256_hex(&secret));
-            secrets.insert(object.key.clone(), secret);
+    /// A create or a regeneration gets a fresh secret; only its hash goes to the actor.
+    fn before(objects: &mut [BatchObject], mode: WriteMode) -> Secrets {
+        let mut secrets = HashMap::new();
+        for object in objects {
+            let Ok(fields) = &object.fields else { continue };
+            if wants_secret(fields, mode == WriteMode::Upsert) {
+                let secret = crypto::random_token("");
+                object.secret_hash = Some(crypto::sha256_hex(&secret));
+                secrets.insert(object.key.clone(), secret);
+            }
+        }
+        Secrets(secrets)
+    }
+
+    /// Each saved object shows its secret once, in an answer that is never cached.
+    fn after(
+        Secrets(mut secrets): Secrets,
+        mut outcomes: Vec<ObjectOutcome>,
+        caller: &Caller,
+        state: &AppState,
+    ) -> Reply {
+        let mut shown = false;
+        let mut replaced = false;
+        for outcome in &mut outcomes {
+            if let Some(secret) = secrets.remove(&outcome.key) {
+                shown |= reveal(outcome, secret, caller, &mut replaced);
+            }
+        }
+        if replaced {
+            // The old secret's tokens were revoked with the write; forget any we cached.
+            state.tokens.forget_cached_tokens();
+        }
+        let reply = batch_reply(ApplicationRecord::PLURAL, outcomes);
+        if shown {
+            reply.header(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))
+        } else {
+            reply
         }
     }
-    let mut outcomes = state
-        .merchants
-        .write::<ApplicationRecord>(caller.merchant_id, mode, objects, caller.employee_id)
-        .await?;
-    let mut shown = false;
-    let mut replaced = false;
-    for outcome in &mut outcomes {
-        if let Some(secret) = secrets.remove(&outcome.key) {
-            shown |= reveal(outcome, secret, &caller, &mut replaced);
-        }
-    }
-    if replaced {
-        // The old secret's tokens were revoked with the write; forget any we cached.
-        state.tokens.forget_cached_tokens();
-    }
-    let reply = batch_reply(ApplicationRecord::PLURAL, outcomes);
-    Ok(if shown {
-        reply.header(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))
-    } else {
-        reply
-    })
+
+    /// Deleting an application revokes every token issued to it (in the delete's transaction).
+    const DELETE_REVOKES_TOKENS: bool = true;
 }
 
 /// Adds the secret to a successful object's answer (after `clientId`) and says so in its
@@ -143,33 +122,4 @@ fn reveal(
         );
     }
     true
-}
-
-/// Deleting an application revokes every token issued to it (in the delete's transaction).
-async fn delete(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
-    let ids = delete_ids(req.headers(), &ApplicationRecord::ID_HEADERS)?;
-    let results = state
-        .merchants
-        .delete::<ApplicationRecord>(caller.merchant_id, ids)
-        .await?;
-    let deleted: Vec<i64> = results
-        .iter()
-        .filter(|(_, outcome)| *outcome == DeleteOutcome::Deleted)
-        .map(|(id, _)| *id)
-        .collect();
-    if !deleted.is_empty() {
-        state.tokens.forget_cached_tokens();
-        tracing::info!(
-            merchant_id = caller.merchant_id,
-            employee_id = caller.employee_id,
-            application_ids = ?deleted,
-            outcome = "revoked",
-            "applications deleted; their tokens were revoked"
-        );
-    }
-    Ok(delete_reply(ApplicationRecord::NOUN, results))
 }

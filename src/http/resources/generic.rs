@@ -7,9 +7,10 @@ use std::collections::BTreeSet;
 use actix_web::{web, HttpRequest};
 
 use super::{batch_reply, delete_ids, delete_reply, show_deleted};
+use crate::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
 use crate::actors::merchant::state::{Entry, MerchantState};
 use crate::actors::resource::Resource;
-use crate::domain::batch::WriteMode;
+use crate::domain::batch::{BatchObject, WriteMode};
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
@@ -19,6 +20,53 @@ use crate::http::{batch, filters, AppState};
 pub trait IdHeaders {
     const ID_HEADERS: [&'static str; 2];
 }
+
+/// What the HTTP side adds to a resource's writes, around the merchant actor's work: facts the
+/// server makes (a client secret) before, and the answer's extras and cache effects after.
+pub trait WriteHooks: Resource {
+    /// What `before` hands to `after` (the clear secrets, say).
+    type Notes;
+
+    fn before(objects: &mut [BatchObject], mode: WriteMode) -> Self::Notes;
+
+    /// The answer for the outcomes. By default the batch reply.
+    fn after(
+        _notes: Self::Notes,
+        outcomes: Vec<ObjectOutcome>,
+        _caller: &Caller,
+        _state: &AppState,
+    ) -> Reply {
+        batch_reply(Self::PLURAL, outcomes)
+    }
+
+    /// Whether deleting a record revokes tokens (so this replica's token cache must forget
+    /// what it holds at once).
+    const DELETE_REVOKES_TOKENS: bool = false;
+}
+
+/// Resources whose writes need nothing around them.
+macro_rules! plain_writes {
+    ($($t:ty),*) => {
+        $(impl WriteHooks for $t {
+            type Notes = ();
+            fn before(_: &mut [BatchObject], _: WriteMode) {}
+        })*
+    };
+}
+
+plain_writes!(
+    crate::domain::store::StoreRecord,
+    crate::domain::category::CategoryRecord,
+    crate::domain::product::ProductRecord,
+    crate::domain::supplier::SupplierRecord,
+    crate::domain::supplier::SupplierStoreRecord,
+    crate::domain::promotion::PromotionRecord,
+    crate::domain::basket::BasketRecord,
+    crate::domain::sales::TransactionRecord,
+    crate::domain::sales::OrderRecord,
+    crate::domain::sales::InvoiceRecord,
+    crate::domain::reconcile::StockReconciliation
+);
 
 pub async fn list<R: Resource + IdHeaders>(
     req: HttpRequest,
@@ -58,7 +106,7 @@ pub fn render<R: Resource>(
     out
 }
 
-async fn write<R: Resource>(
+async fn write<R: WriteHooks>(
     req: HttpRequest,
     body: web::Bytes,
     caller: Caller,
@@ -66,15 +114,16 @@ async fn write<R: Resource>(
     mode: WriteMode,
 ) -> Result<Reply, ApiError> {
     let document = batch::json_document(&req, &body)?;
-    let objects = batch::objects(document, R::PLURAL, state.settings.max_batch_objects)?;
+    let mut objects = batch::objects(document, R::PLURAL, state.settings.max_batch_objects)?;
+    let notes = R::before(&mut objects, mode);
     let outcomes = state
         .merchants
         .write::<R>(caller.merchant_id, mode, objects, caller.employee_id)
         .await?;
-    Ok(batch_reply(R::PLURAL, outcomes))
+    Ok(R::after(notes, outcomes, &caller, &state))
 }
 
-pub async fn post<R: Resource>(
+pub async fn post<R: WriteHooks>(
     req: HttpRequest,
     body: web::Bytes,
     caller: Caller,
@@ -83,7 +132,7 @@ pub async fn post<R: Resource>(
     write::<R>(req, body, caller, state, WriteMode::Upsert).await
 }
 
-pub async fn put<R: Resource>(
+pub async fn put<R: WriteHooks>(
     req: HttpRequest,
     body: web::Bytes,
     caller: Caller,
@@ -92,18 +141,36 @@ pub async fn put<R: Resource>(
     write::<R>(req, body, caller, state, WriteMode::UpdateOnly).await
 }
 
-pub async fn delete<R: Resource + IdHeaders>(
+pub async fn delete<R: WriteHooks + IdHeaders>(
     req: HttpRequest,
     caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<Reply, ApiError> {
     let ids = delete_ids(req.headers(), &R::ID_HEADERS)?;
     let results = state.merchants.delete::<R>(caller.merchant_id, ids).await?;
+    let deleted: Vec<i64> = results
+        .iter()
+        .filter(|(_, outcome)| *outcome == DeleteOutcome::Deleted)
+        .map(|(id, _)| *id)
+        .collect();
+    if R::DELETE_REVOKES_TOKENS && !deleted.is_empty() {
+        // The delete revoked their tokens in its transaction; the cache forgets them here, so
+        // their next request is a 401 on this replica at once.
+        state.tokens.forget_cached_tokens();
+        tracing::info!(
+            merchant_id = caller.merchant_id,
+            by_employee_id = caller.employee_id,
+            deleted = ?deleted,
+            resource = R::PLURAL,
+            outcome = "revoked",
+            "records deleted; their tokens were revoked"
+        );
+    }
     Ok(delete_reply(R::NOUN, results))
 }
 
 /// Registers the four routes of a resource with the default GET.
-pub fn routes<R: Resource + IdHeaders>(cfg: &mut web::ServiceConfig, path: &str) {
+pub fn routes<R: WriteHooks + IdHeaders>(cfg: &mut web::ServiceConfig, path: &str) {
     cfg.service(
         web::resource(path)
             .route(web::get().to(list::<R>))

@@ -50,7 +50,7 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
 /// A resource whose GET has its own filters; writes and deletes are the generic ones.
 fn with_list<R, F, Args>(cfg: &mut actix_web::web::ServiceConfig, path: &str, list: F)
 where
-    R: crate::actors::resource::Resource + generic::IdHeaders,
+    R: generic::WriteHooks + generic::IdHeaders,
     F: actix_web::Handler<Args>,
     Args: actix_web::FromRequest + 'static,
     F::Output: actix_web::Responder + 'static,

@@ -11,14 +11,14 @@ use actix_web::{web, HttpRequest};
 use serde_json::{json, Map, Value};
 
 use super::generic::IdHeaders;
-use super::report::HeaderCheck;
 use crate::actors::merchant::history::SalesQuery;
 use crate::actors::resource::Resource;
 use crate::domain::reconcile::StockReconciliation;
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
-use crate::http::{filters, AppState};
+use crate::http::filters::{self, HeaderCheck};
+use crate::http::AppState;
 
 impl IdHeaders for StockReconciliation {
     const ID_HEADERS: [&'static str; 2] = ["stockReconciliationIds", "stockReconciliationId"];
@@ -51,7 +51,7 @@ pub async fn list(
     let to = check.date_time("to", true);
     let stores = check.ids("storeIds", true);
     check.range(("from", from), ("to", to), None);
-    check.finish()?;
+    check.finish(&[])?;
     let (Some(from), Some(to), Some(stores)) = (from, to, stores) else {
         return Err(ApiError::bad_header("from", "the header is missing."));
     };
