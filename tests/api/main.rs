@@ -28,6 +28,7 @@ mod report;
 mod sales;
 mod scale;
 mod shop_day;
+mod storage;
 mod stores;
 mod suppliers;
 mod tenants;
