@@ -1,7 +1,11 @@
 //! merchantd: a multi-tenant merchant commerce API server.
 //!
-//! Layout follows the request: `http` (routes, envelope, errors) → `store` (all SQL), with
-//! `domain` holding typed values and `tenants` the manifest importer.
+//! Layout follows the request (docs/architecture.md): `http` (routes, envelope, errors,
+//! handlers, the OAuth pages) → `actors` (per-merchant supervisors owning cached state and
+//! write groups, store actors, token actors) and `services` (logs, files, the report) →
+//! `db` (the only module that speaks SQL: `Db` for reads, `Tx` for writes). `oauth` holds the
+//! grants' rules, `domain` typed records, values and rules with no I/O, and `tenants` the
+//! manifest importer. `tests/api/layers.rs` keeps these rules.
 
 #![forbid(unsafe_code)]
 
