@@ -1,0 +1,147 @@
+//! Criterion micro-benchmarks of the hot paths behind the load benchmark (`benches/load/`):
+//! parsing an id-list header, finding and rendering products in a snapshot (10 and 10,000,
+//! with stock columns), a write applied to a snapshot of 10,000 products, and an access-token
+//! look-up with a warm cache. Run with `cargo bench --bench hot_paths`.
+
+use std::collections::BTreeSet;
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use merchantd::actors::merchant::state::MerchantState;
+use merchantd::domain::product::{InstanceRecord, ProductRecord};
+use merchantd::http::filters::parse_id_list;
+use rust_decimal::Decimal;
+
+const PRODUCTS: i64 = 10_000;
+
+fn product(id: i64) -> ProductRecord {
+    let mut p = ProductRecord::new(id, 1_774_740_600_000);
+    p.name = format!("Product {id}");
+    p.barcode = Some(format!("50{id:011}"));
+    p.tags = Some("bench,coffee".into());
+    p.instances = vec![InstanceRecord {
+        id: id + 1_000_000,
+        product_id: id,
+        name: None,
+        price: Decimal::new(300 + id % 50, 2),
+        tax_percentage: Decimal::new(200, 3),
+        size: None,
+        tags: None,
+        active_date: Some(1_774_740_600_000),
+        delete_date: None,
+    }];
+    p
+}
+
+fn catalogue() -> MerchantState {
+    let mut state = MerchantState::new(1, Arc::from("http://127.0.0.1:8080"), 1_000);
+    for id in 1..=PRODUCTS {
+        state.put(product(id));
+    }
+    state
+}
+
+fn ids_header(n: i64) -> String {
+    (0..n)
+        .map(|i| (1 + i * 997 % PRODUCTS).to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn benches(c: &mut Criterion) {
+    let header = ids_header(10);
+    c.bench_function("parse productIds (10 ids)", |b| {
+        b.iter(|| parse_id_list("productIds", black_box(&header)))
+    });
+
+    let state = catalogue();
+    // Render every product once so reads measure the cached path, as a warm server does.
+    let mut warm = String::new();
+    state.write_collection(&mut warm, state.products.values());
+    let ids: BTreeSet<i64> = parse_id_list("productIds", &header).expect("ids");
+    c.bench_function("render 10 products by id", |b| {
+        b.iter(|| {
+            let mut out = String::with_capacity(4096);
+            state.write_collection(&mut out, ids.iter().filter_map(|id| state.products.get(id)));
+            out
+        })
+    });
+    c.bench_function("render 10,000 products", |b| {
+        b.iter(|| {
+            let mut out = String::with_capacity(4 << 20);
+            state.write_collection(&mut out, state.products.values());
+            out
+        })
+    });
+    c.bench_function("stock level of 10 products", |b| {
+        b.iter(|| {
+            ids.iter()
+                .map(|id| state.stock_level(1, *id).left())
+                .sum::<i64>()
+        })
+    });
+
+    // What a write costs the state: clone the snapshot, change one product, publish.
+    let published = Arc::new(state);
+    c.bench_function("write one product into a 10,000-product snapshot", |b| {
+        b.iter(|| {
+            let mut next = (*published).clone();
+            let mut changed = product(4_242);
+            changed.name = "Renamed".into();
+            next.put(changed);
+            Arc::new(next)
+        })
+    });
+
+    token_lookup(c);
+}
+
+/// An API request's token check with a warm cache: hash the token, find it, no database.
+fn token_lookup(c: &mut Criterion) {
+    use merchantd::actors::TokenActors;
+    use merchantd::db::Db;
+    use merchantd::domain::token::NewFamily;
+    use merchantd::metrics::Metrics;
+
+    let system = actix_rt::System::new();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("bench.db").display());
+    let token = "mcd_at_benchbenchbenchbenchbenchbenchbench";
+    let tokens = system.block_on(async {
+        let metrics = Metrics::new();
+        let db = Db::connect(&url, metrics.clone()).await.expect("db");
+        db.migrate().await.expect("migrate");
+        let tenants = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tenants");
+        let files = merchantd::tenants::manifests_in(&tenants).expect("manifests");
+        let applied = merchantd::tenants::apply_files(&db, &files, 1_000)
+            .await
+            .expect("tenants");
+        let demo = &applied[0];
+        let family = NewFamily {
+            id: "bench".into(),
+            merchant_id: demo.id,
+            employee_id: *demo.users.values().next().expect("a user"),
+            application_id: *demo.applications.values().next().expect("an application"),
+            scope: "read".into(),
+        };
+        let hash = merchantd::crypto::sha256_hex(token);
+        db.issue_access_token(&family, &hash, merchantd::domain::now_millis() + 3_600_000)
+            .await
+            .expect("token");
+        let tokens = TokenActors::start(db, 1, &metrics);
+        tokens.access_token(&hash).await.expect("warm").expect("found");
+        tokens
+    });
+    c.bench_function("access token look-up (warm cache)", |b| {
+        b.iter(|| {
+            system.block_on(async {
+                let hash = merchantd::crypto::sha256_hex(black_box(token));
+                tokens.access_token(&hash).await.expect("lookup")
+            })
+        })
+    });
+}
+
+criterion_group!(hot_paths, benches);
+criterion_main!(hot_paths);
