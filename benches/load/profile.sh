@@ -7,7 +7,9 @@
 # scenario, `perf record -F 999 -g --call-graph dwarf` samples the server process (PERF_CALLGRAPH=fp
 # or lbr to change the unwinder). Then it writes, under benches/load/profiles/:
 #   <name>-read.svg, <name>-write.svg   flame graphs (inferno)
-#   <name>-read.txt, <name>-write.txt   the top of `perf report --stdio --no-children`
+#   <name>-read.txt, <name>-write.txt   the top of `perf report --stdio --no-children`, then the
+#                                       hottest frames and merchantd:: functions (fold_summary.py)
+# --keep-data DIR keeps perf.data and the folded stacks.
 # Installs inferno with `cargo install inferno` when missing. The binary should carry line tables
 # (`[profile.release] debug = "line-tables-only"`) for readable frames.
 set -euo pipefail
@@ -15,11 +17,13 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 name="after"
 duration=12
+keep=""
 pass=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --name) name="$2"; shift 2 ;;
         --duration) duration="$2"; shift 2 ;;
+        --keep-data) keep="$2"; mkdir -p "$keep"; shift 2 ;;
         *) pass+=("$1"); shift ;;
     esac
 done
@@ -45,8 +49,15 @@ for scenario in read write; do
         read) title="merchantd $name: GET /product, 10 random productIds, 64 connections" ;;
         write) title="merchantd $name: POST /category, one object, 64 connections" ;;
     esac
-    inferno-flamegraph --title "$title" < "$work/$scenario.folded" > "$here/profiles/$name-$scenario.svg"
-    perf report -i "$data" --stdio --no-children --percent-limit 0.7 --sort dso,symbol -g none 2>/dev/null \
-        | grep -v '^$' | head -60 > "$here/profiles/$name-$scenario.txt"
+    inferno-flamegraph --minwidth 0.5 --title "$title" < "$work/$scenario.folded" > "$here/profiles/$name-$scenario.svg"
+    {
+        echo "# $title"
+        echo "# perf report --stdio --no-children --sort dso,symbol (top)"
+        perf report -i "$data" --stdio --no-children --sort dso,symbol -g none --percent-limit 0.5 2>/dev/null \
+            | grep -v '^#' | grep -v '^$' | sed -e 's/  */ /g' -e 's/ - - *$//' | cut -c1-200 | head -30
+        echo
+        python3 "$here/fold_summary.py" "$work/$scenario.folded" 25
+    } > "$here/profiles/$name-$scenario.txt"
+    [[ -n "$keep" ]] && cp "$data" "$work/$scenario.folded" "$keep/"
     echo "wrote profiles/$name-$scenario.svg and profiles/$name-$scenario.txt" >&2
 done
