@@ -55,7 +55,25 @@ fn benches(c: &mut Criterion) {
         b.iter(|| parse_id_list("productIds", black_box(&header)))
     });
 
+    let rss = || {
+        std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 4096
+    };
+    let before = rss();
     let state = catalogue();
+    let after = rss();
+    let mut warm_all = String::new();
+    state.write_collection(&mut warm_all, state.products.values());
+    drop(warm_all);
+    let rendered = rss();
+    eprintln!(
+        "memory: {} B per product cached, {} B more once rendered",
+        (after - before) / PRODUCTS as u64,
+        (rendered - after) / PRODUCTS as u64
+    );
     // Render every product once so reads measure the cached path, as a warm server does.
     let mut warm = String::new();
     state.write_collection(&mut warm, state.products.values());
@@ -64,6 +82,26 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             let mut out = String::with_capacity(4096);
             state.write_collection(&mut out, ids.iter().filter_map(|id| state.products.get(id)));
+            out
+        })
+    });
+    // Ten ids at random each time, as the load benchmark asks: the lookups miss the caches.
+    let sets: Vec<Vec<i64>> = (0..4_096_i64)
+        .map(|s| {
+            (0..10)
+                .map(|i| 1 + (s * 7_919 + i * 104_729) % PRODUCTS)
+                .collect()
+        })
+        .collect();
+    let mut next = 0;
+    c.bench_function("render 10 random products by id", |b| {
+        b.iter(|| {
+            next = (next + 1) % sets.len();
+            let mut out = String::with_capacity(8192);
+            state.write_collection(
+                &mut out,
+                sets[next].iter().filter_map(|id| state.products.get(id)),
+            );
             out
         })
     });
@@ -95,6 +133,113 @@ fn benches(c: &mut Criterion) {
     });
 
     token_lookup(c);
+    activation(c);
+}
+
+/// What a merchant's activation reads: 10,000 products with their instances, from SQLite.
+fn activation(c: &mut Criterion) {
+    use merchantd::db::{Db, Record};
+    use merchantd::metrics::Metrics;
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("activation.db").display());
+    let (db, merchant) = runtime.block_on(async {
+        let db = Db::connect(&url, Metrics::new()).await.expect("db");
+        db.migrate().await.expect("migrate");
+        let tenants = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tenants");
+        let files = merchantd::tenants::manifests_in(&tenants).expect("manifests");
+        let applied = merchantd::tenants::apply_files(&db, &files, 1_000)
+            .await
+            .expect("tenants");
+        let merchant = applied[0].id;
+        let mut tx = db.begin().await.expect("tx");
+        for id in 1..=PRODUCTS {
+            product(10_000_000 + id)
+                .persist(&mut tx, merchant, true)
+                .await
+                .expect("product");
+        }
+        tx.commit().await.expect("commit");
+        (db, merchant)
+    });
+    let mut group = c.benchmark_group("activation");
+    group.sample_size(10);
+    group.bench_function("load 10,000 products with instances", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(ProductRecord::load(&db, merchant))
+                .expect("load")
+        })
+    });
+    // Experiment: the same rows through sqlx's native SQLite driver, by position.
+    let native = runtime.block_on(async {
+        sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect(&url)
+            .await
+            .expect("native pool")
+    });
+    group.bench_function("native sqlite: 10,000 product rows + instances as tuples", |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                let rows: Vec<(i64, String, Option<String>, Option<String>, Option<String>, Option<f64>, String, String, i64, Option<i64>, Option<i64>)> =
+                    sqlx::query_as("SELECT id, name, barcode, details, tags, unit, images, category_ids, created_at, active_date, delete_date FROM products WHERE merchant_id = $1 ORDER BY id")
+                        .bind(merchant)
+                        .fetch_all(&native)
+                        .await
+                        .expect("rows");
+                let inst: Vec<(i64, i64, Option<String>, String, String, Option<String>, Option<String>, Option<i64>, Option<i64>)> =
+                    sqlx::query_as("SELECT id, product_id, name, price, tax_percentage, size, tags, active_date, delete_date FROM product_instances WHERE merchant_id = $1 ORDER BY id")
+                        .bind(merchant)
+                        .fetch_all(&native)
+                        .await
+                        .expect("rows");
+                (rows, inst)
+            })
+        })
+    });
+    group.bench_function("json_group_array: the database's part alone (products + instances)", |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                let (products,): (String,) = sqlx::query_as("SELECT json_group_array(json_array(id, name, barcode, details, tags, unit, images, category_ids, created_at, active_date, delete_date) ORDER BY id) FROM products WHERE merchant_id = $1")
+                    .bind(merchant).fetch_one(&native).await.expect("json");
+                let (instances,): (String,) = sqlx::query_as("SELECT json_group_array(json_array(id, product_id, name, price, tax_percentage, size, tags, active_date, delete_date) ORDER BY id) FROM product_instances WHERE merchant_id = $1")
+                    .bind(merchant).fetch_one(&native).await.expect("json");
+                (products.len(), instances.len())
+            })
+        })
+    });
+    // Experiment: the rows aggregated into one JSON text by the database.
+    group.bench_function("json_group_array: 10,000 products + instances, parsed", |b| {
+        b.iter(|| {
+            runtime.block_on(async {
+                let (products,): (String,) = sqlx::query_as("SELECT json_group_array(json_array(id, name, barcode, details, tags, unit, images, category_ids, created_at, active_date, delete_date)) FROM (SELECT * FROM products WHERE merchant_id = $1 ORDER BY id)")
+                    .bind(merchant).fetch_one(&native).await.expect("json");
+                let (instances,): (String,) = sqlx::query_as("SELECT json_group_array(json_array(id, product_id, name, price, tax_percentage, size, tags, active_date, delete_date)) FROM (SELECT * FROM product_instances WHERE merchant_id = $1 ORDER BY id)")
+                    .bind(merchant).fetch_one(&native).await.expect("json");
+                let p: Vec<Vec<serde_json::Value>> = serde_json::from_str(&products).expect("parse");
+                let i: Vec<Vec<serde_json::Value>> = serde_json::from_str(&instances).expect("parse");
+                (p, i)
+            })
+        })
+    });
+    group.bench_function("index 10,000 loaded products into a state", |b| {
+        let loaded = runtime
+            .block_on(ProductRecord::load(&db, merchant))
+            .expect("load");
+        b.iter(|| {
+            let mut state = MerchantState::new(merchant, Arc::from(""), 1_000);
+            for p in loaded.iter().cloned() {
+                state.put(p);
+            }
+            state
+        })
+    });
+    group.finish();
 }
 
 /// An API request's token check with a warm cache: hash the token, find it, no database.
@@ -130,7 +275,11 @@ fn token_lookup(c: &mut Criterion) {
             .await
             .expect("token");
         let tokens = TokenActors::start(db, 1, &metrics);
-        tokens.access_token(&hash).await.expect("warm").expect("found");
+        tokens
+            .access_token(&hash)
+            .await
+            .expect("warm")
+            .expect("found");
         tokens
     });
     c.bench_function("access token look-up (warm cache)", |b| {

@@ -100,10 +100,6 @@ pub trait Resource: Record + Clone + Send + Sync + 'static {
     /// Keeps the state's indexes in step with a change of this record.
     fn reindex(_state: &mut MerchantState, _before: Option<&Self>, _after: Option<&Self>) {}
 
-    /// Other records whose rendering shows this one (a product shows its categories' titles)
-    /// are rendered afresh after it changed.
-    fn refresh_dependents(&self, _state: &mut MerchantState) {}
-
     /// Records of other collections this change brings with it (the wastage basket a stock
     /// count books). They go into the working state after the record, and the record's own
     /// `persist` writes them in the same transaction. They move no stock of their own.
@@ -187,7 +183,19 @@ pub trait Resource: Record + Clone + Send + Sync + 'static {
         Ok(())
     }
 
+    /// The record as reads show it, rendered once and kept (`state` for constants such as
+    /// where files are served). What shows other records is left out: see
+    /// [`Resource::LIVE_KEY`].
     fn to_json(&self, state: &MerchantState) -> Value;
+
+    /// The key (as `"key":{}`) of the part of [`Resource::to_json`] that shows other records,
+    /// which [`Resource::write_live`] writes at every read instead.
+    const LIVE_KEY: Option<&'static str> = None;
+
+    /// Writes the live part (a JSON object) as `state` has it.
+    fn write_live(&self, _state: &MerchantState, out: &mut String) {
+        out.push_str("{}");
+    }
 }
 
 /// The parts of a [`Resource`] that every record implements alike: its id, its soft delete, and

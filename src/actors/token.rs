@@ -89,6 +89,8 @@ pub struct TokenActors {
     shards: Vec<Addr<TokenShard>>,
     db: Db,
     access: AccessTokenCache,
+    /// Applications by client id, for client authentication at the token endpoint.
+    clients: moka::future::Cache<String, Option<Arc<Client>>>,
 }
 
 impl TokenActors {
@@ -100,6 +102,10 @@ impl TokenActors {
         Self {
             shards,
             access: AccessTokenCache::new(metrics),
+            clients: moka::future::Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(CACHED_FOR)
+                .build(),
             db,
         }
     }
@@ -180,9 +186,17 @@ impl TokenActors {
         Ok(self.db.token_info(hash, application_id).await?)
     }
 
-    /// A live application by client id.
-    pub async fn client(&self, client_id: &str) -> Result<Option<Client>, Failure> {
-        Ok(self.db.find_client(client_id).await?)
+    /// A live application by client id (cached: its secret hash changes only through a write
+    /// that forgets the cache, or, from another process, within the cache's lifetime).
+    pub async fn client(&self, client_id: &str) -> Result<Option<Arc<Client>>, Failure> {
+        if let Some(hit) = self.clients.get(client_id).await {
+            return Ok(hit);
+        }
+        let found = self.db.find_client(client_id).await?.map(Arc::new);
+        self.clients
+            .insert(client_id.to_owned(), found.clone())
+            .await;
+        Ok(found)
     }
 
     pub async fn sign_in_candidates(&self, email: &str) -> Result<Vec<SignInCandidate>, Failure> {
@@ -246,12 +260,16 @@ impl TokenActors {
         Ok(removed)
     }
 
-    /// Forgets every cached access token (after revocations whose hashes are not all known
-    /// here, such as a deleted employee's or a rotated application secret's).
+    /// Forgets every cached access token and client (after revocations whose hashes are not
+    /// all known here, such as a deleted employee's or a rotated application secret's).
     pub fn forget_cached_tokens(&self) {
         self.access.cache.invalidate_all();
+        self.clients.invalidate_all();
     }
 }
+
+/// How long another process's revocation (or secret change) may take to be seen here.
+const CACHED_FOR: Duration = Duration::from_secs(30);
 
 /// Access tokens by hash, in front of the database. Entries live briefly so a revocation made
 /// by another process is seen within that bound; revocations in this process evict at once.
@@ -267,7 +285,7 @@ impl AccessTokenCache {
         Self {
             cache: moka::future::Cache::builder()
                 .max_capacity(100_000)
-                .time_to_live(Duration::from_secs(30))
+                .time_to_live(CACHED_FOR)
                 .build(),
             hits: metrics
                 .cache_requests

@@ -1,8 +1,6 @@
 //! How catalogue records map to their tables.
 
-use sqlx::any::AnyRow;
-
-use super::rows::{get, TableRow, Val};
+use super::rows::{get, Row, TableRow, Val};
 use crate::domain::category::CategoryRecord;
 use crate::domain::store::StoreRecord;
 
@@ -48,7 +46,7 @@ impl TableRow for StoreRecord {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         Ok(Self {
             id: get(row, "id")?,
             name: get(row, "name")?,
@@ -85,7 +83,7 @@ impl TableRow for CategoryRecord {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         Ok(Self {
             id: get(row, "id")?,
             title: get(row, "title")?,

@@ -5,10 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
-use super::rows::{self, decode_error, get, TableRow, Val};
+use super::rows::{self, decode_error, get, Row, TableRow, Val};
 use super::{DbError, Tx};
 use crate::domain::application::ApplicationRecord;
 use crate::domain::employee::EmployeeRecord;
@@ -51,7 +50,7 @@ impl TableRow for EmployeeRecord {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         let role_id: i64 = get(row, "role_id")?;
         let stores: Option<String> = get(row, "stores")?;
         let stores: BTreeMap<String, i64> = serde_json::from_str(stores.as_deref().unwrap_or("{}"))
@@ -110,7 +109,7 @@ impl TableRow for ApplicationRecord {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         let uris: String = get(row, "redirect_uris")?;
         Ok(Self {
             id: get(row, "id")?,
@@ -264,7 +263,7 @@ impl TableRow for WithSecret<'_> {
         values
     }
 
-    fn from_row(_: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(_: &Row<'_>) -> Result<Self, sqlx::Error> {
         Err(sqlx::Error::Decode(
             "an application's secret is never read back".into(),
         ))

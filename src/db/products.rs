@@ -1,8 +1,6 @@
 //! Products with their instances: two tables written in the caller's transaction.
 
-use sqlx::any::AnyRow;
-
-use super::rows::{self, get, json, json_text, TableRow, Val, WithChildren};
+use super::rows::{self, get, json, json_text, Row, TableRow, Val, WithChildren};
 use super::{DbError, Tx};
 use crate::domain::money;
 use crate::domain::product::{InstanceRecord, ProductRecord};
@@ -39,7 +37,7 @@ impl TableRow for ProductRecord {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         Ok(Self {
             id: get(row, "id")?,
             name: get(row, "name")?,
@@ -85,7 +83,7 @@ impl TableRow for InstanceRecord {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         let decimal = |column: &str| -> Result<rust_decimal::Decimal, sqlx::Error> {
             let text: String = get(row, column)?;
             money::parse_stored(&text).map_err(|e| sqlx::Error::Decode(e.into()))

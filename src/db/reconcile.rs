@@ -3,11 +3,10 @@
 
 use std::collections::HashMap;
 
-use sqlx::any::AnyRow;
 use sqlx::AnyConnection;
 
-use super::rows::{self, get, optional_decimal, TableRow, Val};
-use super::{DbError, Tx};
+use super::rows::{self, get, optional_decimal, Row, TableRow, Val};
+use super::{Backend, DbError, Tx};
 use crate::domain::reconcile::{CountLine, StockReconciliation, SurplusEntry};
 
 impl TableRow for StockReconciliation {
@@ -36,7 +35,7 @@ impl TableRow for StockReconciliation {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         Ok(Self {
             id: get(row, "id")?,
             store_id: get(row, "store_id")?,
@@ -79,7 +78,7 @@ impl TableRow for CountLine {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         Ok(Self {
             reconciliation_id: get(row, "reconciliation_id")?,
             product_id: get(row, "product_id")?,
@@ -114,7 +113,7 @@ impl TableRow for SurplusEntry {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         Ok(Self {
             id: get(row, "id")?,
             reconciliation_id: get(row, "reconciliation_id")?,
@@ -129,39 +128,38 @@ impl TableRow for SurplusEntry {
 /// The counts matching `clause` (as for `rows::select`) with their lines and surplus entries.
 pub async fn select_counts(
     conn: &mut AnyConnection,
+    backend: Backend,
     merchant_id: i64,
     clause: &str,
     binds: &[i64],
 ) -> Result<Vec<StockReconciliation>, DbError> {
     let mut counts: Vec<StockReconciliation> =
-        rows::select(conn, merchant_id, clause, binds).await?;
+        rows::select(conn, backend, merchant_id, clause, binds).await?;
     if counts.is_empty() {
         return Ok(counts);
     }
     let of_counts = format!(
         "reconciliation_id IN (SELECT id FROM stock_reconciliations WHERE merchant_id = $1 {clause})"
     );
-    let sql = format!(
-        "SELECT {} FROM {} WHERE merchant_id = $1 AND {of_counts} \
-         ORDER BY reconciliation_id, product_id",
-        CountLine::COLUMNS.join(", "),
-        CountLine::TABLE
-    );
-    let mut query = sqlx::query(&sql).bind(merchant_id);
-    for b in binds {
-        query = query.bind(*b);
-    }
-    let lines = query.fetch_all(&mut *conn).await?;
+    let line_clause = format!("AND {of_counts}");
+    let query = rows::Select {
+        columns: CountLine::COLUMNS,
+        from: CountLine::TABLE,
+        clause: &line_clause,
+        order: "reconciliation_id, product_id",
+    };
+    let mut all = vec![merchant_id];
+    all.extend_from_slice(binds);
+    let lines = rows::select_json(conn, backend, query, &all, CountLine::from_row).await?;
     let mut lines_of: HashMap<i64, Vec<CountLine>> = HashMap::new();
-    for row in &lines {
-        let line = CountLine::from_row(row)?;
+    for line in lines {
         lines_of
             .entry(line.reconciliation_id)
             .or_default()
             .push(line);
     }
     let entries: Vec<SurplusEntry> =
-        rows::select(conn, merchant_id, &format!("AND {of_counts}"), binds).await?;
+        rows::select(conn, backend, merchant_id, &line_clause, binds).await?;
     let mut entries_of: HashMap<i64, Vec<SurplusEntry>> = HashMap::new();
     for entry in entries {
         entries_of

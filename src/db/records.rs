@@ -3,7 +3,7 @@
 //! filtered queries ([`SalesRecord`]), because the cache holds only their open and recent part.
 
 use super::rows::{self, in_list, TableRow};
-use super::{reconcile, Db, DbError, Tx};
+use super::{reconcile, Backend, Db, DbError, Tx};
 use crate::domain::application::ApplicationRecord;
 use crate::domain::basket::BasketRecord;
 use crate::domain::category::CategoryRecord;
@@ -30,6 +30,49 @@ pub trait Record: Sized {
 
     /// Inserts the record (`is_new`) or rewrites it, with whatever it brings along.
     async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError>;
+
+    /// Writes the records of one write, in order. Plain rows and parents with children insert
+    /// their new records together (see [`persist_rows`] and [`persist_parents`]).
+    async fn persist_all(
+        tx: &mut Tx,
+        merchant_id: i64,
+        records: &[(bool, Self)],
+    ) -> Result<(), DbError> {
+        for (is_new, record) in records {
+            record.persist(tx, merchant_id, *is_new).await?;
+        }
+        Ok(())
+    }
+}
+
+/// New plain rows in one statement, then the updates one by one.
+async fn persist_rows<R: TableRow>(
+    tx: &mut Tx,
+    merchant_id: i64,
+    records: &[(bool, R)],
+) -> Result<(), DbError> {
+    let new: Vec<&R> = records.iter().filter(|(n, _)| *n).map(|(_, r)| r).collect();
+    tx.insert_rows(merchant_id, &new).await?;
+    for (_, record) in records.iter().filter(|(n, _)| !*n) {
+        tx.write_row(merchant_id, record, false).await?;
+    }
+    Ok(())
+}
+
+/// New parents in one statement and all their children in another, then the updates.
+async fn persist_parents<P: rows::WithChildren>(
+    tx: &mut Tx,
+    merchant_id: i64,
+    records: &[(bool, P)],
+) -> Result<(), DbError> {
+    let new: Vec<&P> = records.iter().filter(|(n, _)| *n).map(|(_, r)| r).collect();
+    tx.insert_rows(merchant_id, &new).await?;
+    let children: Vec<&P::Child> = new.iter().flat_map(|p| p.children()).collect();
+    tx.insert_rows(merchant_id, &children).await?;
+    for (_, record) in records.iter().filter(|(n, _)| !*n) {
+        tx.write_with_children(merchant_id, record, false).await?;
+    }
+    Ok(())
 }
 
 /// What a read of sales records asks for. Every list is optional; the database may answer a
@@ -160,7 +203,17 @@ async fn find_chunked<R: MaybeChildren>(
     let mut found = Vec::new();
     for chunk in ids.chunks(CHUNK) {
         let clause = in_list("id", 2, chunk.len());
-        found.extend(R::select_rows(&mut conn, merchant_id, &clause, chunk, children).await?);
+        found.extend(
+            R::select_rows(
+                &mut conn,
+                db.backend(),
+                merchant_id,
+                &clause,
+                chunk,
+                children,
+            )
+            .await?,
+        );
     }
     Ok(found)
 }
@@ -170,6 +223,7 @@ async fn find_chunked<R: MaybeChildren>(
 pub trait MaybeChildren: TableRow {
     async fn select_rows(
         conn: &mut sqlx::AnyConnection,
+        backend: Backend,
         merchant_id: i64,
         clause: &str,
         binds: &[i64],
@@ -182,12 +236,13 @@ macro_rules! plain_rows {
         $(impl MaybeChildren for $t {
             async fn select_rows(
                 conn: &mut sqlx::AnyConnection,
+                backend: Backend,
                 merchant_id: i64,
                 clause: &str,
                 binds: &[i64],
                 _children: bool,
             ) -> Result<Vec<Self>, DbError> {
-                rows::select(conn, merchant_id, clause, binds).await
+                rows::select(conn, backend, merchant_id, clause, binds).await
             }
         })*
     };
@@ -198,12 +253,13 @@ macro_rules! parent_rows {
         $(impl MaybeChildren for $t {
             async fn select_rows(
                 conn: &mut sqlx::AnyConnection,
+                backend: Backend,
                 merchant_id: i64,
                 clause: &str,
                 binds: &[i64],
                 _children: bool,
             ) -> Result<Vec<Self>, DbError> {
-                rows::select_with_children(conn, merchant_id, clause, binds).await
+                rows::select_with_children(conn, backend, merchant_id, clause, binds).await
             }
         })*
     };
@@ -228,7 +284,7 @@ macro_rules! catalogue_record {
         $(impl Record for $t {
             async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
                 let mut conn = db.pool().acquire().await?;
-                Self::select_rows(&mut conn, merchant_id, "", &[], true).await
+                Self::select_rows(&mut conn, db.backend(), merchant_id, "", &[], true).await
             }
 
             async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
@@ -242,6 +298,14 @@ macro_rules! catalogue_record {
                 is_new: bool,
             ) -> Result<(), DbError> {
                 tx.write_row(merchant_id, self, is_new).await
+            }
+
+            async fn persist_all(
+                tx: &mut Tx,
+                merchant_id: i64,
+                records: &[(bool, Self)],
+            ) -> Result<(), DbError> {
+                persist_rows(tx, merchant_id, records).await
             }
         })*
     };
@@ -258,7 +322,7 @@ catalogue_record!(
 impl Record for EmployeeRecord {
     async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         let mut conn = db.pool().acquire().await?;
-        rows::select(&mut conn, merchant_id, "", &[]).await
+        rows::select(&mut conn, db.backend(), merchant_id, "", &[]).await
     }
 
     async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
@@ -273,7 +337,7 @@ impl Record for EmployeeRecord {
 impl Record for ApplicationRecord {
     async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         let mut conn = db.pool().acquire().await?;
-        rows::select(&mut conn, merchant_id, "", &[]).await
+        rows::select(&mut conn, db.backend(), merchant_id, "", &[]).await
     }
 
     async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
@@ -288,7 +352,7 @@ impl Record for ApplicationRecord {
 impl Record for ProductRecord {
     async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         let mut conn = db.pool().acquire().await?;
-        rows::select_with_children(&mut conn, merchant_id, "", &[]).await
+        rows::select_with_children(&mut conn, db.backend(), merchant_id, "", &[]).await
     }
 
     async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
@@ -297,6 +361,22 @@ impl Record for ProductRecord {
 
     async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
         tx.persist_product(merchant_id, self, is_new).await
+    }
+
+    /// New products and all their instances in two statements.
+    async fn persist_all(
+        tx: &mut Tx,
+        merchant_id: i64,
+        records: &[(bool, Self)],
+    ) -> Result<(), DbError> {
+        let new: Vec<&Self> = records.iter().filter(|(n, _)| *n).map(|(_, r)| r).collect();
+        tx.insert_rows(merchant_id, &new).await?;
+        let instances: Vec<_> = new.iter().flat_map(|p| p.instances.iter()).collect();
+        tx.insert_rows(merchant_id, &instances).await?;
+        for (_, product) in records.iter().filter(|(n, _)| !*n) {
+            tx.persist_product(merchant_id, product, false).await?;
+        }
+        Ok(())
     }
 }
 
@@ -315,6 +395,14 @@ impl Record for BasketRecord {
     async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
         tx.write_with_children(merchant_id, self, is_new).await
     }
+
+    async fn persist_all(
+        tx: &mut Tx,
+        merchant_id: i64,
+        records: &[(bool, Self)],
+    ) -> Result<(), DbError> {
+        persist_parents(tx, merchant_id, records).await
+    }
 }
 
 impl SalesRecord for BasketRecord {
@@ -327,7 +415,7 @@ impl SalesRecord for BasketRecord {
         binds: &[i64],
     ) -> Result<Vec<Self>, DbError> {
         let mut conn = db.pool().acquire().await?;
-        rows::select_with_children(&mut conn, merchant_id, clause, binds).await
+        rows::select_with_children(&mut conn, db.backend(), merchant_id, clause, binds).await
     }
 }
 
@@ -347,6 +435,14 @@ impl Record for TransactionRecord {
     async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
         tx.write_row(merchant_id, self, is_new).await
     }
+
+    async fn persist_all(
+        tx: &mut Tx,
+        merchant_id: i64,
+        records: &[(bool, Self)],
+    ) -> Result<(), DbError> {
+        persist_rows(tx, merchant_id, records).await
+    }
 }
 
 impl SalesRecord for TransactionRecord {
@@ -361,7 +457,7 @@ impl SalesRecord for TransactionRecord {
         binds: &[i64],
     ) -> Result<Vec<Self>, DbError> {
         let mut conn = db.pool().acquire().await?;
-        rows::select(&mut conn, merchant_id, clause, binds).await
+        rows::select(&mut conn, db.backend(), merchant_id, clause, binds).await
     }
 }
 
@@ -381,6 +477,14 @@ impl Record for OrderRecord {
     async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
         tx.write_row(merchant_id, self, is_new).await
     }
+
+    async fn persist_all(
+        tx: &mut Tx,
+        merchant_id: i64,
+        records: &[(bool, Self)],
+    ) -> Result<(), DbError> {
+        persist_rows(tx, merchant_id, records).await
+    }
 }
 
 impl SalesRecord for OrderRecord {
@@ -393,7 +497,7 @@ impl SalesRecord for OrderRecord {
         binds: &[i64],
     ) -> Result<Vec<Self>, DbError> {
         let mut conn = db.pool().acquire().await?;
-        rows::select(&mut conn, merchant_id, clause, binds).await
+        rows::select(&mut conn, db.backend(), merchant_id, clause, binds).await
     }
 }
 
@@ -409,6 +513,14 @@ impl Record for InvoiceRecord {
     async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
         tx.write_with_children(merchant_id, self, is_new).await
     }
+
+    async fn persist_all(
+        tx: &mut Tx,
+        merchant_id: i64,
+        records: &[(bool, Self)],
+    ) -> Result<(), DbError> {
+        persist_parents(tx, merchant_id, records).await
+    }
 }
 
 impl SalesRecord for InvoiceRecord {
@@ -421,7 +533,7 @@ impl SalesRecord for InvoiceRecord {
         binds: &[i64],
     ) -> Result<Vec<Self>, DbError> {
         let mut conn = db.pool().acquire().await?;
-        rows::select_with_children(&mut conn, merchant_id, clause, binds).await
+        rows::select_with_children(&mut conn, db.backend(), merchant_id, clause, binds).await
     }
 }
 
@@ -454,6 +566,6 @@ impl SalesRecord for StockReconciliation {
         binds: &[i64],
     ) -> Result<Vec<Self>, DbError> {
         let mut conn = db.pool().acquire().await?;
-        reconcile::select_counts(&mut conn, merchant_id, clause, binds).await
+        reconcile::select_counts(&mut conn, db.backend(), merchant_id, clause, binds).await
     }
 }

@@ -1,8 +1,6 @@
 //! Baskets (with lines), transactions, orders and invoices (with items).
 
-use sqlx::any::AnyRow;
-
-use super::rows::{decimal, get, TableRow, Val, WithChildren};
+use super::rows::{decimal, get, Row, TableRow, Val, WithChildren};
 use crate::domain::basket::{BasketLine, BasketRecord, BasketType};
 use crate::domain::sales::{InvoiceItem, InvoiceRecord, OrderRecord, TransactionRecord};
 
@@ -38,7 +36,7 @@ impl TableRow for BasketRecord {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         let kind: String = get(row, "basket_type")?;
         Ok(Self {
             id: get(row, "id")?,
@@ -85,7 +83,7 @@ impl TableRow for BasketLine {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         Ok(Self {
             id: get(row, "id")?,
             basket_id: get(row, "basket_id")?,
@@ -131,7 +129,7 @@ impl TableRow for TransactionRecord {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         Ok(Self {
             id: get(row, "id")?,
             basket_id: get(row, "basket_id")?,
@@ -187,7 +185,7 @@ impl TableRow for OrderRecord {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         Ok(Self {
             id: get(row, "id")?,
             basket_id: get(row, "basket_id")?,
@@ -240,7 +238,7 @@ impl TableRow for InvoiceRecord {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         Ok(Self {
             id: get(row, "id")?,
             store_id: get(row, "store_id")?,
@@ -280,7 +278,7 @@ impl TableRow for InvoiceItem {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         Ok(Self {
             id: get(row, "id")?,
             invoice_id: get(row, "invoice_id")?,

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Db, DbError, Tx};
+use super::{rows, Db, DbError, Tx};
 
 pub use crate::domain::stock::{StockLevel, StockMove};
 
@@ -41,19 +41,9 @@ impl Db {
         &self,
         merchant_id: i64,
     ) -> Result<BTreeMap<i64, BTreeMap<i64, StockLevel>>, DbError> {
-        let rows: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
-            "SELECT store_id, product_id, total_stock, stock_sold FROM stock_levels \
-             WHERE merchant_id = $1",
-        )
-        .bind(merchant_id)
-        .fetch_all(self.pool())
-        .await?;
         let mut by_store: BTreeMap<i64, BTreeMap<i64, StockLevel>> = BTreeMap::new();
-        for (store, product, total, sold) in rows {
-            by_store
-                .entry(store)
-                .or_default()
-                .insert(product, StockLevel { total, sold });
+        for (store, product, level) in self.stock_rows(merchant_id, "", &[]).await? {
+            by_store.entry(store).or_default().insert(product, level);
         }
         Ok(by_store)
     }
@@ -64,17 +54,42 @@ impl Db {
         merchant_id: i64,
         store_id: i64,
     ) -> Result<BTreeMap<i64, StockLevel>, DbError> {
-        let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
-            "SELECT product_id, total_stock, stock_sold FROM stock_levels \
-             WHERE merchant_id = $1 AND store_id = $2",
-        )
-        .bind(merchant_id)
-        .bind(store_id)
-        .fetch_all(self.pool())
-        .await?;
+        let rows = self
+            .stock_rows(merchant_id, "AND store_id = $2", &[store_id])
+            .await?;
         Ok(rows
             .into_iter()
-            .map(|(product, total, sold)| (product, StockLevel { total, sold }))
+            .map(|(_, product, level)| (product, level))
             .collect())
+    }
+
+    /// (store, product, level) of the stock rows matching `clause`, in one aggregated read.
+    async fn stock_rows(
+        &self,
+        merchant_id: i64,
+        clause: &str,
+        binds: &[i64],
+    ) -> Result<Vec<(i64, i64, StockLevel)>, DbError> {
+        const COLUMNS: &[&str] = &["store_id", "product_id", "total_stock", "stock_sold"];
+        let query = rows::Select {
+            columns: COLUMNS,
+            from: "stock_levels",
+            clause,
+            order: "store_id, product_id",
+        };
+        let mut all = vec![merchant_id];
+        all.extend_from_slice(binds);
+        let mut conn = self.pool().acquire().await?;
+        rows::select_json(&mut conn, self.backend(), query, &all, |row| {
+            Ok((
+                rows::get(row, "store_id")?,
+                rows::get(row, "product_id")?,
+                StockLevel {
+                    total: rows::get(row, "total_stock")?,
+                    sold: rows::get(row, "stock_sold")?,
+                },
+            ))
+        })
+        .await
     }
 }

@@ -1,9 +1,9 @@
 //! How suppliers, supplier stores and promotions map to their tables. Promotion decimals are
 //! stored as their text, id and day lists as JSON arrays.
 
-use sqlx::any::AnyRow;
-
-use super::rows::{decimal, decode_error, get, json, json_text, optional_decimal, TableRow, Val};
+use super::rows::{
+    decimal, decode_error, get, json, json_text, optional_decimal, Row, TableRow, Val,
+};
 use crate::domain::promotion::{PromotionRecord, PromotionType};
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 
@@ -33,7 +33,7 @@ impl TableRow for SupplierRecord {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         Ok(Self {
             id: get(row, "id")?,
             name: get(row, "name")?,
@@ -87,7 +87,7 @@ impl TableRow for SupplierStoreRecord {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         Ok(Self {
             id: get(row, "id")?,
             supplier_id: get(row, "supplier_id")?,
@@ -150,7 +150,7 @@ impl TableRow for PromotionRecord {
         ]
     }
 
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
+    fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error> {
         let kind: String = get(row, "promotion_type")?;
         Ok(Self {
             id: get(row, "id")?,

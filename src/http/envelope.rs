@@ -11,7 +11,6 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, Responder};
 use serde::Serialize;
-use serde_json::value::RawValue;
 #[cfg(test)]
 use serde_json::Value;
 
@@ -101,34 +100,31 @@ pub struct ErrorObject {
 }
 
 /// The top-level data fields of a body, in order, each already JSON text: a collection rendered
-/// from cached records goes in as it is, without becoming a `Value` tree again.
+/// from cached records goes in as it is, without becoming a `Value` tree or being parsed again.
 #[derive(Clone, Debug, Default)]
-pub struct Data(Vec<(String, Box<RawValue>)>);
+pub struct Data(Vec<(String, String)>);
 
 impl Data {
     /// Sets a field (replacing one of the same name in place).
     pub fn insert(&mut self, key: &str, value: impl Serialize) {
-        let raw =
-            serde_json::value::to_raw_value(&value).unwrap_or_else(|_| raw("null".to_owned()));
-        self.insert_raw(key, raw);
+        let json = serde_json::to_string(&value).unwrap_or_else(|_| "null".to_owned());
+        self.insert_json(key, json);
     }
 
-    pub fn insert_raw(&mut self, key: &str, raw: Box<RawValue>) {
+    /// Sets a field to JSON text the caller rendered (and vouches for).
+    pub fn insert_json(&mut self, key: &str, json: String) {
         match self.0.iter_mut().find(|(k, _)| k == key) {
-            Some((_, slot)) => *slot = raw,
-            None => self.0.push((key.to_owned(), raw)),
+            Some((_, slot)) => *slot = json,
+            None => self.0.push((key.to_owned(), json)),
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<&RawValue> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| &**v)
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
-}
-
-/// Text known to be JSON as a raw value (falls back to `null`, which it never needs to).
-pub fn raw(json: String) -> Box<RawValue> {
-    RawValue::from_string(json)
-        .unwrap_or_else(|_| RawValue::from_string("null".to_owned()).unwrap_or_default())
 }
 
 /// What the envelope middleware turns into the body.
@@ -159,12 +155,7 @@ impl PendingEnvelope {
             execution_time_ms: execution_ms,
         };
         self.data.insert("api", api);
-        let size: usize = self
-            .data
-            .0
-            .iter()
-            .map(|(k, v)| k.len() + v.get().len() + 4)
-            .sum();
+        let size: usize = self.data.0.iter().map(|(k, v)| k.len() + v.len() + 4).sum();
         let mut body = Vec::with_capacity(size + 2);
         body.push(b'{');
         for (i, (key, value)) in self.data.0.iter().enumerate() {
@@ -174,7 +165,7 @@ impl PendingEnvelope {
             // Keys are our own names; serializing a str cannot fail.
             let _ = serde_json::to_writer(&mut body, key);
             body.push(b':');
-            body.extend_from_slice(value.get().as_bytes());
+            body.extend_from_slice(value.as_bytes());
         }
         body.push(b'}');
         body
@@ -210,7 +201,7 @@ impl Reply {
 
     /// Adds a top-level field that is JSON text already (a collection rendered from cache).
     pub fn raw_field(mut self, key: &str, json: String) -> Self {
-        self.envelope.data.insert_raw(key, raw(json));
+        self.envelope.data.insert_json(key, json);
         self
     }
 

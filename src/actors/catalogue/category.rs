@@ -3,7 +3,6 @@ use serde_json::Value;
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Ids, Input, Resource};
 use crate::domain::category::CategoryRecord;
-use crate::domain::product::ProductRecord;
 
 /// A parent must be a live category of this merchant whose ancestors do not include `child`.
 fn parent_check(state: &MerchantState, child: i64, parent: i64) -> Result<(), String> {
@@ -48,19 +47,6 @@ impl Resource for CategoryRecord {
         self.apply(input.fields, |child, parent| {
             parent_check(state, child, parent)
         })
-    }
-
-    /// Products show their categories' titles: those naming this one are rendered afresh.
-    fn refresh_dependents(&self, state: &mut MerchantState) {
-        let products: Vec<i64> = state
-            .index
-            .products_by_category
-            .get(&self.id)
-            .map(|ids| ids.iter().copied().collect())
-            .unwrap_or_default();
-        for id in products {
-            state.rerender::<ProductRecord>(id);
-        }
     }
 
     fn to_json(&self, _: &MerchantState) -> Value {

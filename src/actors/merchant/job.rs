@@ -9,7 +9,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Instant;
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
@@ -24,7 +23,8 @@ use crate::domain::{Failure, Refusal};
 #[derive(Debug)]
 pub struct Saved {
     pub created: bool,
-    pub json: Box<RawValue>,
+    /// Its JSON text.
+    pub json: String,
     pub detail: String,
 }
 
@@ -191,12 +191,7 @@ impl<R: Resource> Job for WriteJob<R> {
     }
 
     fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
-        Box::pin(async move {
-            for (is_new, record) in &self.changed {
-                record.persist(tx, merchant_id, *is_new).await?;
-            }
-            Ok(())
-        })
+        Box::pin(R::persist_all(tx, merchant_id, &self.changed))
     }
 
     fn fail(&mut self, failure: Failure) {
@@ -223,8 +218,8 @@ impl<R: Resource> Job for WriteJob<R> {
                     // records), and kept there for the reads that follow.
                     json: state
                         .entry::<R>(id)
-                        .map(|e| e.json(state).to_owned())
-                        .unwrap_or_else(|| super::state::to_raw(&Value::Null)),
+                        .map(|e| e.json(state))
+                        .unwrap_or_else(|| "null".to_owned()),
                     detail,
                 }),
             })

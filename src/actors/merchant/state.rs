@@ -11,7 +11,6 @@ use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
 use imbl::{OrdMap, OrdSet, Vector};
-use serde_json::value::RawValue;
 use tokio::sync::watch;
 
 use crate::actors::resource::{Kind, Resource};
@@ -32,7 +31,16 @@ use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 #[derive(Debug)]
 pub struct Cached<R> {
     record: R,
-    json: OnceLock<Box<RawValue>>,
+    json: OnceLock<Rendered>,
+}
+
+/// A record's JSON text, and where the part that shows other records goes (a product's
+/// category titles), written afresh at each read so a renamed category costs no re-rendering.
+#[derive(Debug)]
+struct Rendered {
+    text: Box<str>,
+    /// The offset of the live part's `{}` placeholder, when the resource has one.
+    live: Option<usize>,
 }
 
 impl<R> Cached<R> {
@@ -49,11 +57,36 @@ impl<R> Cached<R> {
 }
 
 impl<R: Resource> Cached<R> {
-    /// The record as reads show it. `state` must be a snapshot that holds this entry (or, for
-    /// history read from the database, any snapshot of the merchant).
-    pub fn json(&self, state: &MerchantState) -> &RawValue {
-        self.json
-            .get_or_init(|| to_raw(&self.record.to_json(state)))
+    fn rendered(&self, state: &MerchantState) -> &Rendered {
+        self.json.get_or_init(|| {
+            let text = serde_json::to_string(&self.record.to_json(state)).unwrap_or_default();
+            let live =
+                R::LIVE_KEY.and_then(|key| text.find(key).map(|at| at + key.len() - "{}".len()));
+            Rendered {
+                text: text.into_boxed_str(),
+                live,
+            }
+        })
+    }
+
+    /// Writes the record as reads show it, with its live part as `state` has it.
+    pub fn write_json(&self, state: &MerchantState, out: &mut String) {
+        let rendered = self.rendered(state);
+        match rendered.live {
+            None => out.push_str(&rendered.text),
+            Some(at) => {
+                out.push_str(&rendered.text[..at]);
+                self.record.write_live(state, out);
+                out.push_str(&rendered.text[at + "{}".len()..]);
+            }
+        }
+    }
+
+    /// The record as reads show it, as JSON text.
+    pub fn json(&self, state: &MerchantState) -> String {
+        let mut out = String::new();
+        self.write_json(state, &mut out);
+        out
     }
 }
 
@@ -67,12 +100,6 @@ impl<R> Deref for Cached<R> {
 
 pub type Entry<R> = Arc<Cached<R>>;
 pub type Collection<R> = OrdMap<i64, Entry<R>>;
-
-pub fn to_raw(value: &serde_json::Value) -> Box<RawValue> {
-    // A Value always serializes; the fallback keeps an impossible failure from panicking.
-    serde_json::value::to_raw_value(value)
-        .unwrap_or_else(|_| RawValue::from_string("null".into()).unwrap_or_default())
-}
 
 /// Look-ups kept with the snapshot so filtered reads and uniqueness checks need no scan.
 #[derive(Clone, Debug, Default)]
@@ -186,7 +213,6 @@ impl MerchantState {
         let open = record.is_open(self);
         let entry = Cached::new(record);
         R::collection_mut(self).insert(id, entry.clone());
-        entry.refresh_dependents(self);
         if let (Some(kind), true, false) = (R::HISTORY, was_open, open) {
             self.retire(kind, id);
             if kind == Kind::Basket {
@@ -250,14 +276,6 @@ impl MerchantState {
         }
     }
 
-    /// Replaces an entry by a fresh one of the same record, so its JSON is rendered again.
-    pub fn rerender<R: Resource>(&mut self, id: i64) {
-        if let Some(entry) = R::collection(self).get(&id) {
-            let fresh = Cached::new(entry.record().clone());
-            R::collection_mut(self).insert(id, fresh);
-        }
-    }
-
     /// How many records of each sales kind the state holds (for the gauge and tests).
     pub fn cached_sales(&self) -> [(Kind, usize); 5] {
         [
@@ -283,9 +301,22 @@ impl MerchantState {
             }
             first = false;
             push_key(out, entry.id());
-            out.push_str(entry.json(self).get());
+            entry.write_json(self, out);
         }
         out.push('}');
+    }
+}
+
+/// A string as JSON (quoted and escaped), as serde_json would write it.
+pub fn push_json_str(out: &mut String, text: &str) {
+    let plain = text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
+    if plain {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else {
+        // A str always serializes.
+        out.push_str(&serde_json::to_string(text).unwrap_or_default());
     }
 }
 
@@ -297,10 +328,6 @@ pub fn push_key(out: &mut String, id: i64) {
 }
 
 impl<R: Resource> Cached<R> {
-    fn refresh_dependents(&self, state: &mut MerchantState) {
-        self.record.refresh_dependents(state);
-    }
-
     fn is_open(&self, state: &MerchantState) -> bool {
         self.record.is_open(state)
     }

@@ -2,6 +2,7 @@
 //! the user in, ask for consent, and redirect with a code (or an error).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
@@ -32,7 +33,7 @@ const FREE_FAILURES_PER_IP: u32 = 20;
 
 /// A validated authorization request.
 struct Request {
-    app: Client,
+    app: Arc<Client>,
     redirect_uri: String,
     scope: ScopeSet,
     scope_text: String,

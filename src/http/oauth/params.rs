@@ -2,6 +2,7 @@
 //! form-encoded, as RFC 6749 requires) and client authentication (body or HTTP Basic).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use actix_web::http::header;
 use actix_web::HttpRequest;
@@ -147,7 +148,7 @@ fn form_decode(s: &str) -> Option<String> {
 pub async fn authenticate(
     tokens: &TokenActors,
     presented: &Presented,
-) -> Result<Client, OAuthError> {
+) -> Result<Arc<Client>, OAuthError> {
     let fail = || OAuthError::invalid_client(presented.basic);
     let (Some(client_id), Some(secret)) = (&presented.client_id, &presented.secret) else {
         return Err(fail());

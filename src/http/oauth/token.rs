@@ -1,5 +1,7 @@
 //! `POST /oauth/token` (RFC 6749 §3.2): client authentication, rate limits, then the grant.
 
+use std::sync::Arc;
+
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, HttpRequest};
 
@@ -77,7 +79,7 @@ pub async fn admit_client(
     req: &HttpRequest,
     body: &[u8],
     state: &AppState,
-) -> Result<(Client, Params), Admission> {
+) -> Result<(Arc<Client>, Params), Admission> {
     let settings = &state.settings;
     let ip = peer_ip(req);
     let limited = |retry_after_secs| Admission::Limited(ApiError::RateLimited { retry_after_secs });

@@ -18,7 +18,7 @@ use crate::crypto;
 use crate::domain::application::{wants_secret, ApplicationRecord};
 use crate::domain::batch::{BatchObject, WriteMode};
 use crate::http::auth::Caller;
-use crate::http::envelope::{raw, Reply};
+use crate::http::envelope::Reply;
 use crate::http::AppState;
 
 impl IdHeaders for ApplicationRecord {
@@ -90,7 +90,7 @@ fn reveal(
     let Ok(saved) = &mut outcome.result else {
         return false;
     };
-    let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(saved.json.get()) else {
+    let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(&saved.json) else {
         return false;
     };
     let id = fields.get("id").and_then(Value::as_i64).unwrap_or_default();
@@ -105,7 +105,7 @@ fn reveal(
     with_secret
         .entry("clientSecret")
         .or_insert_with(|| Value::String(secret));
-    saved.json = raw(Value::Object(with_secret).to_string());
+    saved.json = Value::Object(with_secret).to_string();
     if saved.created {
         saved
             .detail

@@ -88,7 +88,7 @@ pub fn batch_reply(plural: &str, outcomes: Vec<ObjectOutcome>) -> Reply {
                 // Client keys are the client's strings: escaped as JSON.
                 collection.push_str(&serde_json::to_string(&outcome.key).unwrap_or_default());
                 collection.push(':');
-                collection.push_str(object.json.get());
+                collection.push_str(&object.json);
             }
             Err(refusal) => {
                 let details = refusal.details();

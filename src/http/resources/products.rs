@@ -85,10 +85,13 @@ fn write_with_stock<'a>(
             out.push(',');
         }
         push_key(out, product.id);
-        let json = product.json(snapshot).get();
+        product.write_json(snapshot, out);
+        // The stock columns go after the record's own fields, inside its object.
+        if out.ends_with('}') {
+            out.pop();
+        }
         let level = snapshot.stock_level(store_id, product.id);
         let mut n = itoa::Buffer::new();
-        out.push_str(json.strip_suffix('}').unwrap_or(json));
         out.push_str(",\"totalStock\":");
         out.push_str(n.format(level.total));
         out.push_str(",\"stockSold\":");
