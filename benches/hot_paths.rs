@@ -175,58 +175,6 @@ fn activation(c: &mut Criterion) {
                 .expect("load")
         })
     });
-    // Experiment: the same rows through sqlx's native SQLite driver, by position.
-    let native = runtime.block_on(async {
-        sqlx::sqlite::SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect(&url)
-            .await
-            .expect("native pool")
-    });
-    group.bench_function("native sqlite: 10,000 product rows + instances as tuples", |b| {
-        b.iter(|| {
-            runtime.block_on(async {
-                let rows: Vec<(i64, String, Option<String>, Option<String>, Option<String>, Option<f64>, String, String, i64, Option<i64>, Option<i64>)> =
-                    sqlx::query_as("SELECT id, name, barcode, details, tags, unit, images, category_ids, created_at, active_date, delete_date FROM products WHERE merchant_id = $1 ORDER BY id")
-                        .bind(merchant)
-                        .fetch_all(&native)
-                        .await
-                        .expect("rows");
-                let inst: Vec<(i64, i64, Option<String>, String, String, Option<String>, Option<String>, Option<i64>, Option<i64>)> =
-                    sqlx::query_as("SELECT id, product_id, name, price, tax_percentage, size, tags, active_date, delete_date FROM product_instances WHERE merchant_id = $1 ORDER BY id")
-                        .bind(merchant)
-                        .fetch_all(&native)
-                        .await
-                        .expect("rows");
-                (rows, inst)
-            })
-        })
-    });
-    group.bench_function("json_group_array: the database's part alone (products + instances)", |b| {
-        b.iter(|| {
-            runtime.block_on(async {
-                let (products,): (String,) = sqlx::query_as("SELECT json_group_array(json_array(id, name, barcode, details, tags, unit, images, category_ids, created_at, active_date, delete_date) ORDER BY id) FROM products WHERE merchant_id = $1")
-                    .bind(merchant).fetch_one(&native).await.expect("json");
-                let (instances,): (String,) = sqlx::query_as("SELECT json_group_array(json_array(id, product_id, name, price, tax_percentage, size, tags, active_date, delete_date) ORDER BY id) FROM product_instances WHERE merchant_id = $1")
-                    .bind(merchant).fetch_one(&native).await.expect("json");
-                (products.len(), instances.len())
-            })
-        })
-    });
-    // Experiment: the rows aggregated into one JSON text by the database.
-    group.bench_function("json_group_array: 10,000 products + instances, parsed", |b| {
-        b.iter(|| {
-            runtime.block_on(async {
-                let (products,): (String,) = sqlx::query_as("SELECT json_group_array(json_array(id, name, barcode, details, tags, unit, images, category_ids, created_at, active_date, delete_date)) FROM (SELECT * FROM products WHERE merchant_id = $1 ORDER BY id)")
-                    .bind(merchant).fetch_one(&native).await.expect("json");
-                let (instances,): (String,) = sqlx::query_as("SELECT json_group_array(json_array(id, product_id, name, price, tax_percentage, size, tags, active_date, delete_date)) FROM (SELECT * FROM product_instances WHERE merchant_id = $1 ORDER BY id)")
-                    .bind(merchant).fetch_one(&native).await.expect("json");
-                let p: Vec<Vec<serde_json::Value>> = serde_json::from_str(&products).expect("parse");
-                let i: Vec<Vec<serde_json::Value>> = serde_json::from_str(&instances).expect("parse");
-                (p, i)
-            })
-        })
-    });
     group.bench_function("index 10,000 loaded products into a state", |b| {
         let loaded = runtime
             .block_on(ProductRecord::load(&db, merchant))
