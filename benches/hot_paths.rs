@@ -15,6 +15,15 @@ use rust_decimal::Decimal;
 
 const PRODUCTS: i64 = 10_000;
 
+/// The server's allocator and options (src/main.rs), so memory figures match it.
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+#[allow(non_upper_case_globals)]
+#[export_name = "_rjem_malloc_conf"]
+pub static malloc_conf: &[u8; 60] =
+    b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
+
 fn product(id: i64) -> ProductRecord {
     let mut p = ProductRecord::new(id, 1_774_740_600_000);
     p.name = format!("Product {id}");
@@ -166,6 +175,29 @@ fn activation(c: &mut Criterion) {
         tx.commit().await.expect("commit");
         (db, merchant)
     });
+    // Resident memory of the loaded catalogue, once what loading freed has been given back.
+    let rss = || {
+        std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 4096
+    };
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let before = rss();
+    let loaded = runtime
+        .block_on(ProductRecord::load(&db, merchant))
+        .expect("load");
+    let mut state = MerchantState::new(merchant, Arc::from(""), 1_000);
+    for p in loaded {
+        state.put(p);
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    eprintln!(
+        "memory: a loaded catalogue holds {} B per product",
+        (rss() - before) / PRODUCTS as u64
+    );
+    drop(state);
     let mut group = c.benchmark_group("activation");
     group.sample_size(10);
     group.bench_function("load 10,000 products with instances", |b| {

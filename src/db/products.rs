@@ -21,6 +21,8 @@ impl TableRow for ProductRecord {
         "delete_date",
     ];
 
+    const JSON_COLUMNS: &'static [&'static str] = &["images", "category_ids"];
+
     fn values(&self) -> Vec<Val> {
         vec![
             self.id.into(),

@@ -144,6 +144,7 @@ pub async fn select_counts(
     let line_clause = format!("AND {of_counts}");
     let query = rows::Select {
         columns: CountLine::COLUMNS,
+        json_columns: &[],
         from: CountLine::TABLE,
         clause: &line_clause,
         order: "reconciliation_id, product_id",

@@ -73,6 +73,8 @@ pub trait TableRow: Sized {
     const TABLE: &'static str;
     /// Every column but `merchant_id`, `id` first.
     const COLUMNS: &'static [&'static str];
+    /// Columns holding JSON text (lists, maps), which reads return as JSON.
+    const JSON_COLUMNS: &'static [&'static str] = &[];
     /// The values of [`Self::COLUMNS`], in order.
     fn values(&self) -> Vec<Val>;
     fn from_row(row: &Row<'_>) -> Result<Self, sqlx::Error>;
@@ -100,28 +102,43 @@ pub(crate) fn decode_error(column: &str, why: impl std::fmt::Display) -> sqlx::E
     sqlx::Error::Decode(format!("{column}: {why}").into())
 }
 
-/// Money and rates are stored as decimal text.
+/// Money and rates are stored as decimal text; read straight from the answer, without an
+/// intermediate string (a catalogue load would otherwise leave its memory full of holes).
 pub(crate) fn decimal(row: &Row<'_>, column: &str) -> Result<Decimal, sqlx::Error> {
-    let text: String = get(row, column)?;
-    money::parse_stored(&text).map_err(|e| decode_error(column, e))
+    optional_decimal(row, column)?.ok_or_else(|| decode_error(column, "missing"))
 }
 
 pub(crate) fn optional_decimal(
     row: &Row<'_>,
     column: &str,
 ) -> Result<Option<Decimal>, sqlx::Error> {
-    let text: Option<String> = get(row, column)?;
-    text.map(|t| money::parse_stored(&t).map_err(|e| decode_error(column, e)))
-        .transpose()
+    let raw = row.value(column)?;
+    if raw == "null" {
+        return Ok(None);
+    }
+    let text = raw
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .ok_or_else(|| decode_error(column, format!("not decimal text: {raw}")))?;
+    money::parse_stored(text)
+        .map(Some)
+        .map_err(|e| decode_error(column, e))
 }
 
-/// Lists and maps are stored as JSON text.
+/// Lists and maps are stored as JSON text. Reads name them in [`TableRow::JSON_COLUMNS`], so
+/// the answer carries them as JSON and they are parsed in place.
 pub(crate) fn json<T: serde::de::DeserializeOwned>(
     row: &Row<'_>,
     column: &str,
 ) -> Result<T, sqlx::Error> {
-    let text: String = get(row, column)?;
-    serde_json::from_str(&text).map_err(|e| decode_error(column, format!("\"{text}\": {e}")))
+    let raw = row.value(column)?;
+    let parsed = if raw.starts_with('"') {
+        let text: String = serde_json::from_str(raw).map_err(|e| decode_error(column, e))?;
+        serde_json::from_str(&text)
+    } else {
+        serde_json::from_str(raw)
+    };
+    parsed.map_err(|e| decode_error(column, format!("{raw}: {e}")))
 }
 
 /// A value as the JSON text it is stored as.
@@ -184,11 +201,20 @@ pub(crate) async fn select_json<T>(
 ) -> Result<Vec<T>, DbError> {
     let Select {
         columns,
+        json_columns,
         from,
         clause,
         order,
     } = query;
-    let list = columns.join(", ");
+    let list: Vec<String> = columns
+        .iter()
+        .map(|c| match (json_columns.contains(c), backend) {
+            (false, _) => (*c).to_owned(),
+            (true, Backend::Sqlite) => format!("json({c})"),
+            (true, Backend::Postgres) => format!("{c}::json"),
+        })
+        .collect();
+    let list = list.join(", ");
     let sql = match backend {
         Backend::Sqlite => format!(
             "SELECT json_group_array(json_array({list}) ORDER BY {order}) FROM {from} \
@@ -204,16 +230,48 @@ pub(crate) async fn select_json<T>(
         q = q.bind(*b);
     }
     let (text,) = q.fetch_one(&mut *conn).await?;
-    let rows: Vec<Vec<&RawValue>> = serde_json::from_str(&text)
+    // Each row is decoded as soon as it is read, so no row outlives its record's decoding (what
+    // loading allocates stays packed, and is returned whole when freed).
+    let mut de = serde_json::Deserializer::from_str(&text);
+    let rows = serde::Deserializer::deserialize_seq(&mut de, Rows { columns, decode })
         .map_err(|e| DbError::Corrupt(format!("reading {from}: {e}")))?;
-    rows.into_iter()
-        .map(|values| decode(&Row { columns, values }).map_err(DbError::from))
-        .collect()
+    Ok(rows)
+}
+
+/// A visitor that decodes the rows of an aggregated read one by one.
+struct Rows<F> {
+    columns: &'static [&'static str],
+    decode: F,
+}
+
+impl<'de, T, F> serde::de::Visitor<'de> for Rows<F>
+where
+    F: Fn(&Row<'_>) -> Result<T, sqlx::Error>,
+{
+    type Value = Vec<T>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array of rows")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(values) = seq.next_element::<Vec<&'de RawValue>>()? {
+            let row = Row {
+                columns: self.columns,
+                values,
+            };
+            out.push((self.decode)(&row).map_err(serde::de::Error::custom)?);
+        }
+        Ok(out)
+    }
 }
 
 /// What [`select_json`] reads.
 pub(crate) struct Select<'a> {
     pub columns: &'static [&'static str],
+    /// Columns of JSON text, returned as JSON.
+    pub json_columns: &'static [&'static str],
     pub from: &'a str,
     pub clause: &'a str,
     pub order: &'a str,
@@ -249,6 +307,7 @@ pub async fn select<R: TableRow>(
     all.extend_from_slice(binds);
     let query = Select {
         columns: R::COLUMNS,
+        json_columns: R::JSON_COLUMNS,
         from: R::TABLE,
         clause,
         order: "id",
@@ -378,7 +437,11 @@ pub async fn select_with_children<P: WithChildren>(
             .push(child);
     }
     for parent in &mut parents {
-        parent.set_children(by_parent.remove(&parent.id()).unwrap_or_default());
+        let mut children = by_parent.remove(&parent.id()).unwrap_or_default();
+        // A Vec grown by pushes keeps room for four; a cached product keeps its instances
+        // for as long as it is cached.
+        children.shrink_to_fit();
+        parent.set_children(children);
     }
     Ok(parents)
 }

@@ -73,6 +73,7 @@ impl Db {
         const COLUMNS: &[&str] = &["store_id", "product_id", "total_stock", "stock_sold"];
         let query = rows::Select {
             columns: COLUMNS,
+            json_columns: &[],
             from: "stock_levels",
             clause,
             order: "store_id, product_id",

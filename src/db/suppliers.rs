@@ -129,6 +129,9 @@ impl TableRow for PromotionRecord {
         "delete_date",
     ];
 
+    const JSON_COLUMNS: &'static [&'static str] =
+        &["store_ids", "product_ids", "category_ids", "days_available"];
+
     fn values(&self) -> Vec<Val> {
         vec![
             self.id.into(),
