@@ -27,131 +27,33 @@ pub struct Metrics {
 impl Metrics {
     pub fn new() -> Self {
         let r = Registry::new();
-        let latency = vec![
-            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-        ];
-        let db_latency = vec![
-            0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
-        ];
-        let wait = vec![0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0];
-        let sizes = vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0];
-        let groups = vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
+        let (http_requests, http_request_duration) = http_family(&r);
+        let (oauth_tokens_issued, oauth_token_errors) = oauth_family(&r);
+        let (db_query_duration, db_commits, db_group_size) = db_family(&r);
+        let (merchant_actors_active, merchant_actor_activations, merchant_cached_records) =
+            merchant_family(&r);
+        let (actor_mailbox_wait, merchant_write_batch_size) = write_family(&r);
+        let cache_requests = counter_vec(
+            &r,
+            "cache_requests_total",
+            "Cache look-ups by cache and result.",
+            &["cache", "result"],
+        );
         Self {
-            http_requests: register(
-                &r,
-                IntCounterVec::new(
-                    Opts::new("http_requests_total", "HTTP requests answered."),
-                    &["method", "route", "status"],
-                ),
-            ),
-            http_request_duration: register(
-                &r,
-                HistogramVec::new(
-                    HistogramOpts::new(
-                        "http_request_duration_seconds",
-                        "Time from request to response head.",
-                    )
-                    .buckets(latency),
-                    &["method", "route", "status"],
-                ),
-            ),
-            db_query_duration: register(
-                &r,
-                HistogramVec::new(
-                    HistogramOpts::new("db_query_duration_seconds", "Database operation latency.")
-                        .buckets(db_latency),
-                    &["op"],
-                ),
-            ),
-            oauth_tokens_issued: register(
-                &r,
-                IntCounterVec::new(
-                    Opts::new(
-                        "oauth_tokens_issued_total",
-                        "Token pairs issued by the token endpoint.",
-                    ),
-                    &["grant_type"],
-                ),
-            ),
-            oauth_token_errors: register(
-                &r,
-                IntCounterVec::new(
-                    Opts::new(
-                        "oauth_token_errors_total",
-                        "Token endpoint errors by RFC 6749 error.",
-                    ),
-                    &["error"],
-                ),
-            ),
-            merchant_actors_active: register(
-                &r,
-                IntGauge::new("merchant_actors_active", "Merchant supervisors running."),
-            ),
-            merchant_actor_activations: register(
-                &r,
-                IntCounter::new(
-                    "merchant_actor_activations_total",
-                    "Merchant supervisors started (first use or after passivation).",
-                ),
-            ),
-            actor_mailbox_wait: register(
-                &r,
-                Histogram::with_opts(
-                    HistogramOpts::new(
-                        "actor_mailbox_wait_seconds",
-                        "Time a write waited for its merchant's supervisor to take it up.",
-                    )
-                    .buckets(wait),
-                ),
-            ),
-            merchant_write_batch_size: register(
-                &r,
-                Histogram::with_opts(
-                    HistogramOpts::new(
-                        "merchant_write_batch_size",
-                        "Writes committed together in one merchant transaction (group commit).",
-                    )
-                    .buckets(sizes),
-                ),
-            ),
-            cache_requests: register(
-                &r,
-                IntCounterVec::new(
-                    Opts::new(
-                        "cache_requests_total",
-                        "Cache look-ups by cache and result.",
-                    ),
-                    &["cache", "result"],
-                ),
-            ),
-            db_commits: register(
-                &r,
-                IntCounter::new(
-                    "db_commits_total",
-                    "Transactions committed (on SQLite, each commits a group of writes).",
-                ),
-            ),
-            db_group_size: register(
-                &r,
-                Histogram::with_opts(
-                    HistogramOpts::new(
-                        "db_commit_group_size",
-                        "Writes made durable by one SQLite commit.",
-                    )
-                    .buckets(groups),
-                ),
-            ),
-            merchant_cached_records: register(
-                &r,
-                IntGaugeVec::new(
-                    Opts::new(
-                        "merchant_cached_records",
-                        "Records held in the cached state of active merchants, by kind.",
-                    ),
-                    &["kind"],
-                ),
-            ),
             registry: r,
+            http_requests,
+            http_request_duration,
+            db_query_duration,
+            oauth_tokens_issued,
+            oauth_token_errors,
+            merchant_actors_active,
+            merchant_actor_activations,
+            actor_mailbox_wait,
+            merchant_write_batch_size,
+            cache_requests,
+            db_commits,
+            db_group_size,
+            merchant_cached_records,
         }
     }
 
@@ -167,6 +69,136 @@ impl Metrics {
         let _ = TextEncoder::new().encode(&self.registry.gather(), &mut buf);
         String::from_utf8(buf).unwrap_or_default()
     }
+}
+
+/// Requests answered, and the time to the response head.
+fn http_family(r: &Registry) -> (IntCounterVec, HistogramVec) {
+    let latency = vec![
+        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+    ];
+    let requests = counter_vec(
+        r,
+        "http_requests_total",
+        "HTTP requests answered.",
+        &["method", "route", "status"],
+    );
+    let duration = register(
+        r,
+        HistogramVec::new(
+            HistogramOpts::new(
+                "http_request_duration_seconds",
+                "Time from request to response head.",
+            )
+            .buckets(latency),
+            &["method", "route", "status"],
+        ),
+    );
+    (requests, duration)
+}
+
+/// Token pairs issued by grant, and the token endpoint's errors.
+fn oauth_family(r: &Registry) -> (IntCounterVec, IntCounterVec) {
+    let issued = counter_vec(
+        r,
+        "oauth_tokens_issued_total",
+        "Token pairs issued by the token endpoint.",
+        &["grant_type"],
+    );
+    let errors = counter_vec(
+        r,
+        "oauth_token_errors_total",
+        "Token endpoint errors by RFC 6749 error.",
+        &["error"],
+    );
+    (issued, errors)
+}
+
+/// Database operation latency, commits, and the writes each SQLite commit makes durable.
+fn db_family(r: &Registry) -> (HistogramVec, IntCounter, Histogram) {
+    let db_latency = vec![
+        0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
+    ];
+    let groups = vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0];
+    let duration = register(
+        r,
+        HistogramVec::new(
+            HistogramOpts::new("db_query_duration_seconds", "Database operation latency.")
+                .buckets(db_latency),
+            &["op"],
+        ),
+    );
+    let commits = register(
+        r,
+        IntCounter::new(
+            "db_commits_total",
+            "Transactions committed (on SQLite, each commits a group of writes).",
+        ),
+    );
+    let group_size = histogram(
+        r,
+        "db_commit_group_size",
+        "Writes made durable by one SQLite commit.",
+        groups,
+    );
+    (duration, commits, group_size)
+}
+
+/// Merchant supervisors running and started, and the records their states cache.
+fn merchant_family(r: &Registry) -> (IntGauge, IntCounter, IntGaugeVec) {
+    let active = register(
+        r,
+        IntGauge::new("merchant_actors_active", "Merchant supervisors running."),
+    );
+    let activations = register(
+        r,
+        IntCounter::new(
+            "merchant_actor_activations_total",
+            "Merchant supervisors started (first use or after passivation).",
+        ),
+    );
+    let cached = register(
+        r,
+        IntGaugeVec::new(
+            Opts::new(
+                "merchant_cached_records",
+                "Records held in the cached state of active merchants, by kind.",
+            ),
+            &["kind"],
+        ),
+    );
+    (active, activations, cached)
+}
+
+/// How long a write waits for its supervisor, and how many writes commit together.
+fn write_family(r: &Registry) -> (Histogram, Histogram) {
+    let wait = vec![0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0];
+    let sizes = vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0];
+    let mailbox_wait = histogram(
+        r,
+        "actor_mailbox_wait_seconds",
+        "Time a write waited for its merchant's supervisor to take it up.",
+        wait,
+    );
+    let batch_size = histogram(
+        r,
+        "merchant_write_batch_size",
+        "Writes committed together in one merchant transaction (group commit).",
+        sizes,
+    );
+    (mailbox_wait, batch_size)
+}
+
+/// A counter with labels, registered.
+fn counter_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+    register(r, IntCounterVec::new(Opts::new(name, help), labels))
+}
+
+/// A histogram without labels, registered.
+fn histogram(r: &Registry, name: &str, help: &str, buckets: Vec<f64>) -> Histogram {
+    register(
+        r,
+        Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets)),
+    )
 }
 
 /// Registers a metric made from a constant definition (which cannot be invalid) exactly once.

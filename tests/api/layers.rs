@@ -1,7 +1,7 @@
 //! The layer rules of STYLE.md and docs/architecture.md, kept by a test rather than by memory:
 //! which top-level module of `src/` may name which (`crate::x` anywhere in its files, `use`
-//! groups included), that only the storage layer speaks SQL, and that the modules form no
-//! cycle.
+//! groups included), that only the storage layer speaks SQL, that the modules form no cycle,
+//! and that no function is longer than [`MAX_FN_LINES`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -188,4 +188,234 @@ fn the_rule_reader_sees_use_groups_and_paths() {
     for m in ["db", "domain", "http"] {
         assert!(found.contains(m), "{m} in {found:?}");
     }
+}
+
+/// The longest a function under `src/` may be, from its `fn` line to its closing brace.
+const MAX_FN_LINES: usize = 100;
+
+/// The source with the contents of comments, string literals and char literals blanked out
+/// (newlines kept, so line numbers stay true): what is left is code, whose braces can be
+/// counted.
+fn code_only(text: &str) -> Vec<char> {
+    let src: Vec<char> = text.chars().collect();
+    let mut out = src.clone();
+    let blank = |out: &mut Vec<char>, from: usize, to: usize| {
+        for c in &mut out[from..to.min(src.len())] {
+            if *c != '\n' {
+                *c = ' ';
+            }
+        }
+    };
+    let mut i = 0;
+    while i < src.len() {
+        let end = match (src[i], src.get(i + 1).copied()) {
+            ('/', Some('/')) => line_comment_end(&src, i),
+            ('/', Some('*')) => block_comment_end(&src, i),
+            ('"', _) => string_end(&src, i),
+            ('\'', _) => match char_literal_end(&src, i) {
+                Some(end) => end,
+                None => i + 1, // a lifetime or a label
+            },
+            _ => i + 1,
+        };
+        if end > i + 1 {
+            blank(&mut out, i, end);
+        }
+        i = end;
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Past the end of the `//` comment at `at` (its newline stays code).
+fn line_comment_end(src: &[char], at: usize) -> usize {
+    (at..src.len())
+        .find(|&i| src[i] == '\n')
+        .unwrap_or(src.len())
+}
+
+/// Past the end of the `/*` comment at `at`; block comments nest.
+fn block_comment_end(src: &[char], at: usize) -> usize {
+    let (mut depth, mut i) = (0, at);
+    while i < src.len() {
+        match (src[i], src.get(i + 1).copied()) {
+            ('/', Some('*')) => (depth, i) = (depth + 1, i + 2),
+            ('*', Some('/')) => {
+                (depth, i) = (depth - 1, i + 2);
+                if depth == 0 {
+                    return i;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    src.len()
+}
+
+/// Past the end of the string literal whose opening quote is at `at`: a raw one (`r"…"`,
+/// `br#"…"#`) when an `r` and hashes stand just before the quote, else one with escapes.
+fn string_end(src: &[char], at: usize) -> usize {
+    let hashes = src[..at].iter().rev().take_while(|&&c| c == '#').count();
+    let r = at.checked_sub(hashes + 1).filter(|&r| src[r] == 'r');
+    let starts_word = |i: usize| i == 0 || !is_ident(src[i - 1]);
+    let raw = r
+        .is_some_and(|r| starts_word(r) || (matches!(src[r - 1], 'b' | 'c') && starts_word(r - 1)));
+    let mut i = at + 1;
+    while i < src.len() {
+        if raw {
+            if src[i] == '"'
+                && src[i + 1..]
+                    .iter()
+                    .take(hashes)
+                    .filter(|&&c| c == '#')
+                    .count()
+                    == hashes
+            {
+                return i + 1 + hashes;
+            }
+            i += 1;
+        } else {
+            match src[i] {
+                '\\' => i += 2,
+                '"' => return i + 1,
+                _ => i += 1,
+            }
+        }
+    }
+    src.len()
+}
+
+/// Past the end of the char literal at `at` (`'{'`, `'\''`, `'\u{7b}'`), or `None` when the
+/// quote starts a lifetime or a label (`'a`, `'static`, `'outer:`).
+fn char_literal_end(src: &[char], at: usize) -> Option<usize> {
+    match (src.get(at + 1), src.get(at + 2)) {
+        (Some('\\'), _) => {
+            let close = (at + 3..src.len()).find(|&i| src[i] == '\'')?;
+            Some(close + 1)
+        }
+        (Some(_), Some('\'')) => Some(at + 3),
+        _ => None,
+    }
+}
+
+/// Every function with a body in a source text: its name, the line of its `fn` (from 1) and
+/// its length in lines, up to the line of its closing brace.
+fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
+    let code = code_only(text);
+    let line_at = |i: usize| 1 + code[..i].iter().filter(|&&c| c == '\n').count();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i + 2 < code.len() {
+        let keyword = code[i] == 'f'
+            && code[i + 1] == 'n'
+            && (i == 0 || !is_ident(code[i - 1]))
+            && code[i + 2].is_whitespace();
+        if !keyword {
+            i += 1;
+            continue;
+        }
+        let name: String = code[i + 2..]
+            .iter()
+            .skip_while(|c| c.is_whitespace())
+            .take_while(|&&c| is_ident(c) || c == '$')
+            .collect();
+        if let Some((open, close)) = body(&code, i + 2) {
+            found.push((name, line_at(i), line_at(close) - line_at(i) + 1));
+            // Functions nested in this one are measured too.
+            i = open;
+        }
+        i += 1;
+    }
+    found
+}
+
+/// The braces of the body of the function whose signature starts at `from`, or `None` for a
+/// declaration without one (`fn f(x: [u8; 4]);`).
+fn body(code: &[char], from: usize) -> Option<(usize, usize)> {
+    let mut nesting = 0i32; // () and [] in the signature
+    let mut open = None;
+    for (i, &c) in code.iter().enumerate().skip(from) {
+        match c {
+            '(' | '[' => nesting += 1,
+            ')' | ']' => nesting -= 1,
+            ';' if nesting == 0 => return None,
+            '{' if nesting == 0 => {
+                open = Some(i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let open = open?;
+    let mut depth = 0;
+    for (i, &c) in code.iter().enumerate().skip(open) {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((open, i));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[test]
+fn no_function_is_longer_than_the_limit() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    files.sort();
+    let mut long = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("read file");
+        let rel = file
+            .strip_prefix(src().parent().expect("root"))
+            .expect("under the root");
+        for (name, line, length) in function_lengths(&text) {
+            if length > MAX_FN_LINES {
+                long.push(format!("{}:{line} {name}: {length} lines", rel.display()));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions longer than {MAX_FN_LINES} lines (split them):\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_length_reader_skips_braces_in_literals_and_comments() {
+    let text = r##"fn outer() {
+    let open = '{';
+    let quote = '\'';
+    let escaped = '\u{7b}';
+    let s = "}} \" }";
+    let raw = r#"}" }"#;
+    let bytes = br"}";
+    // } a comment
+    /* } /* nested } */ } */
+    fn inner<'a>(x: &'a [u8; 4]) -> &'a str { 'label: loop { break 'label; } "" }
+}
+trait T {
+    fn declared(x: [u8; 4]);
+}
+fn fnord() -> fn(i64) -> i64 { |_| 0 }
+"##;
+    let found = function_lengths(text);
+    let lengths: Vec<(&str, usize, usize)> = found
+        .iter()
+        .map(|(name, line, length)| (name.as_str(), *line, *length))
+        .collect();
+    assert_eq!(
+        lengths,
+        [("outer", 1, 11), ("inner", 10, 1), ("fnord", 15, 1)],
+        "{found:?}"
+    );
 }
