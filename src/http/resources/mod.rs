@@ -33,10 +33,10 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     suppliers::routes(cfg);
     promotions::routes(cfg);
     with_list::<ProductRecord, _, _>(cfg, "/product", products::list);
-    with_list::<BasketRecord, _, _>(cfg, "/basket", sales::baskets);
-    with_list::<TransactionRecord, _, _>(cfg, "/transaction", sales::transactions);
-    with_list::<OrderRecord, _, _>(cfg, "/order", sales::orders);
-    with_list::<InvoiceRecord, _, _>(cfg, "/invoice", sales::invoices);
+    with_list::<BasketRecord, _, _>(cfg, "/basket", sales::list::<BasketRecord>);
+    with_list::<TransactionRecord, _, _>(cfg, "/transaction", sales::list::<TransactionRecord>);
+    with_list::<OrderRecord, _, _>(cfg, "/order", sales::list::<OrderRecord>);
+    with_list::<InvoiceRecord, _, _>(cfg, "/invoice", sales::list::<InvoiceRecord>);
     with_list::<crate::domain::reconcile::StockReconciliation, _, _>(
         cfg,
         "/stock/reconcile",

@@ -33,14 +33,51 @@ impl IdHeaders for InvoiceRecord {
 }
 
 /// Which filter headers a sales resource reads besides its ids and `deleted`.
-#[derive(Clone, Copy)]
-struct Reads {
+pub struct Reads {
     stores: bool,
     baskets: bool,
     completed: bool,
 }
 
-fn query<R: IdHeaders>(h: &HeaderMap, reads: Reads) -> Result<SalesQuery, ApiError> {
+/// A sales resource's GET filters.
+pub trait SalesFilters: Historic + IdHeaders {
+    const READS: Reads;
+}
+
+impl SalesFilters for BasketRecord {
+    const READS: Reads = Reads {
+        stores: true,
+        baskets: false,
+        completed: true,
+    };
+}
+
+impl SalesFilters for TransactionRecord {
+    const READS: Reads = Reads {
+        stores: false,
+        baskets: true,
+        completed: false,
+    };
+}
+
+impl SalesFilters for OrderRecord {
+    const READS: Reads = Reads {
+        stores: true,
+        baskets: false,
+        completed: true,
+    };
+}
+
+impl SalesFilters for InvoiceRecord {
+    const READS: Reads = Reads {
+        stores: true,
+        baskets: false,
+        completed: false,
+    };
+}
+
+fn query<R: SalesFilters>(h: &HeaderMap) -> Result<SalesQuery, ApiError> {
+    let reads = &R::READS;
     Ok(SalesQuery {
         ids: filters::id_list_any(h, &R::ID_HEADERS)?,
         store_ids: if reads.stores {
@@ -63,68 +100,16 @@ fn query<R: IdHeaders>(h: &HeaderMap, reads: Reads) -> Result<SalesQuery, ApiErr
     })
 }
 
-async fn list<R: Historic + IdHeaders>(
+/// `GET` of a sales resource.
+pub async fn list<R: SalesFilters>(
     req: HttpRequest,
     caller: Caller,
     state: web::Data<AppState>,
-    reads: Reads,
 ) -> Result<Reply, ApiError> {
-    let query = query::<R>(req.headers(), reads)?;
+    let query = query::<R>(req.headers())?;
     let found = state
         .merchants
         .sales::<R>(caller.merchant_id, &query)
         .await?;
     Ok(Reply::ok().raw_field(R::PLURAL, found.render()))
-}
-
-pub async fn baskets(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
-    let reads = Reads {
-        stores: true,
-        baskets: false,
-        completed: true,
-    };
-    list::<BasketRecord>(req, caller, state, reads).await
-}
-
-pub async fn transactions(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
-    let reads = Reads {
-        stores: false,
-        baskets: true,
-        completed: false,
-    };
-    list::<TransactionRecord>(req, caller, state, reads).await
-}
-
-pub async fn orders(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
-    let reads = Reads {
-        stores: true,
-        baskets: false,
-        completed: true,
-    };
-    list::<OrderRecord>(req, caller, state, reads).await
-}
-
-pub async fn invoices(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
-    let reads = Reads {
-        stores: true,
-        baskets: false,
-        completed: false,
-    };
-    list::<InvoiceRecord>(req, caller, state, reads).await
 }
