@@ -9,17 +9,6 @@ use serde_json::{json, Value};
 use crate::helpers::TestApp;
 use crate::{backend_tests, backend_tests_with};
 
-async fn metrics(app: &TestApp) -> String {
-    app.client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
-}
-
 async fn categories(app: &TestApp, token: &str) -> serde_json::Map<String, Value> {
     let res = app
         .api(Method::GET, "/category", token)
@@ -49,7 +38,7 @@ backend_tests! {
             .unwrap();
         assert_eq!(stored, 1000);
         assert_eq!(categories(&app, &token).await.len(), 1000);
-        let text = metrics(&app).await;
+        let text = app.metrics_text().await;
         assert!(text.contains("actor_mailbox_wait_seconds_count"), "{text}");
         assert!(text.contains("merchant_write_batch_size_count"));
         assert!(text.contains(r#"cache_requests_total{cache="merchant",result="hit"}"#));

@@ -80,6 +80,37 @@ macro_rules! backend_tests_with {
     };
 }
 
+/// Runs a test body once per backend with a fresh database and no server (for tests that start
+/// their own processes or use the storage layer directly):
+/// `db_tests! { async fn name(db) { ... } }` makes `name::sqlite` and `name::postgres`.
+#[macro_export]
+macro_rules! db_tests {
+    ($(async fn $name:ident($db:ident) $body:block)*) => {
+        $(
+            mod $name {
+                #[allow(unused_imports)]
+                use super::*;
+                #[actix_rt::test]
+                async fn sqlite() {
+                    let $db = $crate::helpers::TestDb::new($crate::helpers::Backend::Sqlite)
+                        .await
+                        .expect("sqlite db");
+                    $body
+                }
+                #[actix_rt::test]
+                async fn postgres() {
+                    let Some($db) =
+                        $crate::helpers::TestDb::new($crate::helpers::Backend::Postgres).await
+                    else {
+                        return;
+                    };
+                    $body
+                }
+            }
+        )*
+    };
+}
+
 /// A fresh database for one test: a SQLite file in a temp folder or a new PostgreSQL database.
 pub struct TestDb {
     pub url: String,
@@ -308,9 +339,44 @@ impl TestApp {
             .header("x-accept-version", "2.0")
     }
 
+    /// The `/metrics` page, in the Prometheus text format.
+    pub async fn metrics_text(&self) -> String {
+        self.client
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .expect("GET /metrics")
+            .text()
+            .await
+            .expect("metrics text")
+    }
+
     pub async fn stop(&self) {
         self.handle.stop(true).await;
     }
+}
+
+/// POSTs one object under the client key `k` and returns the created record, failing the test
+/// on anything but a 201 without an error record.
+pub async fn create_one(
+    app: &TestApp,
+    token: &str,
+    path: &str,
+    plural: &str,
+    object: serde_json::Value,
+) -> serde_json::Value {
+    let (status, body) = send(
+        app,
+        reqwest::Method::POST,
+        path,
+        token,
+        &[],
+        Some(serde_json::json!({ plural: {"k": object} })),
+    )
+    .await;
+    assert_eq!(status, reqwest::StatusCode::CREATED, "POST {path}: {body}");
+    assert!(body["api"]["message"].get("error").is_none(), "{body}");
+    body[plural]["k"].clone()
 }
 
 /// Every row of every table, as text, for "nothing changed" and "no secret stored" checks.

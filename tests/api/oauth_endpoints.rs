@@ -98,17 +98,6 @@ pub(crate) fn pair_of(body: &Value) -> (String, String) {
     (field("access_token"), field("refresh_token"))
 }
 
-async fn metrics(app: &TestApp) -> String {
-    app.client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
-}
-
 // RFC 7009.
 backend_tests! {
     async fn revoking_a_refresh_token_kills_its_family_s_access_tokens(app) {
@@ -228,7 +217,7 @@ backend_tests! {
         refresh(&app, &refresh_token).await;
         let (status, _) = refresh(&app, "mcd_rt_nobodyissuedthis").await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
-        let text = metrics(&app).await;
+        let text = app.metrics_text().await;
         for line in [
             r#"oauth_tokens_issued_total{grant_type="authorization_code"} 1"#,
             r#"oauth_tokens_issued_total{grant_type="refresh_token"} 1"#,

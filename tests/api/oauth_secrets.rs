@@ -15,32 +15,11 @@ use serde_json::{json, Value};
 use merchantd::db::Db;
 use merchantd::metrics::Metrics;
 
-use crate::helpers::{dump_database, Backend, TestDb, FIXTURE_SECRETS};
+use crate::db_tests;
+use crate::helpers::{dump_database, FIXTURE_SECRETS};
 use crate::oauth_endpoints::{basic, TILL};
 use crate::oauth_support::*;
 use crate::process::serve;
-
-/// Runs a body against a fresh database per backend (like `process.rs`, whose macro is private).
-macro_rules! served_tests {
-    ($(async fn $name:ident($db:ident) $body:block)*) => {
-        $(
-            mod $name {
-                #[allow(unused_imports)]
-                use super::*;
-                #[actix_rt::test]
-                async fn sqlite() {
-                    let $db = TestDb::new(Backend::Sqlite).await.expect("sqlite db");
-                    $body
-                }
-                #[actix_rt::test]
-                async fn postgres() {
-                    let Some($db) = TestDb::new(Backend::Postgres).await else { return };
-                    $body
-                }
-            }
-        )*
-    };
-}
 
 /// Secrets the flow never sent in clear to anyone who should keep them.
 const WRONG_PASSWORD: &str = "typo-of-a-real-password";
@@ -313,7 +292,7 @@ impl Flow {
     }
 }
 
-served_tests! {
+db_tests! {
     async fn no_secret_of_a_full_flow_reaches_logs_rows_errors_or_urls(db) {
         let served = serve(&db, "trace");
         let client = reqwest::Client::builder()

@@ -8,7 +8,8 @@ use std::time::Duration;
 use merchantd::db::Db;
 use merchantd::metrics::Metrics;
 
-use crate::helpers::{binary, dump_database, tenants_dir, Backend, TestDb, FIXTURE_SECRETS};
+use crate::db_tests;
+use crate::helpers::{binary, dump_database, tenants_dir, TestDb, FIXTURE_SECRETS};
 
 /// A `merchantd serve` child process and everything it wrote to stderr.
 pub struct Served {
@@ -94,28 +95,7 @@ impl Served {
     }
 }
 
-macro_rules! process_tests {
-    ($(async fn $name:ident($db:ident) $body:block)*) => {
-        $(
-            mod $name {
-                #[allow(unused_imports)]
-                use super::*;
-                #[actix_rt::test]
-                async fn sqlite() {
-                    let $db = TestDb::new(Backend::Sqlite).await.expect("sqlite db");
-                    $body
-                }
-                #[actix_rt::test]
-                async fn postgres() {
-                    let Some($db) = TestDb::new(Backend::Postgres).await else { return };
-                    $body
-                }
-            }
-        )*
-    };
-}
-
-process_tests! {
+db_tests! {
     async fn sigterm_lets_a_request_in_flight_finish_and_exits_zero(db) {
         for signal in ["-TERM", "-INT"] {
             let served = serve(&db, "info");

@@ -5,23 +5,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
-use crate::helpers::{send, TestApp};
-
-/// One object written to `path`: its record, asserting 201 and no error record.
-async fn create(app: &TestApp, token: &str, path: &str, plural: &str, object: Value) -> Value {
-    let (status, body) = send(
-        app,
-        Method::POST,
-        path,
-        token,
-        &[],
-        Some(json!({plural: {"k": object}})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{path}: {body}");
-    assert!(body["api"]["message"].get("error").is_none(), "{body}");
-    body[plural]["k"].clone()
-}
+use crate::helpers::{create_one as create, send, TestApp};
 
 struct Shop {
     token: String,

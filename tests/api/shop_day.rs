@@ -10,20 +10,7 @@ use serde_json::{json, Value};
 use crate::backend_tests;
 use crate::helpers::{send, TestApp};
 
-/// POSTs one object and returns the created record, failing the test on anything but 201.
-pub async fn create(app: &TestApp, token: &str, path: &str, plural: &str, object: Value) -> Value {
-    let (status, body) = send(
-        app,
-        Method::POST,
-        path,
-        token,
-        &[],
-        Some(json!({ plural: {"k": object} })),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "POST {path}: {body}");
-    body[plural]["k"].clone()
-}
+pub use crate::helpers::create_one as create;
 
 pub fn id(record: &Value) -> i64 {
     record["id"].as_i64().expect("an id")

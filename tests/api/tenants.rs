@@ -6,28 +6,8 @@ use std::process::Output;
 use merchantd::db::Db;
 use merchantd::metrics::Metrics;
 
-use crate::helpers::{binary, dump_database, Backend, TestDb, FIXTURE_SECRETS};
-
-macro_rules! db_tests {
-    ($(async fn $name:ident($db:ident) $body:block)*) => {
-        $(
-            mod $name {
-                #[allow(unused_imports)]
-                use super::*;
-                #[actix_rt::test]
-                async fn sqlite() {
-                    let $db = TestDb::new(Backend::Sqlite).await.expect("sqlite db");
-                    $body
-                }
-                #[actix_rt::test]
-                async fn postgres() {
-                    let Some($db) = TestDb::new(Backend::Postgres).await else { return };
-                    $body
-                }
-            }
-        )*
-    };
-}
+use crate::db_tests;
+use crate::helpers::{binary, dump_database, TestDb, FIXTURE_SECRETS};
 
 fn apply(db: &TestDb, files: &[&Path]) -> Output {
     std::process::Command::new(binary())
