@@ -94,7 +94,7 @@ impl ApiError {
     }
 
     /// (top-level message, top-level details, record details, record objectRef)
-    fn parts(&self) -> (String, Vec<String>, String, Option<String>) {
+    fn parts(&self) -> Parts {
         match self {
             ApiError::TokenInvalid { detail } => (
                 "A valid bearer token is required.".into(),
@@ -108,12 +108,9 @@ impl ApiError {
                 "The access token expired.".into(),
                 None,
             ),
-            ApiError::InsufficientScope { detail, .. } => (
-                "The token's scope does not allow this operation.".into(),
-                vec![detail.clone()],
-                detail.clone(),
-                None,
-            ),
+            ApiError::InsufficientScope { detail, .. } => {
+                plain("The token's scope does not allow this operation.", detail)
+            }
             ApiError::BadRequest {
                 message,
                 details,
@@ -130,54 +127,26 @@ impl ApiError {
                 "Supported versions: 2.0.".into(),
                 None,
             ),
-            ApiError::NotFound { detail } => (
-                "Not found.".into(),
-                vec![detail.clone()],
-                detail.clone(),
-                None,
+            ApiError::NotFound { detail } => plain("Not found.", detail),
+            ApiError::MethodNotAllowed { detail } => plain("Method not allowed.", detail),
+            ApiError::UnsupportedMediaType { detail } => plain("Unsupported media type.", detail),
+            ApiError::UnsupportedFileType { detail } => plain("Unsupported file type.", detail),
+            ApiError::PayloadTooLarge { detail } => plain("The request is too large.", detail),
+            ApiError::RateLimited { retry_after_secs } => plain(
+                "Too many requests.",
+                &format!("Too many requests; retry after {retry_after_secs} s."),
             ),
-            ApiError::MethodNotAllowed { detail } => (
-                "Method not allowed.".into(),
-                vec![detail.clone()],
-                detail.clone(),
-                None,
-            ),
-            ApiError::UnsupportedMediaType { detail } => (
-                "Unsupported media type.".into(),
-                vec![detail.clone()],
-                detail.clone(),
-                None,
-            ),
-            ApiError::UnsupportedFileType { detail } => (
-                "Unsupported file type.".into(),
-                vec![detail.clone()],
-                detail.clone(),
-                None,
-            ),
-            ApiError::PayloadTooLarge { detail } => (
-                "The request is too large.".into(),
-                vec![detail.clone()],
-                detail.clone(),
-                None,
-            ),
-            ApiError::RateLimited { retry_after_secs } => {
-                let d = format!("Too many requests; retry after {retry_after_secs} s.");
-                ("Too many requests.".into(), vec![d.clone()], d, None)
+            ApiError::Unprocessable { detail, .. } => {
+                plain("The request could not be processed.", detail)
             }
-            ApiError::Unprocessable { detail, .. } => (
-                "The request could not be processed.".into(),
-                vec![detail.clone()],
-                detail.clone(),
-                None,
+            ApiError::Unavailable(_) => plain(
+                "Service unavailable.",
+                "The service is temporarily unavailable; retry with backoff.",
             ),
-            ApiError::Unavailable(_) => {
-                let d = "The service is temporarily unavailable; retry with backoff.".to_string();
-                ("Service unavailable.".into(), vec![d.clone()], d, None)
-            }
-            ApiError::Internal(_) => {
-                let d = "An unexpected error occurred; it may be retried.".to_string();
-                ("Internal server error.".into(), vec![d.clone()], d, None)
-            }
+            ApiError::Internal(_) => plain(
+                "Internal server error.",
+                "An unexpected error occurred; it may be retried.",
+            ),
         }
     }
 
@@ -232,6 +201,19 @@ impl ApiError {
             )),
         }
     }
+}
+
+/// An error's parts: (top-level message, top-level details, record details, record objectRef).
+type Parts = (String, Vec<String>, String, Option<String>);
+
+/// The parts of an error whose one detail is both the top-level detail and the record's.
+fn plain(message: &str, detail: &str) -> Parts {
+    (
+        message.into(),
+        vec![detail.to_owned()],
+        detail.to_owned(),
+        None,
+    )
 }
 
 /// "unknown or revoked token" → "Unknown or revoked token."

@@ -244,6 +244,17 @@ pub async fn list(
     Ok(Reply::ok().field("logs", collection(kept)))
 }
 
+/// The posted JSON document as text; `None` when an update leaves the body empty to keep the
+/// data (to complete a log, say).
+fn posted_data(req: &HttpRequest, body: &[u8], updating: bool) -> Result<Option<String>, ApiError> {
+    if body.is_empty() && updating {
+        return Ok(None);
+    }
+    let document = batch::json_document(req, body)?;
+    let text = serde_json::to_string(&document).map_err(ApiError::internal)?;
+    Ok(Some(text))
+}
+
 /// POST: files a new log, or with `id` replaces that log's data and tags. `completed` sets or
 /// clears `completeDate`.
 pub async fn post(
@@ -275,14 +286,7 @@ pub async fn post(
     }
     let tags = tags.join(",");
     let now = now_millis();
-    // An update may leave the body empty to keep the data (to complete a log, say).
-    let data = if body.is_empty() && headers.id.is_some() {
-        None
-    } else {
-        let document = batch::json_document(&req, &body)?;
-        Some(serde_json::to_string(&document).map_err(ApiError::internal)?)
-    };
-
+    let data = posted_data(&req, &body, headers.id.is_some())?;
     let mut messages = Messages::default();
     let log = match &headers.id {
         Some(id) => {

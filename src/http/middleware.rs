@@ -36,41 +36,17 @@ pub async fn envelope_layer(
         request_id: request_id.clone(),
     });
     let state = req.app_data::<web::Data<AppState>>().cloned();
+    let state = state.as_ref().map(|s| s.get_ref());
     let method = req.method().to_string();
     let path = req.path().to_owned();
 
-    let response = if let Some(err) = state.as_ref().and_then(|s| declared_too_large(s, &req)) {
+    let response = if let Some(err) = state.and_then(|s| declared_too_large(s, &req)) {
         req.error_response(err)
     } else {
         match AssertUnwindSafe(next.call(req)).catch_unwind().await {
             Ok(Ok(res)) => res,
             Ok(Err(err)) => return Err(err),
-            Err(panic) => {
-                // The request went down with the handler, so there is no ServiceResponse to
-                // build: return the error and let actix render it (ApiError renders a complete
-                // envelope body on its own for exactly this path).
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "non-text panic payload".into());
-                if let Some(state) = &state {
-                    let labels = [method.as_str(), "unknown", "500"];
-                    state.metrics.http_requests.with_label_values(&labels).inc();
-                }
-                tracing::error!(
-                    target: "merchantd::http",
-                    method = %method,
-                    status = 500,
-                    request_id = %request_id,
-                    "handler panicked"
-                );
-                return Err(PanicError {
-                    request_id,
-                    cause: ApiError::internal(anyhow::anyhow!("handler panicked: {what}")),
-                }
-                .into());
-            }
+            Err(panic) => return Err(panicked(&*panic, state, &method, request_id)),
         }
     };
 
@@ -81,14 +57,26 @@ pub async fn envelope_layer(
         headers.insert(REQUEST_ID, v);
     }
 
+    record(&response, state, &method, &request_id, started);
+    Ok(response)
+}
+
+/// The request's metrics and its one log line.
+fn record(
+    response: &ServiceResponse<BoxBody>,
+    state: Option<&AppState>,
+    method: &str,
+    request_id: &str,
+    started: Instant,
+) {
     let route = response
         .request()
         .match_pattern()
         .unwrap_or_else(|| "unmatched".to_owned());
     let status = response.status();
     let elapsed = started.elapsed();
-    if let Some(state) = &state {
-        let labels = [method.as_str(), route.as_str(), status.as_str()];
+    if let Some(state) = state {
+        let labels = [method, route.as_str(), status.as_str()];
         state.metrics.http_requests.with_label_values(&labels).inc();
         state
             .metrics
@@ -111,7 +99,38 @@ pub async fn envelope_layer(
         merchant_id = merchant_id,
         "request"
     );
-    Ok(response)
+}
+
+/// A handler panicked: the request went down with it, so there is no ServiceResponse to
+/// build. The error is returned for actix to render (ApiError renders a complete envelope body
+/// on its own for exactly this path).
+fn panicked(
+    panic: &(dyn std::any::Any + Send),
+    state: Option<&AppState>,
+    method: &str,
+    request_id: String,
+) -> actix_web::Error {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-text panic payload".into());
+    if let Some(state) = state {
+        let labels = [method, "unknown", "500"];
+        state.metrics.http_requests.with_label_values(&labels).inc();
+    }
+    tracing::error!(
+        target: "merchantd::http",
+        method = %method,
+        status = 500,
+        request_id = %request_id,
+        "handler panicked"
+    );
+    PanicError {
+        request_id,
+        cause: ApiError::internal(anyhow::anyhow!("handler panicked: {what}")),
+    }
+    .into()
 }
 
 /// Rejects a body whose declared length is over the limit before reading any of it.

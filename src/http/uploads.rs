@@ -201,26 +201,8 @@ async fn receive(field: &mut Field, limit: usize) -> Result<Received, ApiError> 
     })
 }
 
-/// POST or PUT `/uploader`: one image in the multipart field `file` → 201.
-pub async fn upload(
-    req: HttpRequest,
-    payload: web::Payload,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
-    let purpose = purpose(&req)?;
-    let limit = state.settings.max_upload_bytes;
-    let mut received_bytes = 0usize;
-    let bounded = payload.map(move |chunk| {
-        let chunk = chunk?;
-        received_bytes = received_bytes.saturating_add(chunk.len());
-        if received_bytes > limit {
-            Err(PayloadError::Overflow)
-        } else {
-            Ok(chunk)
-        }
-    });
-    let mut multipart = Multipart::new(req.headers(), bounded);
+/// The upload's one multipart field `file`.
+async fn the_file(mut multipart: Multipart, limit: usize) -> Result<Received, ApiError> {
     let mut file = None;
     while let Some(field) = multipart.next().await {
         let mut field = field.map_err(|e| multipart_error(e, limit))?;
@@ -240,14 +222,33 @@ pub async fn upload(
             }
         }
     }
-    let Some(file) = file else {
-        return Err(ApiError::BadRequest {
-            message: "The request body is not valid.".into(),
-            details: vec!["file: the multipart field is missing.".into()],
-            object_ref: Some("file".into()),
-        });
-    };
+    file.ok_or_else(|| ApiError::BadRequest {
+        message: "The request body is not valid.".into(),
+        details: vec!["file: the multipart field is missing.".into()],
+        object_ref: Some("file".into()),
+    })
+}
 
+/// POST or PUT `/uploader`: one image in the multipart field `file` → 201.
+pub async fn upload(
+    req: HttpRequest,
+    payload: web::Payload,
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    let purpose = purpose(&req)?;
+    let limit = state.settings.max_upload_bytes;
+    let mut received_bytes = 0usize;
+    let bounded = payload.map(move |chunk| {
+        let chunk = chunk?;
+        received_bytes = received_bytes.saturating_add(chunk.len());
+        if received_bytes > limit {
+            Err(PayloadError::Overflow)
+        } else {
+            Ok(chunk)
+        }
+    });
+    let file = the_file(Multipart::new(req.headers(), bounded), limit).await?;
     let file_name = format!("{}.{}", file.sha256, file.kind.extension());
     state
         .services

@@ -114,25 +114,7 @@ impl Manifest {
 
     pub fn parse(file: &str, text: &str) -> Result<Self, ManifestError> {
         let ctx = Ctx { file };
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            // Only the message and position: toml's Display quotes the source line, which may
-            // hold a password.
-            let position = e
-                .span()
-                .map(|span| {
-                    let before = &text[..span.start.min(text.len())];
-                    let line = before.matches('\n').count() + 1;
-                    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-                    format!(" at line {line}, column {column}")
-                })
-                .unwrap_or_default();
-            ctx.err(
-                None,
-                None,
-                format!("TOML syntax error{position}: {}", e.message()),
-            )
-        })?;
-
+        let table = toml_table(&ctx, text)?;
         if let Some(unknown) = table.keys().find(|k| !TOP_LEVEL.contains(&k.as_str())) {
             return Err(ctx.err(
                 None,
@@ -151,18 +133,7 @@ impl Manifest {
                 ))
             }
         };
-        let merchant_key = merchant.key.trim().to_owned();
-        if merchant_key.is_empty()
-            || !merchant_key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            return Err(ctx.err(
-                Some("merchant".into()),
-                Some("key"),
-                "must be non-empty and use only letters, digits, '-' and '_'",
-            ));
-        }
+        let merchant_key = merchant_key(&ctx, &merchant)?;
         let merchant_name = non_empty(&ctx, "merchant".into(), "name", &merchant.name)?;
 
         let stores = entries(&ctx, &table, "stores")?
@@ -202,6 +173,44 @@ impl Manifest {
             applications,
         })
     }
+}
+
+/// The file as a TOML table. A syntax error names only the message and the position: toml's
+/// Display quotes the source line, which may hold a password.
+fn toml_table(ctx: &Ctx<'_>, text: &str) -> Result<toml::Table, ManifestError> {
+    text.parse().map_err(|e: toml::de::Error| {
+        let position = e
+            .span()
+            .map(|span| {
+                let before = &text[..span.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                format!(" at line {line}, column {column}")
+            })
+            .unwrap_or_default();
+        ctx.err(
+            None,
+            None,
+            format!("TOML syntax error{position}: {}", e.message()),
+        )
+    })
+}
+
+/// The merchant's key: non-empty, letters, digits, '-' and '_' only.
+fn merchant_key(ctx: &Ctx<'_>, merchant: &RawMerchant) -> Result<String, ManifestError> {
+    let key = merchant.key.trim().to_owned();
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(ctx.err(
+            Some("merchant".into()),
+            Some("key"),
+            "must be non-empty and use only letters, digits, '-' and '_'",
+        ));
+    }
+    Ok(key)
 }
 
 /// Rules that span files: merchant keys and client ids are unique across one apply.

@@ -118,16 +118,20 @@ fn parse_pairs(pairs: Vec<(String, String)>) -> Result<BTreeMap<String, String>,
     Ok(map)
 }
 
-async fn validate(state: &AppState, p: &BTreeMap<String, String>) -> Result<Request, Refusal> {
-    let get = |k: &str| p.get(k).map(String::as_str).filter(|v| !v.is_empty());
-    let client_id = get("client_id").ok_or_else(|| {
+/// The live application `client_id` names. These refusals are pages: without a known client
+/// there is no redirect URI to send the browser back to.
+async fn registered_client(
+    state: &AppState,
+    client_id: Option<&str>,
+) -> Result<Arc<Client>, Refusal> {
+    let client_id = client_id.ok_or_else(|| {
         Refusal::Page(
             StatusCode::BAD_REQUEST,
             "invalid_client",
             "client_id is required.".into(),
         )
     })?;
-    let app = state
+    state
         .tokens
         .client(client_id)
         .await
@@ -145,7 +149,12 @@ async fn validate(state: &AppState, p: &BTreeMap<String, String>) -> Result<Requ
                 "invalid_client",
                 "The client_id is not registered.".into(),
             )
-        })?;
+        })
+}
+
+async fn validate(state: &AppState, p: &BTreeMap<String, String>) -> Result<Request, Refusal> {
+    let get = |k: &str| p.get(k).map(String::as_str).filter(|v| !v.is_empty());
+    let app = registered_client(state, get("client_id")).await?;
     let redirect_uri = get("redirect_uri")
         .filter(|uri| app.redirect_uris.iter().any(|r| r == uri))
         .ok_or_else(|| {
@@ -454,6 +463,15 @@ fn granted_scope(request: &Request, role_id: i64) -> Option<ScopeSet> {
     Role::from_id(role_id).map(|role| request.scope.capped(role.highest_scope()))
 }
 
+/// The page for a user whose role lets them grant nothing.
+fn cannot_grant() -> HttpResponse {
+    pages::error_page(
+        StatusCode::FORBIDDEN,
+        "access_denied",
+        "Your role cannot grant access.",
+    )
+}
+
 async fn consent_page(
     state: &AppState,
     request: &Request,
@@ -462,11 +480,7 @@ async fn consent_page(
     email: &str,
 ) -> HttpResponse {
     let Some(granted) = granted_scope(request, session.role_id) else {
-        return pages::error_page(
-            StatusCode::FORBIDDEN,
-            "access_denied",
-            "Your role cannot grant access.",
-        );
+        return cannot_grant();
     };
     let merchant_name = match state.services.merchant(session.merchant_id).await {
         Ok(Some(m)) => m.name,
@@ -555,11 +569,7 @@ async fn approve(
     now: i64,
 ) -> HttpResponse {
     let Some(granted) = granted_scope(request, session.role_id) else {
-        return pages::error_page(
-            StatusCode::FORBIDDEN,
-            "access_denied",
-            "Your role cannot grant access.",
-        );
+        return cannot_grant();
     };
     let code = random_token("mcd_ac_");
     let family = NewFamily {

@@ -1,13 +1,17 @@
 //! Revocation (RFC 7009), introspection (RFC 7662) and server metadata (RFC 8414).
 
+use std::sync::Arc;
+
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::json;
 
+use super::error::OAuthError;
 use super::pages::STYLESHEET;
 use super::token::{admit_client, Admission};
 use crate::crypto::sha256_hex;
-use crate::domain::Scope;
+use crate::domain::token::Client;
+use crate::domain::{Failure, Scope};
 use crate::http::envelope::Reply;
 use crate::http::AppState;
 
@@ -17,6 +21,30 @@ fn no_store(reply: Reply) -> Reply {
         .header(header::PRAGMA, HeaderValue::from_static("no-cache"))
 }
 
+/// The authenticated client of a revocation or introspection, and the hash of the token it
+/// names.
+async fn client_and_token(
+    req: &HttpRequest,
+    body: &[u8],
+    state: &AppState,
+) -> Result<(Arc<Client>, String), actix_web::Error> {
+    let (app, params) = match admit_client(req, body, state).await {
+        Ok(ok) => ok,
+        Err(Admission::Limited(e)) => return Err(e.into()),
+        Err(Admission::Refused(e)) => return Err(e.into()),
+    };
+    let token = params.require("token")?;
+    Ok((app, sha256_hex(token)))
+}
+
+/// Logs a failure of the token actors; the client sees only `server_error`.
+fn server_error(what: &'static str) -> impl FnOnce(Failure) -> OAuthError {
+    move |e| {
+        tracing::error!(error = %e, "{what} failed");
+        OAuthError::server_error()
+    }
+}
+
 /// Revokes a token of the calling client. Unknown tokens and other clients' tokens answer 200
 /// too (RFC 7009 §2.2): the answer never says whether a token exists.
 pub async fn revoke(
@@ -24,20 +52,12 @@ pub async fn revoke(
     body: web::Bytes,
     state: web::Data<AppState>,
 ) -> Result<Reply, actix_web::Error> {
-    let (app, params) = match admit_client(&req, &body, &state).await {
-        Ok(ok) => ok,
-        Err(Admission::Limited(e)) => return Err(e.into()),
-        Err(Admission::Refused(e)) => return Err(e.into()),
-    };
-    let token = params.require("token")?;
+    let (app, hash) = client_and_token(&req, &body, &state).await?;
     let revoked = state
         .tokens
-        .revoke(&sha256_hex(token), app.id)
+        .revoke(&hash, app.id)
         .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "revocation failed");
-            super::error::OAuthError::server_error()
-        })?;
+        .map_err(server_error("revocation"))?;
     tracing::info!(
         target: "merchantd::audit",
         event = "revoke",
@@ -55,20 +75,12 @@ pub async fn introspect(
     body: web::Bytes,
     state: web::Data<AppState>,
 ) -> Result<Reply, actix_web::Error> {
-    let (app, params) = match admit_client(&req, &body, &state).await {
-        Ok(ok) => ok,
-        Err(Admission::Limited(e)) => return Err(e.into()),
-        Err(Admission::Refused(e)) => return Err(e.into()),
-    };
-    let token = params.require("token")?;
+    let (app, hash) = client_and_token(&req, &body, &state).await?;
     let info = state
         .tokens
-        .introspect(&sha256_hex(token), app.id)
+        .introspect(&hash, app.id)
         .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "introspection failed");
-            super::error::OAuthError::server_error()
-        })?;
+        .map_err(server_error("introspection"))?;
     let reply = match info {
         None => Reply::ok().field("active", false),
         Some(info) => Reply::ok()
