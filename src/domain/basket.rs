@@ -4,7 +4,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use super::dates::to_iso;
-use super::fields::Fields;
+use super::fields::{next_id, Fields};
 use super::money;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -316,29 +316,7 @@ fn line_from(
             .filter(|l| Some(l.product_id) == product)
             .map(|l| l.product_instance_id),
     };
-    let quantity = match quantity {
-        None | Some(Value::Null) => existing.as_ref().map(|l| l.quantity),
-        Some(Value::Number(n)) => match n
-            .as_i64()
-            .filter(|q| *q != 0 && q.abs() <= money::MAX_QUANTITY)
-        {
-            Some(q) => Some(q),
-            None => {
-                f.reject(
-                    "quantity",
-                    "must be a non-zero integer (negative for a refund).",
-                );
-                None
-            }
-        },
-        Some(_) => {
-            f.reject(
-                "quantity",
-                "must be a non-zero integer (negative for a refund).",
-            );
-            None
-        }
-    };
+    let quantity = line_quantity(&mut f, quantity, existing.as_ref().map(|l| l.quantity));
     let charged = match price {
         None | Some(Value::Null) => None,
         Some(v) => money::money(&v).map_err(|e| f.reject("price", e)).ok(),
@@ -364,9 +342,7 @@ fn line_from(
         .is_some_and(|l| l.product_instance_id == instance.instance_id);
     let id = match &existing {
         Some(l) => l.id,
-        None => ids
-            .next()
-            .ok_or_else(|| vec!["no identifier was available.".to_owned()])?,
+        None => next_id(ids)?,
     };
     Ok(BasketLine {
         id,
@@ -383,6 +359,23 @@ fn line_from(
         note,
         added_date: existing.map_or(now, |l| l.added_date),
     })
+}
+
+/// A line's quantity: a non-zero integer, negative for a refund; `current` when left out.
+fn line_quantity(f: &mut Fields, raw: Option<Value>, current: Option<i64>) -> Option<i64> {
+    let quantity = match raw {
+        None | Some(Value::Null) => return current,
+        Some(v) => v
+            .as_i64()
+            .filter(|q| *q != 0 && q.abs() <= money::MAX_QUANTITY),
+    };
+    if quantity.is_none() {
+        f.reject(
+            "quantity",
+            "must be a non-zero integer (negative for a refund).",
+        );
+    }
+    quantity
 }
 
 /// New lines a write adds (each takes an identifier).

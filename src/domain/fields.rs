@@ -24,6 +24,28 @@ impl<T: Clone> Patch<T> {
     }
 }
 
+/// A write ran out of the identifiers reserved for it; a problem of that write (or of the
+/// object that needed one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoIdentifier;
+
+impl From<NoIdentifier> for String {
+    fn from(_: NoIdentifier) -> Self {
+        "no identifier was available.".to_owned()
+    }
+}
+
+impl From<NoIdentifier> for Vec<String> {
+    fn from(missing: NoIdentifier) -> Self {
+        vec![missing.into()]
+    }
+}
+
+/// The next identifier reserved for a write.
+pub fn next_id(ids: &mut dyn Iterator<Item = i64>) -> Result<i64, NoIdentifier> {
+    ids.next().ok_or(NoIdentifier)
+}
+
 /// The fields of one object and the problems found so far.
 pub struct Fields {
     map: Map<String, Value>,

@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use super::dates::to_iso;
-use super::fields::Fields;
+use super::fields::{next_id, Fields};
 use super::money;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -295,9 +295,7 @@ fn new_instance(
     f.require("price", &price);
     f.require("taxPercentage", &tax);
     f.finish()?;
-    let id = ids
-        .next()
-        .ok_or_else(|| vec!["no identifier was available.".to_owned()])?;
+    let id = next_id(ids)?;
     Ok(InstanceRecord {
         id,
         product_id,

@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value};
 
 use super::basket::{BasketLine, BasketRecord, BasketType, InstancePrice};
 use super::dates::to_iso;
-use super::fields::{Fields, Patch};
+use super::fields::{next_id, Fields, Patch};
 use super::money;
 
 /// One counted product.
@@ -106,11 +106,6 @@ const LINE_KNOWN: [&str; 5] = [
     "note",
 ];
 const LINE_READ_ONLY: [&str; 3] = ["expected", "counted", "discrepancy"];
-
-fn next_id(ids: &mut dyn Iterator<Item = i64>) -> Result<i64, String> {
-    ids.next()
-        .ok_or_else(|| "no identifier was available.".to_owned())
-}
 
 fn units(n: i64) -> String {
     if n == 1 {

@@ -4,7 +4,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use super::dates::to_iso;
-use super::fields::{Fields, Patch};
+use super::fields::{next_id, Fields, Patch};
 use super::money;
 
 pub const PAYMENT_TYPES: [&str; 5] = ["CASH", "CARD", "CHEQUE", "VOUCHER", "APP"];
@@ -130,6 +130,26 @@ impl TransactionRecord {
 
 pub const FULFILMENTS: [&str; 3] = ["collection", "delivery", "table"];
 const STATUSES: [&str; 5] = ["pending", "accepted", "ready", "completed", "cancelled"];
+const ORDER_KNOWN: [&str; 10] = [
+    "basketId",
+    "fulfilment",
+    "customerName",
+    "customerEmail",
+    "customerPhone",
+    "deliveryAddress",
+    "tableNumber",
+    "dueDate",
+    "note",
+    "status",
+];
+const ORDER_READ_ONLY: [&str; 6] = [
+    "id",
+    "storeId",
+    "completed",
+    "completeDate",
+    "activeDate",
+    "deleteDate",
+];
 
 /// A customer order made from a completed basket.
 #[derive(Clone, Debug, PartialEq)]
@@ -210,29 +230,7 @@ impl OrderRecord {
         now: i64,
         creating: bool,
     ) -> Result<Self, Vec<String>> {
-        let mut f = Fields::new(
-            fields,
-            &[
-                "basketId",
-                "fulfilment",
-                "customerName",
-                "customerEmail",
-                "customerPhone",
-                "deliveryAddress",
-                "tableNumber",
-                "dueDate",
-                "note",
-                "status",
-            ],
-            &[
-                "id",
-                "storeId",
-                "completed",
-                "completeDate",
-                "activeDate",
-                "deleteDate",
-            ],
-        );
+        let mut f = Fields::new(fields, &ORDER_KNOWN, &ORDER_READ_ONLY);
         match f.integer("basketId") {
             Patch::Set(b) if !creating && b != self.basket_id => {
                 f.reject("basketId", "an order cannot move to another basket.")
@@ -326,6 +324,28 @@ pub struct InvoiceContext<'a> {
     pub product_exists: &'a dyn Fn(i64) -> bool,
 }
 
+const INVOICE_KNOWN: [&str; 8] = [
+    "storeId",
+    "supplierId",
+    "supplierStoreId",
+    "reference",
+    "note",
+    "invoiceDate",
+    "items",
+    "completed",
+];
+const INVOICE_READ_ONLY: [&str; 8] = [
+    "id",
+    "totalQuantity",
+    "totalPrice",
+    "totalVat",
+    "totalIncVat",
+    "completeDate",
+    "activeDate",
+    "deleteDate",
+];
+const ITEM_KNOWN: [&str; 5] = ["id", "productId", "quantity", "unitPrice", "vatPercentage"];
+
 impl InvoiceRecord {
     pub fn new(id: i64, now: i64) -> Self {
         Self {
@@ -396,29 +416,7 @@ impl InvoiceRecord {
         creating: bool,
     ) -> Result<Self, Vec<String>> {
         let items = fields.get("items").cloned();
-        let mut f = Fields::new(
-            fields,
-            &[
-                "storeId",
-                "supplierId",
-                "supplierStoreId",
-                "reference",
-                "note",
-                "invoiceDate",
-                "items",
-                "completed",
-            ],
-            &[
-                "id",
-                "totalQuantity",
-                "totalPrice",
-                "totalVat",
-                "totalIncVat",
-                "completeDate",
-                "activeDate",
-                "deleteDate",
-            ],
-        );
+        let mut f = Fields::new(fields, &INVOICE_KNOWN, &INVOICE_READ_ONLY);
         match f.integer("storeId") {
             Patch::Set(s) if (ctx.store_exists)(s) => self.store_id = s,
             Patch::Set(s) => f.reject("storeId", format!("{s} is not a store of this merchant.")),
@@ -518,25 +516,8 @@ impl InvoiceRecord {
                 money::MAX_QUANTITY
             ));
         }
-        let decimal = |field: &str,
-                       parse: fn(&Value) -> Result<Decimal, String>,
-                       current: Option<Decimal>| match entry.get(field) {
-            Some(v) => parse(v).map_err(|e| format!("{key}: {field}: {e}")),
-            None => current.ok_or_else(|| format!("{key}: {field}: required field is missing.")),
-        };
-        let unit_price = decimal(
-            "unitPrice",
-            money::money,
-            existing.as_ref().map(|i| i.unit_price),
-        );
-        let vat = decimal(
-            "vatPercentage",
-            money::rate,
-            existing.as_ref().map(|i| i.vat_percentage),
-        );
-        for unknown in entry.keys().filter(|k| {
-            !["id", "productId", "quantity", "unitPrice", "vatPercentage"].contains(&k.as_str())
-        }) {
+        let (unit_price, vat) = item_prices(key, &entry, existing.as_ref());
+        for unknown in entry.keys().filter(|k| !ITEM_KNOWN.contains(&k.as_str())) {
             problems.push(format!("{key}: {unknown}: unknown field."));
         }
         let (unit_price, vat) = match (unit_price, vat) {
@@ -552,9 +533,7 @@ impl InvoiceRecord {
         }
         let id = match &existing {
             Some(i) => i.id,
-            None => ids
-                .next()
-                .ok_or_else(|| vec!["no identifier was available.".to_owned()])?,
+            None => next_id(ids)?,
         };
         Ok(InvoiceItem {
             id,
@@ -565,6 +544,28 @@ impl InvoiceRecord {
             vat_percentage: vat,
         })
     }
+}
+
+/// An item's unit price and VAT rate, each sent or kept from the item it updates.
+fn item_prices(
+    key: &str,
+    entry: &Map<String, Value>,
+    existing: Option<&InvoiceItem>,
+) -> (Result<Decimal, String>, Result<Decimal, String>) {
+    let decimal = |field: &str,
+                   parse: fn(&Value) -> Result<Decimal, String>,
+                   current: Option<Decimal>| match entry.get(field) {
+        Some(v) => parse(v).map_err(|e| format!("{key}: {field}: {e}")),
+        None => current.ok_or_else(|| format!("{key}: {field}: required field is missing.")),
+    };
+    (
+        decimal("unitPrice", money::money, existing.map(|i| i.unit_price)),
+        decimal(
+            "vatPercentage",
+            money::rate,
+            existing.map(|i| i.vat_percentage),
+        ),
+    )
 }
 
 /// New items a write adds (each takes an identifier).
