@@ -237,8 +237,4 @@ macro_rules! resource_collection {
     };
 }
 
-/// The next identifier of a batch, or the problem of having none.
-pub fn next_id(ids: Ids<'_>) -> Result<i64, Vec<String>> {
-    ids.next()
-        .ok_or_else(|| vec!["no identifier was available.".to_owned()])
-}
+pub use crate::domain::fields::next_id;

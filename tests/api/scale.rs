@@ -10,41 +10,11 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Map, Value};
 
 use crate::backend_tests;
-use crate::helpers::{send, TestApp};
+use crate::helpers::{create_one, metric_value, send, TestApp};
 
 /// A value of a metric on `/metrics`, summed over the series whose labels contain `labels`.
 async fn metric(app: &TestApp, name: &str, labels: &str) -> f64 {
-    let text = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .filter(|l| l.starts_with(name) && !l.starts_with('#'))
-        .filter(|l| {
-            let series = l.split_whitespace().next().unwrap_or("");
-            series == name || (series.starts_with(&format!("{name}{{")) && series.contains(labels))
-        })
-        .filter_map(|l| l.split_whitespace().last()?.parse::<f64>().ok())
-        .sum()
-}
-
-async fn create_one(app: &TestApp, token: &str, path: &str, plural: &str, object: Value) -> Value {
-    let (status, body) = send(
-        app,
-        Method::POST,
-        path,
-        token,
-        &[],
-        Some(json!({plural: {"k": object}})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{path}: {body}");
-    body[plural]["k"].clone()
+    metric_value(&app.metrics_text().await, name, labels)
 }
 
 /// `n` sale baskets of one free line each, created completed at `store` (a free sale needs no

@@ -4,7 +4,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{send, TestApp};
+use crate::helpers::{metric_value, send, TestApp};
 use crate::{backend_tests, backend_tests_with};
 
 fn kiosk() -> Value {
@@ -13,12 +13,7 @@ fn kiosk() -> Value {
 }
 
 async fn metric(app: &TestApp, name: &str) -> f64 {
-    let text = app.metrics_text().await;
-    text.lines()
-        .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0)
+    metric_value(&app.metrics_text().await, name, "")
 }
 
 backend_tests! {

@@ -85,6 +85,36 @@ macro_rules! completing_sale {
     };
 }
 
+/// What a payment and an order share: a blank record, written against the basket it names
+/// (what the rules need of that basket is `$lookup`), which is brought in first when it is
+/// history.
+macro_rules! basket_child {
+    ($record:ident, |$state:ident, $b:ident| $lookup:expr) => {
+        fn blank(id: i64, now: i64) -> Self {
+            $record::new(id, now)
+        }
+
+        fn write(
+            self,
+            _: Ids<'_>,
+            input: Input,
+            $state: &MerchantState,
+            now: i64,
+            creating: bool,
+        ) -> Result<Self, Vec<String>> {
+            self.apply(input.fields, |$b| $lookup, now, creating)
+        }
+
+        fn referenced_baskets(fields: &Map<String, Value>) -> Option<i64> {
+            basket_field(fields)
+        }
+
+        fn basket_id(&self) -> Option<i64> {
+            Some(self.basket_id)
+        }
+    };
+}
+
 /// A record just completed by this write (it was not completed before).
 fn completes(completed: bool, before: Option<bool>) -> bool {
     completed && before != Some(true)
@@ -183,34 +213,9 @@ impl Resource for TransactionRecord {
     const NOUN: &'static str = "Transaction";
     const PLURAL: &'static str = "transactions";
     sale_basics!(transactions, Kind::Transaction, |t| t.completed);
-
-    fn blank(id: i64, now: i64) -> Self {
-        TransactionRecord::new(id, now)
-    }
-
-    fn write(
-        self,
-        _: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-        creating: bool,
-    ) -> Result<Self, Vec<String>> {
-        self.apply(
-            input.fields,
-            |b| state.find::<BasketRecord>(b).is_some(),
-            now,
-            creating,
-        )
-    }
-
-    fn referenced_baskets(fields: &Map<String, Value>) -> Option<i64> {
-        basket_field(fields)
-    }
-
-    fn basket_id(&self) -> Option<i64> {
-        Some(self.basket_id)
-    }
+    basket_child!(TransactionRecord, |state, b| state
+        .find::<BasketRecord>(b)
+        .is_some());
 
     /// Pending payments, and every payment of an open basket.
     fn is_open(&self, state: &MerchantState) -> bool {
@@ -255,34 +260,9 @@ impl Resource for OrderRecord {
     const NOUN: &'static str = "Order";
     const PLURAL: &'static str = "orders";
     sale_basics!(orders, Kind::Order, OrderRecord::is_completed);
-
-    fn blank(id: i64, now: i64) -> Self {
-        OrderRecord::new(id, now)
-    }
-
-    fn write(
-        self,
-        _: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-        creating: bool,
-    ) -> Result<Self, Vec<String>> {
-        self.apply(
-            input.fields,
-            |b| state.find::<BasketRecord>(b).map(|b| b.store_id),
-            now,
-            creating,
-        )
-    }
-
-    fn referenced_baskets(fields: &Map<String, Value>) -> Option<i64> {
-        basket_field(fields)
-    }
-
-    fn basket_id(&self) -> Option<i64> {
-        Some(self.basket_id)
-    }
+    basket_child!(OrderRecord, |state, b| state
+        .find::<BasketRecord>(b)
+        .map(|b| b.store_id));
 
     fn is_open(&self, _: &MerchantState) -> bool {
         !self.is_completed() && self.delete_date.is_none()
