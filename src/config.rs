@@ -58,6 +58,9 @@ pub struct Settings {
     /// With `test_hooks`: how long every merchant write holds its transaction open, to show
     /// that reads do not wait for writes.
     pub test_write_delay_ms: u64,
+    /// With `test_hooks`: how long a replica waits before listening again after losing its
+    /// listening connection (otherwise 100 ms, doubling), to hold an outage open in tests.
+    pub test_listen_retry_ms: u64,
 }
 
 impl Default for Settings {
@@ -90,6 +93,7 @@ impl Default for Settings {
             oauth_failed_auths_per_minute: 20,
             test_hooks: false,
             test_write_delay_ms: 0,
+            test_listen_retry_ms: 0,
         }
     }
 }

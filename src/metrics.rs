@@ -22,6 +22,9 @@ pub struct Metrics {
     pub db_commits: IntCounter,
     pub db_group_size: Histogram,
     pub merchant_cached_records: IntGaugeVec,
+    pub merchant_reloads: IntCounter,
+    pub replica_listening: IntGauge,
+    pub replica_listens: IntCounter,
 }
 
 impl Metrics {
@@ -33,6 +36,7 @@ impl Metrics {
         let (merchant_actors_active, merchant_actor_activations, merchant_cached_records) =
             merchant_family(&r);
         let (actor_mailbox_wait, merchant_write_batch_size) = write_family(&r);
+        let (merchant_reloads, replica_listening, replica_listens) = replica_family(&r);
         let cache_requests = counter_vec(
             &r,
             "cache_requests_total",
@@ -54,6 +58,9 @@ impl Metrics {
             db_commits,
             db_group_size,
             merchant_cached_records,
+            merchant_reloads,
+            replica_listening,
+            replica_listens,
         }
     }
 
@@ -186,6 +193,32 @@ fn write_family(r: &Registry) -> (Histogram, Histogram) {
         sizes,
     );
     (mailbox_wait, batch_size)
+}
+
+/// Replicas on one PostgreSQL: whether this one hears the others, and what their writes cost it.
+fn replica_family(r: &Registry) -> (IntCounter, IntGauge, IntCounter) {
+    let reloads = register(
+        r,
+        IntCounter::new(
+            "merchant_reloads_total",
+            "Merchant states loaded again because another replica (or process) wrote.",
+        ),
+    );
+    let listening = register(
+        r,
+        IntGauge::new(
+            "replica_listening",
+            "1 while this replica hears the others' writes on PostgreSQL (always 0 on SQLite).",
+        ),
+    );
+    let listens = register(
+        r,
+        IntCounter::new(
+            "replica_listens_total",
+            "Times the listening connection was opened (more than 1: it was lost and reopened).",
+        ),
+    );
+    (reloads, listening, listens)
 }
 
 /// A counter with labels, registered.

@@ -8,9 +8,9 @@ use actix_web::{web, HttpServer};
 use anyhow::Context;
 
 use crate::actors::registry::RegistryConfig;
-use crate::actors::{Merchants, TokenActors};
+use crate::actors::{replicas, Merchants, TokenActors};
 use crate::config::Settings;
-use crate::db::Db;
+use crate::db::{Db, ServingLock};
 use crate::http::oauth::OAuth;
 use crate::http::{self, AppState};
 use crate::metrics::Metrics;
@@ -29,6 +29,8 @@ pub struct Application {
     db: Db,
     server: actix_web::dev::Server,
     metrics_server: Option<actix_web::dev::Server>,
+    /// SQLite: this process alone serves the file, for as long as it runs.
+    _serving: Option<ServingLock>,
 }
 
 /// How the process hosting the server wants signals handled.
@@ -47,6 +49,7 @@ impl Application {
         let database = Db::connect(&settings.database_url, metrics.clone())
             .await
             .context("connecting to the database")?;
+        let serving = database.lock_for_serving()?;
         database.migrate().await.context("applying migrations")?;
         let files = tenants::manifests_in(&settings.tenants)?;
         let applied = tenants::apply_files(&database, &files, settings.pbkdf2_iterations).await?;
@@ -77,6 +80,7 @@ impl Application {
                 },
             ),
         });
+        listen_for_replicas(&settings, &database, &state, &metrics).await;
         spawn_oauth_purge(tokens);
 
         let listener = TcpListener::bind(&settings.bind)
@@ -120,6 +124,7 @@ impl Application {
             db: database,
             server,
             metrics_server,
+            _serving: serving,
         })
     }
 
@@ -197,6 +202,29 @@ async fn wait_for_stop_signal() {
 }
 
 /// Deletes OAuth tombstones a day after they expired, every ten minutes.
+/// On PostgreSQL, hears the other replicas' writes; the server starts serving once it does (or
+/// after a few seconds without: it then reports not ready until it can).
+async fn listen_for_replicas(settings: &Settings, db: &Db, state: &AppState, metrics: &Metrics) {
+    let retry = match settings.test_listen_retry_ms {
+        ms if settings.test_hooks && ms > 0 => Duration::from_millis(ms),
+        _ => replicas::FIRST_RETRY,
+    };
+    replicas::listen(
+        db.clone(),
+        state.merchants.clone(),
+        state.tokens.clone(),
+        metrics.clone(),
+        retry,
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !db.coherence().is_live() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    if !db.coherence().is_live() {
+        tracing::warn!("not yet listening for other replicas; not ready until then");
+    }
+}
+
 fn spawn_oauth_purge(tokens: TokenActors) {
     actix_rt::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(600));

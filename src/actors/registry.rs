@@ -14,7 +14,9 @@ use tokio::sync::{oneshot, watch};
 use super::merchant::history::{self, Historic, History, SalesList, SalesQuery};
 use super::merchant::job::{DeleteJob, DeleteOutcome, Job, ObjectOutcome, WriteJob};
 use super::merchant::state::MerchantState;
-use super::merchant::{Environment, MerchantSupervisor, Phase, ProbeStore, Submit};
+use super::merchant::{
+    Environment, MerchantSupervisor, Phase, ProbeStore, Refresh, Retire, Submit,
+};
 use super::resource::Resource;
 use crate::db::Db;
 use crate::domain::batch::{BatchObject, WriteMode};
@@ -49,7 +51,33 @@ impl MerchantHandle {
             Phase::Loading => Err(Failure::internal("unreachable: still loading")),
         }
     }
+
+    /// The first published state at `version` or newer, after asking the supervisor to catch
+    /// up with it.
+    async fn snapshot_at(&self, version: i64) -> Result<Arc<MerchantState>, Failure> {
+        self.addr.do_send(Refresh { version });
+        let mut phase = self.phase.clone();
+        let caught_up = phase.wait_for(|p| match p {
+            Phase::Ready(state) => state.version >= version,
+            Phase::Loading => false,
+            Phase::Failed(_) => true,
+        });
+        let ready = tokio::time::timeout(CATCH_UP, caught_up)
+            .await
+            .map_err(|_| {
+                Failure::Unavailable("the merchant's state could not be refreshed".into())
+            })?
+            .map_err(|_| Failure::internal("the merchant stopped while refreshing"))?;
+        match &*ready {
+            Phase::Ready(state) => Ok(state.clone()),
+            Phase::Failed(why) => Err(Failure::internal(format!("merchant failed to load: {why}"))),
+            Phase::Loading => Err(Failure::internal("unreachable: still loading")),
+        }
+    }
 }
+
+/// How long a read waits for its merchant to catch up with another process's writes.
+const CATCH_UP: Duration = Duration::from_secs(10);
 
 type Handles = Arc<RwLock<HashMap<i64, MerchantHandle>>>;
 
@@ -225,9 +253,37 @@ impl Merchants {
             .map_err(|e| Failure::internal(format!("merchant registry unavailable: {e}")))
     }
 
-    /// The merchant's latest published state.
+    /// The merchant's latest published state. While this process does not hear the other
+    /// replicas (PostgreSQL, listening connection lost), the state is checked against the
+    /// merchant's version in the database first.
     pub async fn snapshot(&self, merchant_id: i64) -> Result<Arc<MerchantState>, Failure> {
-        self.get(merchant_id).await?.snapshot().await
+        let handle = self.get(merchant_id).await?;
+        let state = handle.snapshot().await?;
+        if self.db.coherence().is_live() {
+            return Ok(state);
+        }
+        let version = self.db.merchant_version(merchant_id).await?;
+        if version <= state.version {
+            return Ok(state);
+        }
+        handle.snapshot_at(version).await
+    }
+
+    /// Another process committed `version` of a merchant: a running supervisor catches up.
+    pub fn refresh(&self, merchant_id: i64, version: i64) {
+        if let Some(handle) = read(&self.handles).get(&merchant_id) {
+            handle.addr.do_send(Refresh { version });
+        }
+    }
+
+    /// Forgets every running merchant: each supervisor stops once its queued writes are done,
+    /// and the next request for the merchant loads it afresh. For when announcements from
+    /// other processes may have been missed.
+    pub fn retire_all(&self) {
+        let retired: Vec<MerchantHandle> = write(&self.handles).drain().map(|(_, h)| h).collect();
+        for handle in retired {
+            handle.addr.do_send(Retire);
+        }
     }
 
     /// Hands a write to the merchant's supervisor, starting it again once if it has just

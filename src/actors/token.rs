@@ -5,6 +5,7 @@
 //! Access tokens are looked up through a cache in front of the database, and every revocation
 //! made here evicts what it revoked.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -163,7 +164,16 @@ impl TokenActors {
         &self,
         hash: &str,
     ) -> Result<Option<Arc<AccessTokenRecord>>, Failure> {
+        if !self.db.coherence().is_live() {
+            // Another process's revocation could go unheard: ask the database every time.
+            return Ok(self.db.find_access_token(hash).await?.map(Arc::new));
+        }
         self.access.lookup(&self.db, hash).await
+    }
+
+    /// Another process revoked these access tokens.
+    pub async fn evict_revoked(&self, hashes: &[String]) {
+        self.access.evict(hashes).await;
     }
 
     /// RFC 7009 revocation of a token of `application_id`.
@@ -263,6 +273,7 @@ impl TokenActors {
     /// Forgets every cached access token and client (after revocations whose hashes are not
     /// all known here, such as a deleted employee's or a rotated application secret's).
     pub fn forget_cached_tokens(&self) {
+        self.access.evictions.fetch_add(1, Ordering::SeqCst);
         self.access.cache.invalidate_all();
         self.clients.invalidate_all();
     }
@@ -276,6 +287,8 @@ const CACHED_FOR: Duration = Duration::from_secs(30);
 #[derive(Clone)]
 struct AccessTokenCache {
     cache: moka::future::Cache<String, Option<Arc<AccessTokenRecord>>>,
+    /// Counts evictions, so a look-up that raced one does not cache what it read before it.
+    evictions: Arc<AtomicU64>,
     hits: prometheus::IntCounter,
     misses: prometheus::IntCounter,
 }
@@ -287,6 +300,7 @@ impl AccessTokenCache {
                 .max_capacity(100_000)
                 .time_to_live(CACHED_FOR)
                 .build(),
+            evictions: Arc::default(),
             hits: metrics
                 .cache_requests
                 .with_label_values(&["access_token", "hit"]),
@@ -302,12 +316,19 @@ impl AccessTokenCache {
             return Ok(hit);
         }
         self.misses.inc();
+        let evictions = self.evictions.load(Ordering::SeqCst);
         let found = db.find_access_token(hash).await?.map(Arc::new);
-        self.cache.insert(hash.to_owned(), found.clone()).await;
+        if self.evictions.load(Ordering::SeqCst) == evictions {
+            self.cache.insert(hash.to_owned(), found.clone()).await;
+        }
         Ok(found)
     }
 
     async fn evict(&self, hashes: &[String]) {
+        if hashes.is_empty() {
+            return;
+        }
+        self.evictions.fetch_add(1, Ordering::SeqCst);
         for hash in hashes {
             self.cache.invalidate(hash).await;
         }

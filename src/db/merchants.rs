@@ -5,6 +5,17 @@ use super::{Db, DbError};
 use crate::domain::merchant::MerchantRecord;
 
 impl Db {
+    /// The version of the merchant's data: the number of write transactions committed for it.
+    /// Read before the rest of a load, so a load is never labelled newer than what it read.
+    pub async fn merchant_version(&self, id: i64) -> Result<i64, DbError> {
+        let row: Option<(i64,)> = sqlx::query_as("SELECT version FROM merchants WHERE id = $1")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        row.map(|(v,)| v)
+            .ok_or_else(|| DbError::Conflict(format!("merchant {id} does not exist")))
+    }
+
     pub async fn merchant(&self, id: i64) -> Result<Option<MerchantRecord>, DbError> {
         let row: Option<(i64, String)> =
             sqlx::query_as("SELECT id, name FROM merchants WHERE id = $1")

@@ -13,6 +13,7 @@ pub mod files;
 mod ids;
 pub mod logs;
 pub mod merchants;
+mod notify;
 pub mod oauth;
 pub mod people;
 pub mod products;
@@ -34,6 +35,7 @@ use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyPool, Executor};
 
 pub use error::DbError;
+pub use notify::{Announcement, Coherence, Listener};
 pub use records::{HasId, Record, SalesFilter, SalesRecord};
 pub use tx::Tx;
 use writer::Writer;
@@ -81,6 +83,9 @@ pub struct Db {
 struct Inner {
     pool: AnyPool,
     backend: Backend,
+    /// Kept for the listening connection; never printed.
+    url: String,
+    coherence: Coherence,
     metrics: Metrics,
     /// SQLite's one writer (group commit); PostgreSQL writes use pool transactions.
     writer: Option<Arc<Writer>>,
@@ -161,6 +166,8 @@ impl Db {
             inner: Arc::new(Inner {
                 pool,
                 backend,
+                url: url.to_owned(),
+                coherence: Coherence::new(backend),
                 metrics,
                 writer,
                 ids: ids::IdBlocks::default(),
@@ -170,6 +177,12 @@ impl Db {
 
     pub fn backend(&self) -> Backend {
         self.inner.backend
+    }
+
+    /// True when other processes may write to the same database (PostgreSQL): writes then
+    /// claim their merchant's row, and replicas announce their commits to each other.
+    pub fn is_shared(&self) -> bool {
+        self.inner.backend == Backend::Postgres
     }
 
     pub(crate) fn pool(&self) -> &AnyPool {
@@ -279,5 +292,49 @@ pub fn redact_url(url: &str) -> String {
         }
         Ok(parsed) => parsed.to_string(),
         Err(_) => "<unparseable URL>".to_owned(),
+    }
+}
+
+/// Held by the one process serving a SQLite file: a second `serve` on the same file would
+/// keep caches that never hear the first one's writes, so it refuses to start.
+#[derive(Debug)]
+pub struct ServingLock {
+    _file: std::fs::File,
+}
+
+impl Db {
+    /// Takes the SQLite file's serving lock (`<file>.lock`, released when the process ends,
+    /// however it ends). `None` on PostgreSQL, where replicas coordinate through the database.
+    pub fn lock_for_serving(&self) -> Result<Option<ServingLock>, DbError> {
+        if self.is_shared() {
+            return Ok(None);
+        }
+        let rest = self
+            .inner
+            .url
+            .trim_start_matches("sqlite:")
+            .trim_start_matches("//");
+        let path = rest.split_once('?').map_or(rest, |(p, _)| p);
+        if path.is_empty() || path == ":memory:" {
+            return Ok(None);
+        }
+        let lock_path = format!("{path}.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| DbError::Config(format!("cannot open {lock_path}: {e}")))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(ServingLock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => Err(DbError::Config(format!(
+                "another merchantd is already serving the SQLite database {path} (it holds \
+                 {lock_path}); SQLite serves one process: stop the other one, or use PostgreSQL \
+                 to run several replicas"
+            ))),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(DbError::Config(format!("cannot lock {lock_path}: {e}")))
+            }
+        }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use sqlx::AnyConnection;
 
-use super::{Db, DbError, Tx};
+use super::{Announcement, Db, DbError, Tx};
 use crate::domain::now_millis;
 use crate::domain::token::{
     AccessTokenRecord, Client, CodeFacts, FamilyRecord, NewFamily, NewPair, SessionRecord,
@@ -365,7 +365,9 @@ impl Tx {
             return Ok(Vec::new());
         }
         if refresh.is_some() {
-            return revoke_family(self.conn()?, &family_id, now).await;
+            let revoked = revoke_family(self.conn()?, &family_id, now).await?;
+            self.announce(Announcement::TokensRevoked(Some(revoked.clone())));
+            return Ok(revoked);
         }
         sqlx::query(
             "UPDATE access_tokens SET revoked_at = $2 WHERE hash = $1 AND revoked_at IS NULL",
@@ -374,7 +376,9 @@ impl Tx {
         .bind(now)
         .execute(self.conn()?)
         .await?;
-        Ok(vec![hash.to_owned()])
+        let revoked = vec![hash.to_owned()];
+        self.announce(Announcement::TokensRevoked(Some(revoked.clone())));
+        Ok(revoked)
     }
 
     /// Starts a family and stores its first access token, for grants that need no code (tests
@@ -564,6 +568,10 @@ impl TokenSteps for Tx {
     }
 
     async fn revoke_family(&mut self, id: &str, now: i64) -> Result<Vec<String>, DbError> {
-        revoke_family(self.conn()?, id, now).await
+        let revoked = revoke_family(self.conn()?, id, now).await?;
+        if !revoked.is_empty() {
+            self.announce(Announcement::TokensRevoked(Some(revoked.clone())));
+        }
+        Ok(revoked)
     }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use sqlx::AnyConnection;
 
 use super::rows::{self, decode_error, get, Row, TableRow, Val};
-use super::{DbError, Tx};
+use super::{Announcement, DbError, Tx};
 use crate::domain::application::ApplicationRecord;
 use crate::domain::employee::EmployeeRecord;
 use crate::domain::now_millis;
@@ -143,6 +143,9 @@ impl Tx {
         if let Some(at) = record.delete_date {
             revoke_employee_tokens(conn, merchant_id, record.id, at).await?;
         }
+        // A changed role or exit date changes what the employee's tokens grant: other replicas
+        // forget the tokens they cached.
+        self.announce(Announcement::TokensRevoked(None));
         Ok(())
     }
 
@@ -154,7 +157,11 @@ impl Tx {
         record: &ApplicationRecord,
         is_new: bool,
     ) -> Result<(), DbError> {
-        persist_application(self.conn()?, merchant_id, record, is_new, now_millis()).await
+        persist_application(self.conn()?, merchant_id, record, is_new, now_millis()).await?;
+        if !is_new {
+            self.announce(Announcement::TokensRevoked(None));
+        }
+        Ok(())
     }
 }
 

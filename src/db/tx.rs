@@ -4,8 +4,9 @@
 
 use std::time::Instant;
 
-use sqlx::{Any, AnyConnection};
+use sqlx::{Any, AnyConnection, Executor};
 
+use super::notify::Announcement;
 use super::writer::{Lease, Writer};
 use super::{Backend, Db, DbError};
 
@@ -13,6 +14,8 @@ pub struct Tx {
     inner: Inner,
     db: Db,
     started: Instant,
+    /// Told to the other replicas when (and only if) the transaction commits.
+    announcements: Vec<Announcement>,
 }
 
 enum Inner {
@@ -28,6 +31,7 @@ impl Tx {
             inner: Inner::Shared(lease),
             db,
             started: Instant::now(),
+            announcements: Vec::new(),
         }
     }
 
@@ -36,6 +40,7 @@ impl Tx {
             inner: Inner::Own(tx),
             db,
             started: Instant::now(),
+            announcements: Vec::new(),
         }
     }
 
@@ -58,15 +63,77 @@ impl Tx {
     /// Makes the transaction durable; returns once it is.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn commit(self) -> Result<(), DbError> {
-        let Tx { inner, db, started } = self;
+        let Tx {
+            inner,
+            db,
+            started,
+            announcements,
+        } = self;
         match inner {
             Inner::Shared(lease) => Writer::commit(lease).await?,
-            Inner::Own(tx) => {
+            Inner::Own(mut tx) => {
+                if db.backend() == Backend::Postgres {
+                    // Queued in the transaction: delivered at COMMIT, dropped by a rollback.
+                    for (channel, payload) in announcements.iter().flat_map(|a| a.payloads()) {
+                        sqlx::query("SELECT pg_notify($1, $2)")
+                            .bind(channel)
+                            .bind(payload)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                }
                 tx.commit().await?;
                 db.count_commit();
             }
         }
         db.observe("transaction", started);
+        Ok(())
+    }
+
+    /// Queues something for the other replicas to hear once this transaction commits.
+    pub fn announce(&mut self, announcement: Announcement) {
+        self.announcements.push(announcement);
+    }
+
+    /// Takes the merchant's next version, holding its row's lock until this transaction ends:
+    /// writes for one merchant are serialized across every process sharing the database. The
+    /// version is announced to the other replicas when the transaction commits. Returns it.
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn claim_merchant(&mut self, merchant_id: i64) -> Result<i64, DbError> {
+        let started = Instant::now();
+        let row: Option<(i64,)> = sqlx::query_as(
+            "UPDATE merchants SET version = version + 1 WHERE id = $1 RETURNING version",
+        )
+        .bind(merchant_id)
+        .fetch_optional(self.conn()?)
+        .await?;
+        let (version,) =
+            row.ok_or_else(|| DbError::Conflict(format!("merchant {merchant_id} does not exist")))?;
+        self.announce(Announcement::MerchantChanged {
+            merchant_id,
+            version,
+        });
+        self.db.observe("claim_merchant", started);
+        Ok(version)
+    }
+
+    /// Marks the start of a part of the transaction that [`Tx::undo_part`] can take back
+    /// alone (a savepoint); [`Tx::keep_part`] keeps it. Parts do not nest.
+    pub async fn begin_part(&mut self) -> Result<(), DbError> {
+        self.conn()?.execute("SAVEPOINT part").await?;
+        Ok(())
+    }
+
+    pub async fn keep_part(&mut self) -> Result<(), DbError> {
+        self.conn()?.execute("RELEASE SAVEPOINT part").await?;
+        Ok(())
+    }
+
+    /// Takes back everything since [`Tx::begin_part`]; the transaction goes on.
+    pub async fn undo_part(&mut self) -> Result<(), DbError> {
+        let conn = self.conn()?;
+        conn.execute("ROLLBACK TO SAVEPOINT part").await?;
+        conn.execute("RELEASE SAVEPOINT part").await?;
         Ok(())
     }
 

@@ -20,9 +20,10 @@ impl Services {
         Self { db }
     }
 
-    /// True while the database answers.
+    /// True while the database answers and, where replicas share it, this process hears
+    /// the others' writes (otherwise its caches could serve stale data).
     pub async fn database_ready(&self) -> bool {
-        self.db.ping().await
+        self.db.coherence().is_live() && self.db.ping().await
     }
 
     /// A merchant by id.

@@ -356,6 +356,19 @@ impl TestApp {
     }
 }
 
+/// A metric's value in a `/metrics` text, summed over its series whose labels contain `labels`
+/// (`""` for all of them); 0 when absent.
+pub fn metric_value(text: &str, name: &str, labels: &str) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter(|l| {
+            let series = l.split_whitespace().next().unwrap_or("");
+            series == name || (series.starts_with(&format!("{name}{{")) && series.contains(labels))
+        })
+        .filter_map(|l| l.split_whitespace().last()?.parse::<f64>().ok())
+        .sum()
+}
+
 /// POSTs one object under the client key `k` and returns the created record, failing the test
 /// on anything but a 201 without an error record.
 pub async fn create_one(

@@ -24,6 +24,7 @@ mod process;
 mod products;
 mod promotions;
 mod reconcile;
+mod replicas;
 mod report;
 mod sales;
 mod scale;

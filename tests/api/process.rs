@@ -20,7 +20,25 @@ pub struct Served {
 
 /// Starts `merchantd serve` on a random port against `db` with the fixture tenants.
 pub fn serve(db: &TestDb, log_level: &str) -> Served {
-    let mut child = Command::new(binary())
+    serve_with(db, log_level, &[])
+}
+
+/// `merchantd serve` as [`serve`] does, with more `MERCHANTD_*` settings.
+pub fn serve_with(db: &TestDb, log_level: &str, settings: &[(&str, &str)]) -> Served {
+    let child = serve_command(db)
+        .env("RUST_LOG", log_level)
+        .envs(settings.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start merchantd");
+    watch(child)
+}
+
+/// The command line of `serve` on `db` with the fixture tenants and test settings.
+pub fn serve_command(db: &TestDb) -> Command {
+    let mut command = Command::new(binary());
+    command
         .args([
             "serve",
             "--bind",
@@ -33,12 +51,12 @@ pub fn serve(db: &TestDb, log_level: &str) -> Served {
         .env("MERCHANTD_PBKDF2_ITERATIONS", "1000")
         .env("MERCHANTD_TEST_HOOKS", "true")
         .env("MERCHANTD_LOG_FORMAT", "json")
-        .env("MERCHANTD_SHUTDOWN_TIMEOUT_SECS", "10")
-        .env("RUST_LOG", log_level)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start merchantd");
+        .env("MERCHANTD_SHUTDOWN_TIMEOUT_SECS", "10");
+    command
+}
+
+/// Reads the child's log lines and waits for the port it reports.
+fn watch(mut child: Child) -> Served {
     let stderr = child.stderr.take().unwrap();
     let (tx, lines) = mpsc::channel();
     std::thread::spawn(move || {
@@ -61,9 +79,24 @@ pub fn serve(db: &TestDb, log_level: &str) -> Served {
     Served { child, port, lines }
 }
 
+impl Drop for Served {
+    /// A test that fails midway leaves no server behind.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl Served {
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// The process id (replicas name their listening connection after it).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn signal(&self, sig: &str) {

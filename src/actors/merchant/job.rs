@@ -53,6 +53,8 @@ pub type Persisting<'a> = Pin<Box<dyn Future<Output = Result<(), DbError>> + 'a>
 
 pub(crate) trait Job: Send {
     fn sent(&self) -> Instant;
+    /// Objects (or ids) it writes, for the bound on a group's size.
+    fn objects(&self) -> usize;
     /// History records it names that the state does not hold.
     fn wants(&self, state: &MerchantState, wants: &mut Wants);
     fn reads_stock(&self) -> bool;
@@ -115,6 +117,10 @@ impl<R: Resource> WriteJob<R> {
 impl<R: Resource> Job for WriteJob<R> {
     fn sent(&self) -> Instant {
         self.sent
+    }
+
+    fn objects(&self) -> usize {
+        self.objects.len()
     }
 
     fn wants(&self, state: &MerchantState, wants: &mut Wants) {
@@ -301,6 +307,10 @@ impl<R: Resource> DeleteJob<R> {
 impl<R: Resource> Job for DeleteJob<R> {
     fn sent(&self) -> Instant {
         self.sent
+    }
+
+    fn objects(&self) -> usize {
+        self.ids.len()
     }
 
     fn wants(&self, state: &MerchantState, wants: &mut Wants) {

@@ -27,6 +27,9 @@ pub(super) async fn load(
     window: usize,
 ) -> Result<MerchantState, DbError> {
     let mut state = MerchantState::new(merchant_id, files_base, window);
+    // First: a write committed while the rest is read makes this state look older than it
+    // is (and reloaded again), never newer.
+    state.version = db.merchant_version(merchant_id).await?;
     let (stock, catalogue, people, sales) = tokio::try_join!(
         db.load_merchant_stock(merchant_id),
         async {

@@ -5,6 +5,7 @@
 //! transaction, publishes the new state and only then answers each one (group commit). Reads
 //! never enter the actor: they use the published snapshot.
 
+mod group;
 pub mod history;
 pub mod job;
 mod load;
@@ -19,14 +20,14 @@ use actix::prelude::*;
 use tokio::sync::watch;
 
 use super::registry::{MerchantRegistry, Passivated};
-use super::store::{ApplyStock, Probe, StockMap, StoreActor};
-use crate::db::{Db, DbError};
-use crate::domain::stock::StockMove;
+use super::store::{Probe, StockMap, StoreActor};
+use crate::db::Db;
 use crate::domain::store::StoreRecord;
 use crate::domain::{now_millis, Failure};
 use crate::metrics::Metrics;
+use group::{Group, Written};
 use history::History;
-use job::{Job, Wants};
+use job::Job;
 use state::MerchantState;
 
 /// Writes committed together at most, and objects in one group at most.
@@ -67,7 +68,12 @@ pub struct MerchantSupervisor {
     /// One StoreActor per live store, with the stock it publishes.
     children: HashMap<i64, (Addr<StoreActor>, watch::Receiver<Arc<StockMap>>)>,
     queue: VecDeque<Box<dyn Job>>,
+    /// A group is being written, or the state reloaded: the next waits.
     writing: bool,
+    /// A version another process announced that the state has not caught up with yet.
+    refresh_to: i64,
+    /// Told to stop once its queue is empty (the process stopped hearing other replicas).
+    retiring: bool,
 }
 
 impl MerchantSupervisor {
@@ -92,6 +98,8 @@ impl MerchantSupervisor {
             children: HashMap::new(),
             queue: VecDeque::new(),
             writing: false,
+            refresh_to: 0,
+            retiring: false,
         }
     }
 
@@ -172,7 +180,7 @@ impl MerchantSupervisor {
                 .metrics
                 .actor_mailbox_wait
                 .observe(job.sent().elapsed().as_secs_f64());
-            objects += 1;
+            objects += job.objects();
             jobs.push(job);
             if jobs.len() >= MAX_GROUP_WRITES || objects >= MAX_GROUP_OBJECTS {
                 break;
@@ -191,159 +199,84 @@ impl MerchantSupervisor {
         ctx.spawn(
             async move { group.write(base, jobs).await }
                 .into_actor(self)
-                .map(|(jobs, next), act, ctx| {
-                    if let Some(next) = next {
-                        act.install(next);
-                    }
-                    let state = act.state.clone();
-                    for job in jobs {
-                        job.answer(&state);
-                    }
+                .map(|written, act, ctx| {
                     act.writing = false;
-                    act.write_next_group(ctx);
+                    match written {
+                        Written::Done(jobs, next) => {
+                            if let Some(next) = next {
+                                act.install(*next);
+                            }
+                            let state = act.state.clone();
+                            for job in jobs {
+                                job.answer(&state);
+                            }
+                        }
+                        Written::Stale(jobs) => {
+                            // Written again, first and in order, once the state is current.
+                            for job in jobs.into_iter().rev() {
+                                act.queue.push_front(job);
+                            }
+                            act.refresh_to = act.refresh_to.max(act.state.version + 1);
+                        }
+                    }
+                    act.after_work(ctx);
                 }),
         );
     }
-}
 
-/// What writing a group needs, taken from the supervisor so it can run beside its mailbox.
-struct Group {
-    env: Environment,
-    merchant_id: i64,
-    stores: HashMap<i64, Addr<StoreActor>>,
-}
-
-impl Group {
-    /// Writes the jobs; gives them back (answered or failed) with the state to publish, if
-    /// anything changed.
-    #[tracing::instrument(level = "debug", skip_all, fields(merchant_id = self.merchant_id, writes = jobs.len()))]
-    async fn write(
-        &self,
-        base: Arc<MerchantState>,
-        mut jobs: Vec<Box<dyn Job>>,
-    ) -> (Vec<Box<dyn Job>>, Option<MerchantState>) {
-        let mut start = (*base).clone();
-        if let Err(failure) = self.prepare(&mut start, &jobs).await {
-            for job in &mut jobs {
-                job.fail(failure.clone());
-            }
-            return (jobs, None);
+    /// What comes after a group or a reload: a reload if another process wrote meanwhile,
+    /// else the next group, else stopping if told to.
+    fn after_work(&mut self, ctx: &mut Context<Self>) {
+        if self.refresh_to > self.state.version {
+            self.reload(ctx);
+        } else if !self.queue.is_empty() {
+            self.write_next_group(ctx);
+        } else if self.retiring {
+            ctx.stop();
         }
-        let mut next = start.clone();
-        let outcome = self.apply_and_commit(&mut next, &mut jobs).await;
-        let next = match outcome {
-            Ok(moves) => {
-                self.publish_stock(moves).await;
-                next
-            }
-            Err(failure) if jobs.len() == 1 => {
-                jobs[0].fail(failure);
-                return (jobs, None);
-            }
-            // One bad write must not fail the others: each is tried again on its own, against
-            // the state the ones before it left.
-            Err(_) => {
-                let mut state = start;
-                for job in &mut jobs {
-                    let mut trial = state.clone();
-                    match self
-                        .apply_and_commit(&mut trial, std::slice::from_mut(job))
-                        .await
-                    {
-                        Ok(moves) => {
-                            self.publish_stock(moves).await;
-                            state = trial;
+    }
+
+    /// Loads the state again from the database (another process wrote), with fresh store
+    /// actors. Writes wait until it is done.
+    fn reload(&mut self, ctx: &mut Context<Self>) {
+        self.writing = true;
+        // Announcements arriving from now on are newer than what this load may see.
+        self.refresh_to = 0;
+        let db = self.env.db.clone();
+        let (merchant_id, files_base, window) = (
+            self.merchant_id,
+            self.env.files_base.clone(),
+            self.env.window,
+        );
+        ctx.spawn(
+            async move { load::load(&db, merchant_id, files_base, window).await }
+                .into_actor(self)
+                .map(|loaded, act, ctx| {
+                    act.writing = false;
+                    match loaded {
+                        Ok(next) => {
+                            act.env.metrics.merchant_reloads.inc();
+                            for (addr, _) in act.children.values() {
+                                addr.do_send(StopStore);
+                            }
+                            act.children.clear();
+                            act.install(next);
                         }
-                        Err(failure) => job.fail(failure),
+                        Err(e) => {
+                            tracing::error!(merchant_id = act.merchant_id, error = %e, "merchant reload failed");
+                            // The writes waiting cannot be validated: fail them, and try
+                            // again with the next write.
+                            let failure = Failure::from(e);
+                            let state = act.state.clone();
+                            for mut job in act.queue.drain(..) {
+                                job.fail(failure.clone());
+                                job.answer(&state);
+                            }
+                        }
                     }
-                }
-                state
-            }
-        };
-        (jobs, Some(next))
-    }
-
-    /// Brings what the jobs name from history into the state, and waits for the stores'
-    /// stock when a job reads it.
-    #[tracing::instrument(level = "debug", skip_all)]
-    async fn prepare(
-        &self,
-        state: &mut MerchantState,
-        jobs: &[Box<dyn Job>],
-    ) -> Result<(), Failure> {
-        // Two rounds: a payment named by id brings its basket in the second.
-        for _ in 0..2 {
-            let mut wants = Wants::new();
-            for job in jobs {
-                job.wants(state, &mut wants);
-            }
-            if wants.is_empty() {
-                break;
-            }
-            self.env.history.bring(&self.env.db, state, &wants).await?;
-        }
-        if jobs.iter().any(|j| j.reads_stock()) {
-            // A store's actor loads its stock when started: wait until each has, so a
-            // just-started one is not read as empty.
-            for addr in self.stores.values() {
-                addr.send(Probe { crash: false })
-                    .await
-                    .map_err(|e| Failure::internal(format!("store actor failed: {e}")))??;
-            }
-        }
-        Ok(())
-    }
-
-    /// Validates and applies the jobs in order, then persists what they changed in one
-    /// transaction. Gives back the stock moves committed.
-    async fn apply_and_commit(
-        &self,
-        state: &mut MerchantState,
-        jobs: &mut [Box<dyn Job>],
-    ) -> Result<Vec<StockMove>, Failure> {
-        // Each write of the group has its own time, so "this request" stays one request.
-        for (now, job) in (now_millis()..).zip(jobs.iter_mut()) {
-            let ids = self.env.db.allocate_ids(job.ids_needed(state)).await?;
-            job.apply(state, &mut ids.into_iter(), now);
-        }
-        if !jobs.iter().any(|j| j.changed()) {
-            return Ok(Vec::new());
-        }
-        let moves: Vec<StockMove> = jobs.iter().flat_map(|j| j.moves()).copied().collect();
-        self.commit(jobs, &moves).await?;
-        self.env
-            .metrics
-            .merchant_write_batch_size
-            .observe(jobs.len() as f64);
-        Ok(moves)
-    }
-
-    #[tracing::instrument(level = "debug", skip_all, fields(moves = moves.len()))]
-    async fn commit(&self, jobs: &[Box<dyn Job>], moves: &[StockMove]) -> Result<(), DbError> {
-        let mut tx = self.env.db.begin().await?;
-        for job in jobs {
-            job.persist(&mut tx, self.merchant_id).await?;
-        }
-        tx.apply_stock_moves(self.merchant_id, moves).await?;
-        if !self.env.write_delay.is_zero() {
-            tokio::time::sleep(self.env.write_delay).await;
-        }
-        tx.commit().await
-    }
-
-    /// The stores' actors learn of committed stock before the writes are answered, so a read
-    /// sent after an answer sees it.
-    async fn publish_stock(&self, moves: Vec<StockMove>) {
-        for (store_id, addr) in &self.stores {
-            let mine: Vec<StockMove> = moves
-                .iter()
-                .filter(|m| m.store_id == *store_id)
-                .copied()
-                .collect();
-            if !mine.is_empty() {
-                let _ = addr.send(ApplyStock(mine)).await;
-            }
-        }
+                    act.after_work(ctx);
+                }),
+        );
     }
 }
 
@@ -406,6 +339,44 @@ impl Handler<Submit> for MerchantSupervisor {
 
     fn handle(&mut self, Submit(job): Submit, ctx: &mut Self::Context) {
         self.enqueue(job, ctx);
+    }
+}
+
+/// Another process committed `version` of this merchant: catch up with it.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Refresh {
+    pub version: i64,
+}
+
+impl Handler<Refresh> for MerchantSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, msg: Refresh, ctx: &mut Self::Context) {
+        if msg.version <= self.state.version {
+            return;
+        }
+        self.refresh_to = self.refresh_to.max(msg.version);
+        if !self.writing {
+            self.after_work(ctx);
+        }
+    }
+}
+
+/// Stop once the queued writes are written: the cached state may have missed another
+/// process's writes, and the next request loads a fresh one.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Retire;
+
+impl Handler<Retire> for MerchantSupervisor {
+    type Result = ();
+
+    fn handle(&mut self, _: Retire, ctx: &mut Self::Context) {
+        self.retiring = true;
+        if !self.writing && self.queue.is_empty() {
+            ctx.stop();
+        }
     }
 }
 

@@ -116,6 +116,8 @@ pub struct Indexes {
 #[derive(Clone, Debug, Default)]
 pub struct MerchantState {
     pub merchant_id: i64,
+    /// The merchant's version in the database this state reflects (see `Tx::claim_merchant`).
+    pub version: i64,
     pub stores: Collection<StoreRecord>,
     pub categories: Collection<CategoryRecord>,
     pub employees: Collection<EmployeeRecord>,

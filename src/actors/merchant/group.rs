@@ -1,0 +1,289 @@
+//! Writing one group of queued writes: validated in order against a working copy of the
+//! state, persisted in one transaction, and only then answered.
+//!
+//! Where several processes share the database (PostgreSQL), the transaction first claims the
+//! merchant's next version under its row lock, before anything is validated: if the database
+//! is ahead of the cached state (another replica wrote), the group is handed back
+//! ([`Written::Stale`]) to be written again after a reload. So no write is ever validated
+//! against stale state, and writes for one merchant stay serialized across replicas.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use actix::Addr;
+
+use super::job::{Job, Wants};
+use super::state::MerchantState;
+use super::Environment;
+use crate::actors::store::{ApplyStock, Probe, StoreActor};
+use crate::db::{DbError, Tx};
+use crate::domain::stock::StockMove;
+use crate::domain::{now_millis, Failure};
+
+/// How a group ended.
+pub(super) enum Written {
+    /// Every job is decided (saved, refused or failed); the state to publish, if any changed.
+    Done(Vec<Box<dyn Job>>, Option<Box<MerchantState>>),
+    /// The database holds writes the cached state has not seen: reload, then write these.
+    Stale(Vec<Box<dyn Job>>),
+}
+
+impl Written {
+    fn failed(mut jobs: Vec<Box<dyn Job>>, failure: Failure) -> Self {
+        for job in &mut jobs {
+            job.fail(failure.clone());
+        }
+        Written::Done(jobs, None)
+    }
+}
+
+/// A write transaction holding the merchant, with the version its commit will publish.
+struct Claimed {
+    tx: Tx,
+    version: i64,
+}
+
+/// What writing a group needs, taken from the supervisor so it can run beside its mailbox.
+pub(super) struct Group {
+    pub env: Environment,
+    pub merchant_id: i64,
+    pub stores: HashMap<i64, Addr<StoreActor>>,
+}
+
+impl Group {
+    #[tracing::instrument(level = "debug", skip_all, fields(merchant_id = self.merchant_id, writes = jobs.len()))]
+    pub async fn write(&self, base: Arc<MerchantState>, mut jobs: Vec<Box<dyn Job>>) -> Written {
+        let mut start = (*base).clone();
+        if let Err(failure) = self.prepare(&mut start, &jobs).await {
+            return Written::failed(jobs, failure);
+        }
+        // Shared database: hold the merchant before validating. SQLite (one process, one
+        // writer) begins only once there is something to write.
+        let early = if self.env.db.is_shared() {
+            match self.claim(base.version).await {
+                Ok(Some(claimed)) => Some(claimed),
+                Ok(None) => return Written::Stale(jobs),
+                Err(failure) => return Written::failed(jobs, failure),
+            }
+        } else {
+            None
+        };
+        let mut next = start.clone();
+        if let Err(failure) = self.apply(&mut next, &mut jobs).await {
+            rollback(early).await;
+            return Written::failed(jobs, failure);
+        }
+        if !jobs.iter().any(|j| j.changed()) {
+            // Nothing to write; keep what was brought in from history.
+            rollback(early).await;
+            return Written::Done(jobs, Some(Box::new(next)));
+        }
+        let claimed = match early {
+            Some(claimed) => claimed,
+            None => match self.env.db.begin().await {
+                Ok(tx) => Claimed {
+                    tx,
+                    version: base.version,
+                },
+                Err(e) => return Written::failed(jobs, e.into()),
+            },
+        };
+        let moves: Vec<StockMove> = jobs.iter().flat_map(|j| j.moves()).copied().collect();
+        match self.persist(claimed, &jobs, &moves).await {
+            Ok(version) => {
+                self.observe_group(jobs.len());
+                self.publish_stock(moves).await;
+                next.version = version;
+                Written::Done(jobs, Some(Box::new(next)))
+            }
+            Err(e) if jobs.len() == 1 => Written::failed(jobs, e.into()),
+            // One bad write must not fail the others: each is tried again on its own.
+            Err(_) => self.write_one_by_one(base.version, start, jobs).await,
+        }
+    }
+
+    /// Brings what the jobs name from history into the state, and waits for the stores'
+    /// stock when a job reads it.
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn prepare(
+        &self,
+        state: &mut MerchantState,
+        jobs: &[Box<dyn Job>],
+    ) -> Result<(), Failure> {
+        // Two rounds: a payment named by id brings its basket in the second.
+        for _ in 0..2 {
+            let mut wants = Wants::new();
+            for job in jobs {
+                job.wants(state, &mut wants);
+            }
+            if wants.is_empty() {
+                break;
+            }
+            self.env.history.bring(&self.env.db, state, &wants).await?;
+        }
+        if jobs.iter().any(|j| j.reads_stock()) {
+            // A store's actor loads its stock when started: wait until each has, so a
+            // just-started one is not read as empty.
+            for addr in self.stores.values() {
+                addr.send(Probe { crash: false })
+                    .await
+                    .map_err(|e| Failure::internal(format!("store actor failed: {e}")))??;
+            }
+        }
+        Ok(())
+    }
+
+    /// Begins a transaction holding the merchant. `None` when the database is ahead of the
+    /// state at `expected` (the transaction is rolled back).
+    async fn claim(&self, expected: i64) -> Result<Option<Claimed>, Failure> {
+        let mut tx = self.env.db.begin().await?;
+        let version = tx.claim_merchant(self.merchant_id).await?;
+        if version != expected + 1 {
+            tx.rollback().await?;
+            return Ok(None);
+        }
+        Ok(Some(Claimed { tx, version }))
+    }
+
+    /// Validates and applies the jobs in order; each write of the group has its own time, so
+    /// "this request" stays one request.
+    async fn apply(
+        &self,
+        state: &mut MerchantState,
+        jobs: &mut [Box<dyn Job>],
+    ) -> Result<(), Failure> {
+        for (now, job) in (now_millis()..).zip(jobs.iter_mut()) {
+            let ids = self.env.db.allocate_ids(job.ids_needed(state)).await?;
+            job.apply(state, &mut ids.into_iter(), now);
+        }
+        Ok(())
+    }
+
+    /// Persists the jobs and their stock moves and commits. Gives back the version committed.
+    #[tracing::instrument(level = "debug", skip_all, fields(moves = moves.len()))]
+    async fn persist(
+        &self,
+        claimed: Claimed,
+        jobs: &[Box<dyn Job>],
+        moves: &[StockMove],
+    ) -> Result<i64, DbError> {
+        let Claimed { mut tx, version } = claimed;
+        for job in jobs {
+            job.persist(&mut tx, self.merchant_id).await?;
+        }
+        tx.apply_stock_moves(self.merchant_id, moves).await?;
+        if !self.env.write_delay.is_zero() {
+            tokio::time::sleep(self.env.write_delay).await;
+        }
+        tx.commit().await?;
+        Ok(version)
+    }
+
+    /// After a group failed in the database: every job again, in order, each in a part of one
+    /// transaction of its own, against the state the ones before it left. Only the jobs that
+    /// fail again fail.
+    async fn write_one_by_one(
+        &self,
+        expected: i64,
+        start: MerchantState,
+        mut jobs: Vec<Box<dyn Job>>,
+    ) -> Written {
+        let claimed = if self.env.db.is_shared() {
+            match self.claim(expected).await {
+                Ok(Some(claimed)) => claimed,
+                Ok(None) => return Written::Stale(jobs),
+                Err(failure) => return Written::failed(jobs, failure),
+            }
+        } else {
+            match self.env.db.begin().await {
+                Ok(tx) => Claimed {
+                    tx,
+                    version: expected,
+                },
+                Err(e) => return Written::failed(jobs, e.into()),
+            }
+        };
+        let Claimed { mut tx, version } = claimed;
+        let mut state = start;
+        let mut moves = Vec::new();
+        for (now, job) in (now_millis()..).zip(jobs.iter_mut()) {
+            let mut trial = state.clone();
+            match self
+                .write_part(&mut tx, &mut trial, job.as_mut(), now)
+                .await
+            {
+                Ok(()) => {
+                    moves.extend(job.moves().iter().copied());
+                    state = trial;
+                }
+                Err(e) => job.fail(e.into()),
+            }
+        }
+        if let Err(e) = tx.commit().await {
+            return Written::failed(jobs, e.into());
+        }
+        self.observe_group(jobs.len());
+        self.publish_stock(moves).await;
+        state.version = version;
+        Written::Done(jobs, Some(Box::new(state)))
+    }
+
+    /// One job as a part of `tx` that is taken back alone if it fails.
+    async fn write_part(
+        &self,
+        tx: &mut Tx,
+        state: &mut MerchantState,
+        job: &mut dyn Job,
+        now: i64,
+    ) -> Result<(), DbError> {
+        // The shared writer is held by `tx`: identifiers come from it, not from the blocks.
+        let ids = tx.take_ids(job.ids_needed(state) as i64).await?;
+        job.apply(state, &mut ids.into_iter(), now);
+        if !job.changed() {
+            return Ok(());
+        }
+        tx.begin_part().await?;
+        let written = async {
+            job.persist(tx, self.merchant_id).await?;
+            tx.apply_stock_moves(self.merchant_id, job.moves()).await
+        }
+        .await;
+        match written {
+            Ok(()) => tx.keep_part().await,
+            Err(e) => {
+                tx.undo_part().await?;
+                Err(e)
+            }
+        }
+    }
+
+    fn observe_group(&self, writes: usize) {
+        self.env
+            .metrics
+            .merchant_write_batch_size
+            .observe(writes as f64);
+    }
+
+    /// The stores' actors learn of committed stock before the writes are answered, so a read
+    /// sent after an answer sees it.
+    async fn publish_stock(&self, moves: Vec<StockMove>) {
+        for (store_id, addr) in &self.stores {
+            let mine: Vec<StockMove> = moves
+                .iter()
+                .filter(|m| m.store_id == *store_id)
+                .copied()
+                .collect();
+            if !mine.is_empty() {
+                let _ = addr.send(ApplyStock(mine)).await;
+            }
+        }
+    }
+}
+
+async fn rollback(claimed: Option<Claimed>) {
+    if let Some(Claimed { tx, .. }) = claimed {
+        if let Err(e) = tx.rollback().await {
+            tracing::warn!(error = %e, "rolling back an unused write transaction failed");
+        }
+    }
+}

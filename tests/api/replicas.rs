@@ -1,0 +1,520 @@
+//! Several `merchantd serve` processes on one PostgreSQL (DESIGN §1 Scale-out): a write
+//! answered by one replica is read on another within a second, writes for one merchant stay
+//! serialized across replicas, revocations reach every replica's token cache, and a replica
+//! that stops hearing the others serves nothing stale. And SQLite, which serves one process,
+//! refuses a second.
+
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use merchantd::db::Db;
+use merchantd::domain::token::NewFamily;
+use merchantd::metrics::Metrics;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::helpers::{metric_value, raw_pool, Backend, TestDb};
+use crate::process::{serve, serve_command, serve_with, Served};
+
+/// Two replicas of the demo merchant's API and a token valid on both.
+struct Pair {
+    a: Served,
+    b: Served,
+    token: String,
+    client: reqwest::Client,
+    sql: sqlx::AnyPool,
+    store: i64,
+}
+
+async fn pair(db: &TestDb, b_settings: &[(&str, &str)]) -> Pair {
+    // One after the other: both migrate and apply the manifests at start-up.
+    let a = serve(db, "info");
+    let b = serve_with(db, "info", b_settings);
+    let sql = raw_pool(&db.url).await;
+    let (merchant_id, employee_id, application_id, store): (i64, i64, i64, i64) = sqlx::query_as(
+        "SELECT e.merchant_id, e.id, a.id, s.id FROM employees e \
+         JOIN applications a ON a.merchant_id = e.merchant_id \
+         JOIN stores s ON s.merchant_id = e.merchant_id WHERE e.email = 'owner@demo.test'",
+    )
+    .fetch_one(&sql)
+    .await
+    .unwrap();
+    let database = Db::connect(&db.url, Metrics::new()).await.unwrap();
+    let token = merchantd::crypto::random_token("mcd_at_");
+    let family = NewFamily {
+        id: uuid::Uuid::new_v4().to_string(),
+        merchant_id,
+        employee_id,
+        application_id,
+        scope: "admin".into(),
+    };
+    let expires = merchantd::domain::now_millis() + 3_600_000;
+    database
+        .issue_access_token(&family, &merchantd::crypto::sha256_hex(&token), expires)
+        .await
+        .unwrap();
+    database.close().await;
+    for replica in [&a, &b] {
+        wait_ready(replica).await;
+    }
+    Pair {
+        a,
+        b,
+        token,
+        client: reqwest::Client::new(),
+        sql,
+        store,
+    }
+}
+
+async fn wait_ready(replica: &Served) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let ready = reqwest::get(replica.url("/health/ready")).await.unwrap();
+        if ready.status() == StatusCode::OK {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the replica never became ready");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+impl Pair {
+    async fn call(
+        &self,
+        on: &Served,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut req = self
+            .client
+            .request(method, on.url(path))
+            .bearer_auth(&self.token)
+            .header("x-accept-version", "2.0");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let res = req.send().await.unwrap();
+        let status = res.status();
+        (status, res.json().await.unwrap())
+    }
+
+    /// POSTs one object and returns it as answered.
+    async fn create(&self, on: &Served, path: &str, plural: &str, object: Value) -> Value {
+        let (status, body) = self
+            .call(
+                on,
+                Method::POST,
+                path,
+                &[],
+                Some(json!({ plural: {"k": object} })),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "POST {path}: {body}");
+        body[plural]["k"].clone()
+    }
+
+    async fn category_title(&self, on: &Served, id: i64) -> Option<String> {
+        let (status, body) = self
+            .call(
+                on,
+                Method::GET,
+                "/category",
+                &[("categoryIds", &id.to_string())],
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body["categories"][id.to_string()]["title"]
+            .as_str()
+            .map(str::to_owned)
+    }
+
+    async fn rename(&self, on: &Served, id: i64, title: &str) {
+        let (status, body) = self
+            .call(
+                on,
+                Method::PUT,
+                "/category",
+                &[],
+                Some(json!({"categories": {"c": {"id": id, "title": title}}})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+
+    /// `(totalStock, stockSold, stockLeft)` of a product at the store, as `on` shows it.
+    async fn stock(&self, on: &Served, product: i64) -> (i64, i64, i64) {
+        let (_, body) = self
+            .call(
+                on,
+                Method::GET,
+                "/product",
+                &[
+                    ("productIds", &product.to_string()),
+                    ("storeId", &self.store.to_string()),
+                ],
+                None,
+            )
+            .await;
+        let p = &body["products"][product.to_string()];
+        (
+            p["totalStock"].as_i64().unwrap(),
+            p["stockSold"].as_i64().unwrap(),
+            p["stockLeft"].as_i64().unwrap(),
+        )
+    }
+
+    async fn product(&self, on: &Served) -> i64 {
+        self.create(on, "/product", "products",
+            json!({"name": "Latte", "instances": {"i": {"price": "300", "taxPercentage": "0.200"}}}))
+            .await["id"]
+            .as_i64()
+            .unwrap()
+    }
+
+    /// A completed invoice receiving `quantity` units at the store.
+    fn receive(
+        &self,
+        on: &Served,
+        supplier: i64,
+        product: i64,
+        quantity: i64,
+    ) -> impl std::future::Future<Output = (StatusCode, Value)> + '_ {
+        let body = json!({"invoices": {"r": {"storeId": self.store, "supplierId": supplier,
+            "reference": "R", "completed": true,
+            "items": {"i": {"productId": product, "quantity": quantity, "unitPrice": "1", "vatPercentage": "0.200"}}}}});
+        let url = on.url("/invoice");
+        async move {
+            let res = self
+                .client
+                .post(url)
+                .bearer_auth(&self.token)
+                .header("x-accept-version", "2.0")
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            let status = res.status();
+            (status, res.json().await.unwrap())
+        }
+    }
+
+    /// One unit sold and paid at the store, completed.
+    async fn sell_one(&self, on: &Served, product: i64) {
+        let basket = self
+            .create(
+                on,
+                "/basket",
+                "baskets",
+                json!({"storeId": self.store,
+            "basketProducts": {"l": {"productId": product, "quantity": 1}}}),
+            )
+            .await;
+        let id = basket["id"].as_i64().unwrap();
+        self.create(
+            on,
+            "/transaction",
+            "transactions",
+            json!({"basketId": id, "type": "CARD", "amount": 300, "completed": true}),
+        )
+        .await;
+        self.create(
+            on,
+            "/basket",
+            "baskets",
+            json!({"id": id, "completed": true}),
+        )
+        .await;
+    }
+
+    async fn metric(&self, on: &Served, name: &str) -> f64 {
+        let text = reqwest::get(on.url("/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        metric_value(&text, name, "")
+    }
+}
+
+/// Polls until `check` holds, for at most `limit`; returns how long it took.
+async fn within<F, Fut>(limit: Duration, mut check: F) -> Option<Duration>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if check().await {
+            return Some(started.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    None
+}
+
+async fn postgres() -> Option<TestDb> {
+    TestDb::new(Backend::Postgres).await
+}
+
+#[actix_rt::test]
+async fn a_write_answered_by_one_replica_is_read_on_the_other_within_a_second() {
+    let Some(db) = postgres().await else { return };
+    let p = pair(&db, &[]).await;
+    let category = p
+        .create(&p.a, "/category", "categories", json!({"title": "Drinks"}))
+        .await;
+    let id = category["id"].as_i64().unwrap();
+    // B has the merchant cached from here on.
+    let seen = within(Duration::from_secs(1), || async {
+        p.category_title(&p.b, id).await.as_deref() == Some("Drinks")
+    })
+    .await;
+    println!("a new category reached the other replica after {seen:?}");
+    assert!(seen.is_some(), "B did not see A's new category within 1 s");
+
+    for round in 0..5 {
+        let (writer, reader) = if round % 2 == 0 {
+            (&p.a, &p.b)
+        } else {
+            (&p.b, &p.a)
+        };
+        let title = format!("Drinks {round}");
+        p.rename(writer, id, &title).await;
+        let seen = within(Duration::from_secs(1), || async {
+            p.category_title(reader, id).await.as_deref() == Some(title.as_str())
+        })
+        .await;
+        println!("rename {round} reached the other replica after {seen:?}");
+        assert!(
+            seen.is_some(),
+            "round {round}: the rename was not read on the other replica within 1 s"
+        );
+    }
+    assert!(p.metric(&p.b, "merchant_reloads_total").await >= 1.0);
+}
+
+#[actix_rt::test]
+async fn concurrent_writes_split_across_replicas_land_once_with_stock_exact() {
+    let Some(db) = postgres().await else { return };
+    let p = pair(&db, &[]).await;
+    let product = p.product(&p.a).await;
+    let supplier = p
+        .create(
+            &p.b,
+            "/supplier",
+            "suppliers",
+            json!({"name": "Bean Brothers"}),
+        )
+        .await["id"]
+        .as_i64()
+        .unwrap();
+    // Both replicas hold the merchant before the burst.
+    assert_eq!(p.stock(&p.a, product).await, (0, 0, 0));
+    assert_eq!(p.stock(&p.b, product).await, (0, 0, 0));
+
+    let writes =
+        (0..500).map(|i| p.receive(if i % 2 == 0 { &p.a } else { &p.b }, supplier, product, 1));
+    let answers = join_all(writes).await;
+    for (status, body) in &answers {
+        assert_eq!(*status, StatusCode::CREATED, "{body}");
+    }
+    let (invoices,): (i64,) =
+        sqlx::query_as("SELECT COUNT(*) FROM invoices WHERE supplier_id = $1")
+            .bind(supplier)
+            .fetch_one(&p.sql)
+            .await
+            .unwrap();
+    assert_eq!(invoices, 500, "every write landed exactly once");
+    let (stored,): (i64,) = sqlx::query_as(
+        "SELECT total_stock FROM stock_levels WHERE product_id = $1 AND store_id = $2",
+    )
+    .bind(product)
+    .bind(p.store)
+    .fetch_one(&p.sql)
+    .await
+    .unwrap();
+    assert_eq!(stored, 500);
+    for replica in [&p.a, &p.b] {
+        let exact = within(Duration::from_secs(1), || async {
+            p.stock(replica, product).await == (500, 0, 500)
+        })
+        .await;
+        assert!(
+            exact.is_some(),
+            "a replica shows {:?}",
+            p.stock(replica, product).await
+        );
+    }
+}
+
+#[actix_rt::test]
+async fn a_sale_on_one_replica_and_a_count_on_the_other_never_double_count() {
+    let Some(db) = postgres().await else { return };
+    let p = pair(&db, &[]).await;
+    let product = p.product(&p.a).await;
+    let supplier = p
+        .create(
+            &p.a,
+            "/supplier",
+            "suppliers",
+            json!({"name": "Bean Brothers"}),
+        )
+        .await["id"]
+        .as_i64()
+        .unwrap();
+    let (status, body) = p.receive(&p.a, supplier, product, 100).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    for sold in 1..=10 {
+        // B holds the stock as it was; A sells one; B counts what is really on the shelf at
+        // once. Validated against B's old stock, the count would book the sale again as
+        // wastage.
+        let current = within(Duration::from_secs(1), || async {
+            p.stock(&p.b, product).await.2 == 100 - (sold - 1)
+        })
+        .await;
+        assert!(current.is_some());
+        p.sell_one(&p.a, product).await;
+        let count = p.create(&p.b, "/stock/reconcile", "stockReconciliations", json!({"storeId": p.store,
+            "completed": true, "products": {product.to_string(): {"productId": product, "quantity": 100 - sold}}})).await;
+        assert_eq!(count["completed"], true, "{count}");
+    }
+    let stored: (i64, i64) = sqlx::query_as(
+        "SELECT total_stock, stock_sold FROM stock_levels WHERE product_id = $1 AND store_id = $2",
+    )
+    .bind(product)
+    .bind(p.store)
+    .fetch_one(&p.sql)
+    .await
+    .unwrap();
+    assert_eq!(
+        stored,
+        (100, 10),
+        "ten sales, and no count booked one of them again"
+    );
+    for replica in [&p.a, &p.b] {
+        let exact = within(Duration::from_secs(1), || async {
+            p.stock(replica, product).await == (100, 10, 90)
+        })
+        .await;
+        assert!(
+            exact.is_some(),
+            "stock is {:?}",
+            p.stock(replica, product).await
+        );
+    }
+}
+
+#[actix_rt::test]
+async fn a_revocation_on_one_replica_fails_the_token_on_the_other_within_a_second() {
+    let Some(db) = postgres().await else { return };
+    let p = pair(&db, &[]).await;
+    // B has the token cached.
+    let (status, _) = p.call(&p.b, Method::GET, "/category", &[], None).await;
+    assert_eq!(status, StatusCode::OK);
+    let revoked = p
+        .client
+        .post(p.a.url("/oauth/revoke"))
+        .form(&[
+            ("token", p.token.as_str()),
+            ("client_id", "demo-pos"),
+            ("client_secret", "demo-pos-secret"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), StatusCode::OK);
+    let refused = within(Duration::from_secs(1), || async {
+        p.call(&p.b, Method::GET, "/category", &[], None).await.0 == StatusCode::UNAUTHORIZED
+    })
+    .await;
+    println!("the revocation reached the other replica after {refused:?}");
+    assert!(
+        refused.is_some(),
+        "the revoked token still works on B after 1 s"
+    );
+}
+
+#[actix_rt::test]
+async fn a_replica_that_lost_its_listening_connection_serves_nothing_stale() {
+    let Some(db) = postgres().await else { return };
+    // B waits two seconds before listening again: an outage long enough to write through.
+    let p = pair(&db, &[("MERCHANTD_TEST_LISTEN_RETRY_MS", "2000")]).await;
+    let category = p
+        .create(&p.a, "/category", "categories", json!({"title": "v0"}))
+        .await;
+    let id = category["id"].as_i64().unwrap();
+    assert_eq!(p.category_title(&p.b, id).await.as_deref(), Some("v0"));
+    assert_eq!(p.metric(&p.b, "replica_listens_total").await, 1.0);
+
+    let (terminated,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE application_name = $1) t",
+    )
+    .bind(format!("merchantd-listener-{}", p.b.pid()))
+    .fetch_one(&p.sql)
+    .await
+    .unwrap();
+    assert_eq!(
+        terminated, 1,
+        "B's listening connection was found and terminated"
+    );
+    let not_ready = within(Duration::from_secs(2), || async {
+        reqwest::get(p.b.url("/health/ready"))
+            .await
+            .unwrap()
+            .status()
+            == StatusCode::SERVICE_UNAVAILABLE
+    })
+    .await;
+    assert!(
+        not_ready.is_some(),
+        "B reports not ready while it cannot listen"
+    );
+
+    // While B cannot hear A, what A writes is still what B reads.
+    for round in 1..=3 {
+        let title = format!("v{round}");
+        p.rename(&p.a, id, &title).await;
+        assert_eq!(
+            p.category_title(&p.b, id).await.as_deref(),
+            Some(title.as_str()),
+            "during the outage"
+        );
+    }
+    // Once B listens again, it is ready and hears A as before.
+    wait_ready(&p.b).await;
+    assert_eq!(p.metric(&p.b, "replica_listens_total").await, 2.0);
+    p.rename(&p.a, id, "after").await;
+    let seen = within(Duration::from_secs(1), || async {
+        p.category_title(&p.b, id).await.as_deref() == Some("after")
+    })
+    .await;
+    assert!(seen.is_some(), "B hears A again after reconnecting");
+}
+
+#[actix_rt::test]
+async fn a_second_server_on_one_sqlite_file_refuses_to_start() {
+    let db = TestDb::new(Backend::Sqlite).await.expect("sqlite db");
+    let first = serve(&db, "info");
+    let second = serve_command(&db)
+        .env("RUST_LOG", "info")
+        .output()
+        .expect("run a second merchantd");
+    assert!(!second.status.success(), "the second server started");
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    let file = db.url.trim_start_matches("sqlite://");
+    let file = file.split('?').next().unwrap();
+    assert!(stderr.contains(file), "the error names the file: {stderr}");
+    assert!(stderr.contains("already serving"), "{stderr}");
+    // The first one is unharmed.
+    let live = reqwest::get(first.url("/health/ready")).await.unwrap();
+    assert_eq!(live.status(), StatusCode::OK);
+}
