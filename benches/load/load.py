@@ -15,6 +15,7 @@ when missing, and then calls this script. What it does:
 """
 
 import argparse
+import contextlib
 import base64
 import hashlib
 import html
@@ -755,7 +756,9 @@ class Bench:
             if delay_ms == 0 and share < 0.085 and writers < 64:
                 writers *= 2
             delay_ms = delay_for(cr["rps"], latency_ms)
+        self.perf_start("mix", d)
         rres, wres = both(d, delay_ms)
+        self.perf_wait()
         total = rres["rps"] + wres["rps"]
         res = {"reads": rres, "writes": wres, "delay_ms": delay_ms, "writers": writers,
                "calibration": calibration,
@@ -775,8 +778,10 @@ class Bench:
             self.port, self.main.client_id, self.main.client_secret, self.main.email,
             self.main.password)["refresh_token"], workers=4)
         path = self.wrk.data_file("refresh.txt", tokens)
+        self.perf_start("refresh", d)
         res = self.wrk.run("/oauth/token", conns, d, script="refresh.lua",
                            args=(path, self.main.client_id, self.main.client_secret))
+        self.perf_wait()
         res["ratio"] = ratio(res["rps"])
         res["errors"] = res["lua"].get("failed", 0) + res["lua"].get("starved", 0) + res["socket_errors"]
         self.record("refresh", res)
@@ -785,7 +790,9 @@ class Bench:
     def scenario_basket(self, d, ratio):
         store, product = self.shop.stores["sale"], self.shop.products[0]
         path = self.wrk.data_file("basket.txt", [f"{self.shop.token}\t{store}\t{product}"])
+        self.perf_start("basket", d)
         res = self.wrk.run("/basket", 64, d, threads=64, script="basket.lua", args=(path,))
+        self.perf_wait()
         res["ratio"] = ratio(res["rps"])
         # Stock exact: stockSold of the product at that store equals the units of every completed
         # basket at that store (the only baskets there are this scenario's). Requests still in
@@ -852,7 +859,7 @@ class Bench:
                         res = self.wrk.run(path, 1, self.p["duration"], script="write.lua", args=(data, mode, 0))
                         res["errors"] = res["lua"].get("non201", 0) + res["socket_errors"]
                         run[kind] = res
-                # On a second, fresh process on the same database (the main one stays up, idle).
+                # On a fresh process on the same database (see `probe`).
                 if self.want("cold", "memory"):
                     run.update(self.cold_start())
                 step["runs"].append(run)
@@ -866,17 +873,27 @@ class Bench:
                        if "rss_main" in run else ""))
             self.record("ladder", step)
 
+    @contextlib.contextmanager
     def probe(self, idle_secs=86400):
-        """A second merchantd on its own port and the same database (the main one keeps running)."""
+        """A fresh merchantd on its own port and the same database. On PostgreSQL the main one
+        keeps running beside it; SQLite serves one process (a second `serve` refuses to start),
+        so there the main one is stopped first and started again afterwards."""
+        single = self.db.backend == "sqlite"
+        if single:
+            self.server.stop()
         port = free_port()
         server = Server(self.args.binary, self.workdir, port)
-        server.start(self.config(f"merchantd-{port}.toml", idle_secs, port))
-        return server
+        try:
+            server.start(self.config(f"merchantd-{port}.toml", idle_secs, port))
+            yield server
+        finally:
+            server.stop()
+            if single:
+                self.server.start(self.config_main)
 
     def cold_start(self):
         """A fresh process on the same database: main's first API request, and RSS around it."""
-        probe = self.probe()
-        try:
+        with self.probe() as probe:
             tiny = self.tiny.api(probe.port)
             tiny.api("GET", "/product")  # activates a near-empty merchant: the baseline
             tiny.close()
@@ -895,15 +912,12 @@ class Bench:
             time.sleep(SETTLE_SECS)
             return {"first_ms": first * 1000, "second_ms": second * 1000, "rss_base": base,
                     "rss_main": probe.rss_bytes()}
-        finally:
-            probe.stop()
 
     def scenario_idle(self):
         """Passivation gives memory back: in a fresh process with a short merchant_idle_secs, touch
         every small merchant, then wait past the idle time."""
         idle = self.p["idle_secs"]
-        probe = self.probe(idle)
-        try:
+        with self.probe(idle) as probe:
             time.sleep(0.5)
             before = probe.rss_bytes()
             t0 = time.perf_counter()
@@ -917,8 +931,6 @@ class Bench:
             time.sleep(wait)
             after = probe.rss_bytes()
             active_after = self.metric("merchant_actors_active", probe.port)
-        finally:
-            probe.stop()
         grown = touched - before
         res = {"rss_before": before, "rss_touched": touched, "rss_after": after, "touch_seconds": touch,
                "merchants": len(self.multi), "idle_secs": idle, "active_peak": active_peak,

@@ -2,6 +2,7 @@
 # CPU profiles of merchantd under the hot read (scenario 2) and a write (scenario 3), as flame graphs.
 #
 #   benches/load/profile.sh [--binary PATH] [--name before|after|...] [--postgres URL] [--duration S]
+#                           [--scenarios read,write,mix,refresh,basket]   (default read,write)
 #
 # Runs the load benchmark with `--only read,write --runs 1 --perf DIR`: while wrk drives each
 # scenario, `perf record -F 999 -g --call-graph dwarf` samples the server process (PERF_CALLGRAPH=fp
@@ -18,12 +19,14 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 name="after"
 duration=12
 keep=""
+scenarios="read,write"
 pass=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --name) name="$2"; shift 2 ;;
         --duration) duration="$2"; shift 2 ;;
         --keep-data) keep="$2"; mkdir -p "$keep"; shift 2 ;;
+        --scenarios) scenarios="$2"; shift 2 ;;
         *) pass+=("$1"); shift ;;
     esac
 done
@@ -37,10 +40,13 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 work="$(mktemp -d /tmp/merchantd-profile-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-"$here/run.sh" --only read,write --runs 1 --duration "$duration" --perf "$work" "${pass[@]}"
+# The mix needs the read-only figures of "read" to calibrate against.
+only="$scenarios"
+[[ ",$only," == *",mix,"* && ",$only," != *",read,"* ]] && only="read,$only"
+"$here/run.sh" --only "$only" --runs 1 --duration "$duration" --perf "$work" "${pass[@]}"
 
 mkdir -p "$here/profiles"
-for scenario in read write; do
+for scenario in ${scenarios//,/ }; do
     data="$work/$scenario.perf.data"
     [[ -s "$data" ]] || { echo "no profile recorded for $scenario" >&2; continue; }
     echo "folding $scenario profile" >&2
@@ -48,6 +54,10 @@ for scenario in read write; do
     case "$scenario" in
         read) title="merchantd $name: GET /product, 10 random productIds, 64 connections" ;;
         write) title="merchantd $name: POST /category, one object, 64 connections" ;;
+        mix) title="merchantd $name: 90 % GET /product (10 ids) + 10 % PUT /category" ;;
+        refresh) title="merchantd $name: POST /oauth/token grant_type=refresh_token, 64 connections" ;;
+        basket) title="merchantd $name: basket + payment + completion, 64 connections" ;;
+        *) title="merchantd $name: $scenario" ;;
     esac
     inferno-flamegraph --minwidth 0.5 --title "$title" < "$work/$scenario.folded" > "$here/profiles/$name-$scenario.svg"
     {
