@@ -158,6 +158,12 @@ pub trait Resource: Record + Clone + Send + Sync + 'static {
         Ok(())
     }
 
+    /// True when this record's child rows (lines, items) equal those of `before`, so storing
+    /// the change rewrites the record's own row only.
+    fn same_children(&self, _before: &Self) -> bool {
+        false
+    }
+
     /// Stock this change moves, given the record as it was before (None when new). Persisted in
     /// the same transaction as the record, then applied to the store's actor.
     fn stock_moves(&self, _before: Option<&Self>) -> Vec<StockMove> {

@@ -6,6 +6,7 @@ use super::rows::{self, in_list, TableRow};
 use super::{reconcile, Backend, Db, DbError, Tx};
 use crate::domain::application::ApplicationRecord;
 use crate::domain::basket::BasketRecord;
+use crate::domain::batch::Change;
 use crate::domain::category::CategoryRecord;
 use crate::domain::employee::EmployeeRecord;
 use crate::domain::product::ProductRecord;
@@ -36,10 +37,10 @@ pub trait Record: Sized {
     async fn persist_all(
         tx: &mut Tx,
         merchant_id: i64,
-        records: &[(bool, Self)],
+        records: &[(Change, Self)],
     ) -> Result<(), DbError> {
-        for (is_new, record) in records {
-            record.persist(tx, merchant_id, *is_new).await?;
+        for (change, record) in records {
+            record.persist(tx, merchant_id, change.is_new()).await?;
         }
         Ok(())
     }
@@ -49,11 +50,15 @@ pub trait Record: Sized {
 async fn persist_rows<R: TableRow>(
     tx: &mut Tx,
     merchant_id: i64,
-    records: &[(bool, R)],
+    records: &[(Change, R)],
 ) -> Result<(), DbError> {
-    let new: Vec<&R> = records.iter().filter(|(n, _)| *n).map(|(_, r)| r).collect();
+    let new: Vec<&R> = records
+        .iter()
+        .filter(|(c, _)| c.is_new())
+        .map(|(_, r)| r)
+        .collect();
     tx.insert_rows(merchant_id, &new).await?;
-    for (_, record) in records.iter().filter(|(n, _)| !*n) {
+    for (_, record) in records.iter().filter(|(c, _)| !c.is_new()) {
         tx.write_row(merchant_id, record, false).await?;
     }
     Ok(())
@@ -63,14 +68,22 @@ async fn persist_rows<R: TableRow>(
 async fn persist_parents<P: rows::WithChildren>(
     tx: &mut Tx,
     merchant_id: i64,
-    records: &[(bool, P)],
+    records: &[(Change, P)],
 ) -> Result<(), DbError> {
-    let new: Vec<&P> = records.iter().filter(|(n, _)| *n).map(|(_, r)| r).collect();
+    let new: Vec<&P> = records
+        .iter()
+        .filter(|(c, _)| c.is_new())
+        .map(|(_, r)| r)
+        .collect();
     tx.insert_rows(merchant_id, &new).await?;
     let children: Vec<&P::Child> = new.iter().flat_map(|p| p.children()).collect();
     tx.insert_rows(merchant_id, &children).await?;
-    for (_, record) in records.iter().filter(|(n, _)| !*n) {
-        tx.write_with_children(merchant_id, record, false).await?;
+    for (change, record) in records.iter().filter(|(c, _)| !c.is_new()) {
+        if *change == Change::UpdatedKeepingChildren {
+            tx.write_row(merchant_id, record, false).await?;
+        } else {
+            tx.write_with_children(merchant_id, record, false).await?;
+        }
     }
     Ok(())
 }
@@ -303,7 +316,7 @@ macro_rules! catalogue_record {
             async fn persist_all(
                 tx: &mut Tx,
                 merchant_id: i64,
-                records: &[(bool, Self)],
+                records: &[(Change, Self)],
             ) -> Result<(), DbError> {
                 persist_rows(tx, merchant_id, records).await
             }
@@ -367,13 +380,17 @@ impl Record for ProductRecord {
     async fn persist_all(
         tx: &mut Tx,
         merchant_id: i64,
-        records: &[(bool, Self)],
+        records: &[(Change, Self)],
     ) -> Result<(), DbError> {
-        let new: Vec<&Self> = records.iter().filter(|(n, _)| *n).map(|(_, r)| r).collect();
+        let new: Vec<&Self> = records
+            .iter()
+            .filter(|(c, _)| c.is_new())
+            .map(|(_, r)| r)
+            .collect();
         tx.insert_rows(merchant_id, &new).await?;
         let instances: Vec<_> = new.iter().flat_map(|p| p.instances.iter()).collect();
         tx.insert_rows(merchant_id, &instances).await?;
-        for (_, product) in records.iter().filter(|(n, _)| !*n) {
+        for (_, product) in records.iter().filter(|(c, _)| !c.is_new()) {
             tx.persist_product(merchant_id, product, false).await?;
         }
         Ok(())
@@ -399,7 +416,7 @@ impl Record for BasketRecord {
     async fn persist_all(
         tx: &mut Tx,
         merchant_id: i64,
-        records: &[(bool, Self)],
+        records: &[(Change, Self)],
     ) -> Result<(), DbError> {
         persist_parents(tx, merchant_id, records).await
     }
@@ -439,7 +456,7 @@ impl Record for TransactionRecord {
     async fn persist_all(
         tx: &mut Tx,
         merchant_id: i64,
-        records: &[(bool, Self)],
+        records: &[(Change, Self)],
     ) -> Result<(), DbError> {
         persist_rows(tx, merchant_id, records).await
     }
@@ -481,7 +498,7 @@ impl Record for OrderRecord {
     async fn persist_all(
         tx: &mut Tx,
         merchant_id: i64,
-        records: &[(bool, Self)],
+        records: &[(Change, Self)],
     ) -> Result<(), DbError> {
         persist_rows(tx, merchant_id, records).await
     }
@@ -517,7 +534,7 @@ impl Record for InvoiceRecord {
     async fn persist_all(
         tx: &mut Tx,
         merchant_id: i64,
-        records: &[(bool, Self)],
+        records: &[(Change, Self)],
     ) -> Result<(), DbError> {
         persist_parents(tx, merchant_id, records).await
     }

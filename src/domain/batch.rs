@@ -36,3 +36,19 @@ pub enum WriteMode {
     Upsert,
     UpdateOnly,
 }
+
+/// How a write changed a record, as much as storing it needs to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    New,
+    Updated,
+    /// Updated, with its child rows (basket lines, invoice items) exactly as they were: only
+    /// the record's own row is rewritten.
+    UpdatedKeepingChildren,
+}
+
+impl Change {
+    pub fn is_new(self) -> bool {
+        self == Change::New
+    }
+}

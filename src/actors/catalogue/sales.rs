@@ -34,7 +34,8 @@ macro_rules! sale_basics {
 macro_rules! completing_sale {
     (
         $record:ident: $noun:literal, $plural:literal, $collection:ident, $kind:expr,
-        apply: $apply:ident, new_children: $children:path, completes_as: $verb:literal,
+        apply: $apply:ident, new_children: $children:path, children: $children_field:ident,
+        completes_as: $verb:literal,
         moves: |$r:ident| $moves:expr
     ) => {
         impl Resource for $record {
@@ -63,6 +64,10 @@ macro_rules! completing_sale {
                 creating: bool,
             ) -> Result<Self, Vec<String>> {
                 $apply(self, ids, input.fields, state, now, creating)
+            }
+
+            fn same_children(&self, before: &Self) -> bool {
+                self.$children_field == before.$children_field
             }
 
             fn stock_moves(&self, before: Option<&Self>) -> Vec<StockMove> {
@@ -200,7 +205,8 @@ fn apply_basket(
 
 completing_sale! {
     BasketRecord: "Basket", "baskets", baskets, Kind::Basket,
-    apply: apply_basket, new_children: basket::new_lines, completes_as: "completed",
+    apply: apply_basket, new_children: basket::new_lines, children: lines,
+    completes_as: "completed",
     moves: |basket| basket.lines.iter().map(|l| StockMove {
         store_id: basket.store_id,
         product_id: l.product_id,
@@ -307,7 +313,8 @@ fn apply_invoice(
 
 completing_sale! {
     InvoiceRecord: "Invoice", "invoices", invoices, Kind::Invoice,
-    apply: apply_invoice, new_children: sales::new_items, completes_as: "received",
+    apply: apply_invoice, new_children: sales::new_items, children: items,
+    completes_as: "received",
     moves: |invoice| invoice.items.iter().map(|i| StockMove {
         store_id: invoice.store_id,
         product_id: i.product_id,

@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 use super::state::MerchantState;
 use crate::actors::resource::{Input, Kind, Resource};
 use crate::db::{DbError, Tx};
-use crate::domain::batch::{BatchObject, WriteMode};
+use crate::domain::batch::{BatchObject, Change, WriteMode};
 use crate::domain::stock::StockMove;
 use crate::domain::{Failure, Refusal};
 
@@ -84,7 +84,7 @@ pub(crate) struct WriteJob<R> {
     reply: Option<Answer<Vec<ObjectOutcome>>>,
     /// Per object: (created, id, detail) or the refusal.
     outcomes: Vec<Result<(bool, i64, String), Refusal>>,
-    changed: Vec<(bool, R)>,
+    changed: Vec<(Change, R)>,
     moves: Vec<StockMove>,
     failure: Option<Failure>,
 }
@@ -180,8 +180,13 @@ impl<R: Resource> Job for WriteJob<R> {
                 self.moves.extend(moves);
                 record.side_records(before, state);
                 let id = record.id();
+                let change = match before {
+                    _ if is_new => Change::New,
+                    Some(b) if record.same_children(b) => Change::UpdatedKeepingChildren,
+                    _ => Change::Updated,
+                };
                 state.put(record.clone());
-                self.changed.push((is_new, record));
+                self.changed.push((change, record));
                 (is_new, id, detail)
             });
             self.outcomes.push(outcome);
