@@ -51,6 +51,10 @@ impl Application {
             .context("connecting to the database")?;
         let serving = database.lock_for_serving()?;
         database.migrate().await.context("applying migrations")?;
+        database
+            .optimize()
+            .await
+            .context("gathering planner statistics")?;
         let files = tenants::manifests_in(&settings.tenants)?;
         let applied = tenants::apply_files(&database, &files, settings.pbkdf2_iterations).await?;
         for t in &applied {
@@ -81,7 +85,7 @@ impl Application {
             ),
         });
         listen_for_replicas(&settings, &database, &state, &metrics).await;
-        spawn_oauth_purge(tokens);
+        spawn_maintenance(tokens, database.clone());
 
         let listener = TcpListener::bind(&settings.bind)
             .with_context(|| format!("binding {}", settings.bind))?;
@@ -225,16 +229,23 @@ async fn listen_for_replicas(settings: &Settings, db: &Db, state: &AppState, met
     }
 }
 
-fn spawn_oauth_purge(tokens: TokenActors) {
+/// Every ten minutes: expired OAuth records go; every hour, SQLite's planner statistics are
+/// brought up to date with the data.
+fn spawn_maintenance(tokens: TokenActors, db: Db) {
     actix_rt::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(600));
-        loop {
+        for round in 0u64.. {
             tick.tick().await;
             let before = crate::domain::now_millis() - 24 * 3600 * 1000;
             match tokens.purge_expired(before).await {
                 Ok(n) if n > 0 => tracing::info!(removed = n, "expired OAuth records purged"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "OAuth purge failed"),
+            }
+            if round % 6 == 5 {
+                if let Err(e) = db.optimize().await {
+                    tracing::warn!(error = %e, "gathering planner statistics failed");
+                }
             }
         }
     });

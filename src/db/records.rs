@@ -439,7 +439,12 @@ impl SalesRecord for BasketRecord {
 impl Record for TransactionRecord {
     /// Pending payments, and every payment of an open basket (what the basket has been paid).
     async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        let clause = "AND ((completed = 0 AND delete_date IS NULL) OR basket_id IN \
+        // Two indexed look-ups joined by UNION: written with OR, the planner read every
+        // payment the merchant ever took (50 ms of activation at 200,000 sales).
+        let clause = "AND id IN (\
+                      SELECT id FROM transactions WHERE merchant_id = $1 AND completed = 0 \
+                      AND delete_date IS NULL \
+                      UNION SELECT id FROM transactions WHERE merchant_id = $1 AND basket_id IN \
                       (SELECT id FROM baskets WHERE merchant_id = $1 AND completed = 0 \
                       AND delete_date IS NULL))";
         Self::select(db, merchant_id, clause, &[]).await
