@@ -170,6 +170,34 @@ impl Pair {
         )
     }
 
+    /// `(total_stock, stock_sold)` of a product at the store, in the database.
+    async fn stored_stock(&self, product: i64) -> (i64, i64) {
+        sqlx::query_as(
+            "SELECT total_stock, stock_sold FROM stock_levels \
+             WHERE product_id = $1 AND store_id = $2",
+        )
+        .bind(product)
+        .bind(self.store)
+        .fetch_one(&self.sql)
+        .await
+        .unwrap()
+    }
+
+    /// Both replicas show `expected` stock for the product within a second.
+    async fn both_show(&self, product: i64, expected: (i64, i64, i64)) {
+        for replica in [&self.a, &self.b] {
+            let shown = within(Duration::from_secs(1), || async {
+                self.stock(replica, product).await == expected
+            })
+            .await;
+            assert!(
+                shown.is_some(),
+                "a replica shows {:?}",
+                self.stock(replica, product).await
+            );
+        }
+    }
+
     async fn product(&self, on: &Served) -> i64 {
         self.create(on, "/product", "products",
             json!({"name": "Latte", "instances": {"i": {"price": "300", "taxPercentage": "0.200"}}}))
@@ -333,26 +361,8 @@ async fn concurrent_writes_split_across_replicas_land_once_with_stock_exact() {
             .await
             .unwrap();
     assert_eq!(invoices, 500, "every write landed exactly once");
-    let (stored,): (i64,) = sqlx::query_as(
-        "SELECT total_stock FROM stock_levels WHERE product_id = $1 AND store_id = $2",
-    )
-    .bind(product)
-    .bind(p.store)
-    .fetch_one(&p.sql)
-    .await
-    .unwrap();
-    assert_eq!(stored, 500);
-    for replica in [&p.a, &p.b] {
-        let exact = within(Duration::from_secs(1), || async {
-            p.stock(replica, product).await == (500, 0, 500)
-        })
-        .await;
-        assert!(
-            exact.is_some(),
-            "a replica shows {:?}",
-            p.stock(replica, product).await
-        );
-    }
+    assert_eq!(p.stored_stock(product).await, (500, 0), "in the database");
+    p.both_show(product, (500, 0, 500)).await;
 }
 
 #[actix_rt::test]
@@ -386,30 +396,12 @@ async fn a_sale_on_one_replica_and_a_count_on_the_other_never_double_count() {
             "completed": true, "products": {product.to_string(): {"productId": product, "quantity": 100 - sold}}})).await;
         assert_eq!(count["completed"], true, "{count}");
     }
-    let stored: (i64, i64) = sqlx::query_as(
-        "SELECT total_stock, stock_sold FROM stock_levels WHERE product_id = $1 AND store_id = $2",
-    )
-    .bind(product)
-    .bind(p.store)
-    .fetch_one(&p.sql)
-    .await
-    .unwrap();
     assert_eq!(
-        stored,
+        p.stored_stock(product).await,
         (100, 10),
         "ten sales, and no count booked one of them again"
     );
-    for replica in [&p.a, &p.b] {
-        let exact = within(Duration::from_secs(1), || async {
-            p.stock(replica, product).await == (100, 10, 90)
-        })
-        .await;
-        assert!(
-            exact.is_some(),
-            "stock is {:?}",
-            p.stock(replica, product).await
-        );
-    }
+    p.both_show(product, (100, 10, 90)).await;
 }
 
 #[actix_rt::test]
