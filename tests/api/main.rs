@@ -8,6 +8,7 @@ mod applications;
 mod browser;
 mod categories;
 mod cli;
+mod crash;
 mod employees;
 mod envelope;
 mod layers;
