@@ -16,7 +16,7 @@ use tokio::sync::Notify;
 
 use crate::db_tests;
 use crate::helpers::{raw_pool, TestDb};
-use crate::process::{serve, Served};
+use crate::process::serve;
 
 /// What one write of the load was, and what its answer said.
 enum Answered {
