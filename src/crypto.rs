@@ -37,6 +37,17 @@ pub fn sha256_hex(input: &str) -> String {
     hex(digest::digest(&digest::SHA256, input.as_bytes()).as_ref())
 }
 
+/// Lower-case hex SHA-256 of several parts, each length-prefixed so that no two different
+/// lists of parts hash alike.
+pub fn sha256_hex_of(parts: &[&[u8]]) -> String {
+    let mut context = digest::Context::new(&digest::SHA256);
+    for part in parts {
+        context.update(&(part.len() as u64).to_be_bytes());
+        context.update(part);
+    }
+    hex(context.finish().as_ref())
+}
+
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     bytes

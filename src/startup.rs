@@ -229,8 +229,8 @@ async fn listen_for_replicas(settings: &Settings, db: &Db, state: &AppState, met
     }
 }
 
-/// Every ten minutes: expired OAuth records go; every hour, SQLite's planner statistics are
-/// brought up to date with the data.
+/// Every ten minutes: expired OAuth records and idempotency keys go; every hour, SQLite's
+/// planner statistics are brought up to date with the data.
 fn spawn_maintenance(tokens: TokenActors, db: Db) {
     actix_rt::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(600));
@@ -241,6 +241,11 @@ fn spawn_maintenance(tokens: TokenActors, db: Db) {
                 Ok(n) if n > 0 => tracing::info!(removed = n, "expired OAuth records purged"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "OAuth purge failed"),
+            }
+            match db.prune_idempotency_keys(crate::domain::now_millis()).await {
+                Ok(n) if n > 0 => tracing::debug!(removed = n, "expired idempotency keys pruned"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "pruning idempotency keys failed"),
             }
             if round % 6 == 5 {
                 if let Err(e) = db.optimize().await {

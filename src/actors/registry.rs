@@ -19,7 +19,7 @@ use super::merchant::{
 };
 use super::resource::Resource;
 use crate::db::Db;
-use crate::domain::batch::{BatchObject, WriteMode};
+use crate::domain::batch::{Answered, BatchObject, Idempotency, WriteMode};
 use crate::domain::{now_millis, Failure};
 use crate::metrics::Metrics;
 
@@ -317,9 +317,10 @@ impl Merchants {
         mode: WriteMode,
         objects: Vec<BatchObject>,
         caller: i64,
-    ) -> Result<Vec<ObjectOutcome>, Failure> {
+        key: Option<Idempotency>,
+    ) -> Result<Answered<Vec<ObjectOutcome>>, Failure> {
         let (reply, answer) = oneshot::channel();
-        let job = WriteJob::<R>::new(mode, objects, caller, reply);
+        let job = WriteJob::<R>::new(mode, objects, caller, key, reply);
         self.submit(merchant_id, Box::new(job)).await?;
         answer.await.map_err(|_| stopped())?
     }
@@ -330,9 +331,10 @@ impl Merchants {
         &self,
         merchant_id: i64,
         ids: BTreeSet<i64>,
-    ) -> Result<Vec<(i64, DeleteOutcome)>, Failure> {
+        key: Option<Idempotency>,
+    ) -> Result<Answered<Vec<(i64, DeleteOutcome)>>, Failure> {
         let (reply, answer) = oneshot::channel();
-        let job = DeleteJob::<R>::new(ids, reply);
+        let job = DeleteJob::<R>::new(ids, key, reply);
         self.submit(merchant_id, Box::new(job)).await?;
         answer.await.map_err(|_| stopped())?
     }

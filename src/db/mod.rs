@@ -10,6 +10,7 @@
 pub mod catalogue;
 mod error;
 pub mod files;
+pub mod idempotency;
 mod ids;
 pub mod logs;
 pub mod merchants;

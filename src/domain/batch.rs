@@ -52,3 +52,36 @@ impl Change {
         self == Change::New
     }
 }
+
+/// A client's `Idempotency-Key` on a write, with what identifies the request it names. Keys are
+/// scoped to the merchant and the application that sent them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Idempotency {
+    pub application_id: i64,
+    pub key: String,
+    /// SHA-256 (hex) of the method, path, filter header and body: the same key with another
+    /// request is refused.
+    pub fingerprint: String,
+}
+
+/// How long a stored answer is replayed.
+pub const IDEMPOTENCY_TTL_MILLIS: i64 = 24 * 3600 * 1000;
+
+/// The answer a write got: done now, replayed from an earlier request with the same
+/// `Idempotency-Key`, or refused because that key named another request.
+#[derive(Debug)]
+pub enum Answered<T> {
+    Fresh(T),
+    Replayed(T),
+    KeyReused,
+}
+
+impl<T> Answered<T> {
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Answered<U> {
+        match self {
+            Answered::Fresh(t) => Answered::Fresh(f(t)),
+            Answered::Replayed(t) => Answered::Replayed(f(t)),
+            Answered::KeyReused => Answered::KeyReused,
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Why a write of one object was refused. The HTTP layer alone turns a refusal into a message
 //! id and a status (110, 111, 112, 113 → 422).
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Refusal {
     /// The object is not valid: each problem names its field.
     Invalid(Vec<String>),

@@ -17,6 +17,9 @@ pub enum Message {
     AlreadyComplete,
     NotComplete,
     Conflict,
+    /// An `Idempotency-Key` sent again with another request (ours: the catalogue has no id
+    /// for it).
+    IdempotencyKeyReused,
     InternalError,
     ServiceUnavailable,
     Created,
@@ -42,6 +45,7 @@ impl Message {
             Message::AlreadyComplete => 111,
             Message::NotComplete => 112,
             Message::Conflict => 113,
+            Message::IdempotencyKeyReused => 114,
             Message::InternalError => 120,
             Message::ServiceUnavailable => 121,
             Message::Created => 200,
@@ -67,6 +71,7 @@ impl Message {
             Message::AlreadyComplete => "alreadyComplete",
             Message::NotComplete => "notComplete",
             Message::Conflict => "conflict",
+            Message::IdempotencyKeyReused => "idempotencyKeyReused",
             Message::InternalError => "internalError",
             Message::ServiceUnavailable => "serviceUnavailable",
             Message::Created => "created",
@@ -90,7 +95,8 @@ impl Message {
             Message::InvalidObject
             | Message::AlreadyComplete
             | Message::NotComplete
-            | Message::Conflict => StatusCode::UNPROCESSABLE_ENTITY,
+            | Message::Conflict
+            | Message::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
             Message::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
             Message::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Message::Created | Message::Updated => StatusCode::CREATED,
@@ -113,6 +119,7 @@ impl Message {
             Message::AlreadyComplete => "Already complete",
             Message::NotComplete => "Not complete",
             Message::Conflict => "Conflict",
+            Message::IdempotencyKeyReused => "Idempotency key reused",
             Message::InternalError => "Internal error",
             Message::ServiceUnavailable => "Service unavailable",
             Message::Created => "Created",
@@ -148,6 +155,7 @@ mod tests {
             (AlreadyComplete, 111, "alreadyComplete", 422),
             (NotComplete, 112, "notComplete", 422),
             (Conflict, 113, "conflict", 422),
+            (IdempotencyKeyReused, 114, "idempotencyKeyReused", 422),
             (InternalError, 120, "internalError", 500),
             (ServiceUnavailable, 121, "serviceUnavailable", 503),
             (Created, 200, "created", 201),

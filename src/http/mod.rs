@@ -6,6 +6,7 @@ pub mod envelope;
 pub mod error;
 pub mod filters;
 pub mod health;
+pub mod idempotency;
 pub mod logs;
 mod me;
 pub mod messages;

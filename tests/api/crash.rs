@@ -53,7 +53,7 @@ impl Api {
     }
 }
 
-async fn token_for_demo_owner(db: &TestDb) -> (String, i64) {
+pub async fn token_for_demo_owner(db: &TestDb) -> (String, i64) {
     let sql = raw_pool(&db.url).await;
     let (merchant_id, employee_id, application_id, store): (i64, i64, i64, i64) = sqlx::query_as(
         "SELECT e.merchant_id, e.id, a.id, s.id FROM employees e \

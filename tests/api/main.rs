@@ -11,6 +11,7 @@ mod cli;
 mod crash;
 mod employees;
 mod envelope;
+mod idempotency;
 mod layers;
 mod logs;
 mod oauth_client_library;

@@ -59,7 +59,7 @@ impl Group {
         }
         // Shared database: hold the merchant before validating. SQLite (one process, one
         // writer) begins only once there is something to write.
-        let early = if self.env.db.is_shared() {
+        let mut early = if self.env.db.is_shared() {
             match self.claim(base.version).await {
                 Ok(Some(claimed)) => Some(claimed),
                 Ok(None) => return Written::Stale(jobs),
@@ -68,6 +68,12 @@ impl Group {
         } else {
             None
         };
+        // Under the claim on a shared database, so a repeat sent to another replica while
+        // the first was being written finds its answer.
+        if let Err(e) = self.settle_repeats(&mut jobs, early.as_mut()).await {
+            rollback(early).await;
+            return Written::failed(jobs, e.into());
+        }
         let mut next = start.clone();
         if let Err(failure) = self.apply(&mut next, &mut jobs).await {
             rollback(early).await;
@@ -89,7 +95,7 @@ impl Group {
             },
         };
         let moves: Vec<StockMove> = jobs.iter().flat_map(|j| j.moves()).copied().collect();
-        match self.persist(claimed, &jobs, &moves).await {
+        match self.persist(claimed, &jobs, &moves, &next).await {
             Ok(version) => {
                 self.observe_group(jobs.len());
                 self.publish_stock(moves).await;
@@ -133,6 +139,55 @@ impl Group {
         Ok(())
     }
 
+    /// Jobs whose `Idempotency-Key` has a live stored answer take it instead of running.
+    async fn settle_repeats(
+        &self,
+        jobs: &mut [Box<dyn Job>],
+        mut claimed: Option<&mut Claimed>,
+    ) -> Result<(), DbError> {
+        let now = now_millis();
+        for job in jobs.iter_mut() {
+            let Some(key) = job.idempotency().cloned() else {
+                continue;
+            };
+            let stored = match claimed.as_deref_mut() {
+                Some(claimed) => {
+                    claimed
+                        .tx
+                        .stored_answer(self.merchant_id, &key, now)
+                        .await?
+                }
+                None => {
+                    self.env
+                        .db
+                        .stored_answer(self.merchant_id, &key, now)
+                        .await?
+                }
+            };
+            if let Some(stored) = stored {
+                job.settle(stored);
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps the answer of a job sent with an `Idempotency-Key` in the write's transaction.
+    async fn store_answer(
+        &self,
+        tx: &mut Tx,
+        job: &dyn Job,
+        state: &MerchantState,
+        now: i64,
+    ) -> Result<(), DbError> {
+        match job.idempotency() {
+            Some(key) if job.changed() => {
+                tx.store_answer(self.merchant_id, key, &job.stored_answer(state), now)
+                    .await
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Begins a transaction holding the merchant. `None` when the database is ahead of the
     /// state at `expected` (the transaction is rolled back).
     async fn claim(&self, expected: i64) -> Result<Option<Claimed>, Failure> {
@@ -166,10 +221,13 @@ impl Group {
         claimed: Claimed,
         jobs: &[Box<dyn Job>],
         moves: &[StockMove],
+        state: &MerchantState,
     ) -> Result<i64, DbError> {
         let Claimed { mut tx, version } = claimed;
+        let now = now_millis();
         for job in jobs {
             job.persist(&mut tx, self.merchant_id).await?;
+            self.store_answer(&mut tx, job.as_ref(), state, now).await?;
         }
         tx.apply_stock_moves(self.merchant_id, moves).await?;
         if !self.env.write_delay.is_zero() {
@@ -245,7 +303,8 @@ impl Group {
         tx.begin_part().await?;
         let written = async {
             job.persist(tx, self.merchant_id).await?;
-            tx.apply_stock_moves(self.merchant_id, job.moves()).await
+            tx.apply_stock_moves(self.merchant_id, job.moves()).await?;
+            self.store_answer(tx, job, state, now).await
         }
         .await;
         match written {

@@ -14,13 +14,14 @@ use tokio::sync::oneshot;
 
 use super::state::MerchantState;
 use crate::actors::resource::{Input, Kind, Resource};
+use crate::db::idempotency::StoredAnswer;
 use crate::db::{DbError, Tx};
-use crate::domain::batch::{BatchObject, Change, WriteMode};
+use crate::domain::batch::{Answered, BatchObject, Change, Idempotency, WriteMode};
 use crate::domain::stock::StockMove;
 use crate::domain::{Failure, Refusal};
 
 /// A saved object as the answer shows it.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Saved {
     pub created: bool,
     /// Its JSON text.
@@ -29,14 +30,14 @@ pub struct Saved {
 }
 
 /// The answer for one object of a batch.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct ObjectOutcome {
     pub key: String,
     pub result: Result<Saved, Refusal>,
 }
 
 /// Per id of a delete: deleted, absent, or refused with a reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum DeleteOutcome {
     Deleted,
     Missing,
@@ -47,7 +48,7 @@ pub enum DeleteOutcome {
 pub type Wants = BTreeMap<Kind, BTreeSet<i64>>;
 
 /// Where a job's answer goes.
-pub type Answer<T> = oneshot::Sender<Result<T, Failure>>;
+pub type Answer<T> = oneshot::Sender<Result<Answered<T>, Failure>>;
 
 pub type Persisting<'a> = Pin<Box<dyn Future<Output = Result<(), DbError>> + 'a>>;
 
@@ -67,6 +68,45 @@ pub(crate) trait Job: Send {
     fn fail(&mut self, failure: Failure);
     /// Answers against the state as published after the write.
     fn answer(self: Box<Self>, state: &MerchantState);
+    /// The client's `Idempotency-Key`, if it sent one.
+    fn idempotency(&self) -> Option<&Idempotency>;
+    /// Takes the answer stored for its key by an earlier request (or refuses the key when it
+    /// named another request): the job is then neither validated nor written.
+    fn settle(&mut self, stored: StoredAnswer);
+    fn settled(&self) -> bool;
+    /// Its answer as stored with the write, rendered against the state the write leaves.
+    fn stored_answer(&self, state: &MerchantState) -> String;
+}
+
+/// What a job keeps of its `Idempotency-Key`.
+struct Replay<T> {
+    key: Option<Idempotency>,
+    settled: Option<Answered<T>>,
+}
+
+impl<T: serde::de::DeserializeOwned> Replay<T> {
+    fn new(key: Option<Idempotency>) -> Self {
+        Self { key, settled: None }
+    }
+
+    fn settle(&mut self, stored: StoredAnswer) {
+        let same = self
+            .key
+            .as_ref()
+            .is_some_and(|k| k.fingerprint == stored.fingerprint);
+        self.settled = Some(match serde_json::from_str(&stored.answer) {
+            Ok(answer) if same => Answered::Replayed(answer),
+            Ok(_) => Answered::KeyReused,
+            Err(e) => {
+                tracing::error!(error = %e, "a stored idempotent answer does not parse");
+                Answered::KeyReused
+            }
+        });
+    }
+}
+
+fn to_json<T: serde::Serialize>(answer: &T) -> String {
+    serde_json::to_string(answer).unwrap_or_else(|_| "null".to_owned())
 }
 
 fn want_missing<R: Resource>(state: &MerchantState, id: i64, wants: &mut Wants) {
@@ -87,6 +127,7 @@ pub(crate) struct WriteJob<R> {
     changed: Vec<(Change, R)>,
     moves: Vec<StockMove>,
     failure: Option<Failure>,
+    replay: Replay<Vec<ObjectOutcome>>,
 }
 
 impl<R: Resource> WriteJob<R> {
@@ -94,6 +135,7 @@ impl<R: Resource> WriteJob<R> {
         mode: WriteMode,
         objects: Vec<BatchObject>,
         caller: i64,
+        key: Option<Idempotency>,
         reply: Answer<Vec<ObjectOutcome>>,
     ) -> Self {
         Self {
@@ -106,11 +148,32 @@ impl<R: Resource> WriteJob<R> {
             changed: Vec::new(),
             moves: Vec::new(),
             failure: None,
+            replay: Replay::new(key),
         }
     }
 
     fn fields(&self) -> impl Iterator<Item = &Map<String, Value>> {
         self.objects.iter().filter_map(|o| o.fields.as_ref().ok())
+    }
+
+    /// Each object's outcome, saved records rendered against `state` (category titles,
+    /// nested records) and kept there for the reads that follow.
+    fn outcomes(&self, state: &MerchantState) -> Vec<ObjectOutcome> {
+        self.objects
+            .iter()
+            .zip(&self.outcomes)
+            .map(|(object, outcome)| ObjectOutcome {
+                key: object.key.clone(),
+                result: outcome.clone().map(|(created, id, detail)| Saved {
+                    created,
+                    json: state
+                        .entry::<R>(id)
+                        .map(|e| e.json(state))
+                        .unwrap_or_else(|| "null".to_owned()),
+                    detail,
+                }),
+            })
+            .collect()
     }
 }
 
@@ -150,6 +213,9 @@ impl<R: Resource> Job for WriteJob<R> {
         self.outcomes.clear();
         self.changed.clear();
         self.moves.clear();
+        if self.settled() {
+            return;
+        }
         let mut touched = BTreeSet::new();
         for object in &self.objects {
             let input = object.fields.clone().map(|fields| Input {
@@ -217,25 +283,27 @@ impl<R: Resource> Job for WriteJob<R> {
             let _ = reply.send(Err(failure));
             return;
         }
-        let outcomes = self
-            .objects
-            .iter()
-            .zip(std::mem::take(&mut self.outcomes))
-            .map(|(object, outcome)| ObjectOutcome {
-                key: object.key.clone(),
-                result: outcome.map(|(created, id, detail)| Saved {
-                    created,
-                    // Rendered against the state as it now is (category titles, nested
-                    // records), and kept there for the reads that follow.
-                    json: state
-                        .entry::<R>(id)
-                        .map(|e| e.json(state))
-                        .unwrap_or_else(|| "null".to_owned()),
-                    detail,
-                }),
-            })
-            .collect();
-        let _ = reply.send(Ok(outcomes));
+        let answer = match self.replay.settled.take() {
+            Some(settled) => settled,
+            None => Answered::Fresh(self.outcomes(state)),
+        };
+        let _ = reply.send(Ok(answer));
+    }
+
+    fn idempotency(&self) -> Option<&Idempotency> {
+        self.replay.key.as_ref()
+    }
+
+    fn settle(&mut self, stored: StoredAnswer) {
+        self.replay.settle(stored);
+    }
+
+    fn settled(&self) -> bool {
+        self.replay.settled.is_some()
+    }
+
+    fn stored_answer(&self, state: &MerchantState) -> String {
+        to_json(&self.outcomes(state))
     }
 }
 
@@ -294,10 +362,15 @@ pub(crate) struct DeleteJob<R> {
     outcomes: Vec<(i64, DeleteOutcome)>,
     changed: Vec<R>,
     failure: Option<Failure>,
+    replay: Replay<Vec<(i64, DeleteOutcome)>>,
 }
 
 impl<R: Resource> DeleteJob<R> {
-    pub(crate) fn new(ids: BTreeSet<i64>, reply: Answer<Vec<(i64, DeleteOutcome)>>) -> Self {
+    pub(crate) fn new(
+        ids: BTreeSet<i64>,
+        key: Option<Idempotency>,
+        reply: Answer<Vec<(i64, DeleteOutcome)>>,
+    ) -> Self {
         Self {
             ids,
             sent: Instant::now(),
@@ -305,6 +378,7 @@ impl<R: Resource> DeleteJob<R> {
             outcomes: Vec::new(),
             changed: Vec::new(),
             failure: None,
+            replay: Replay::new(key),
         }
     }
 }
@@ -335,6 +409,9 @@ impl<R: Resource> Job for DeleteJob<R> {
     fn apply(&mut self, state: &mut MerchantState, _: &mut dyn Iterator<Item = i64>, now: i64) {
         self.outcomes.clear();
         self.changed.clear();
+        if self.settled() {
+            return;
+        }
         for id in &self.ids {
             let outcome = match state.find::<R>(*id) {
                 None => DeleteOutcome::Missing,
@@ -379,11 +456,28 @@ impl<R: Resource> Job for DeleteJob<R> {
 
     fn answer(mut self: Box<Self>, _: &MerchantState) {
         if let Some(reply) = self.reply.take() {
-            let answer = match self.failure.take() {
-                Some(failure) => Err(failure),
-                None => Ok(std::mem::take(&mut self.outcomes)),
+            let answer = match (self.failure.take(), self.replay.settled.take()) {
+                (Some(failure), _) => Err(failure),
+                (None, Some(settled)) => Ok(settled),
+                (None, None) => Ok(Answered::Fresh(std::mem::take(&mut self.outcomes))),
             };
             let _ = reply.send(answer);
         }
+    }
+
+    fn idempotency(&self) -> Option<&Idempotency> {
+        self.replay.key.as_ref()
+    }
+
+    fn settle(&mut self, stored: StoredAnswer) {
+        self.replay.settle(stored);
+    }
+
+    fn settled(&self) -> bool {
+        self.replay.settled.is_some()
+    }
+
+    fn stored_answer(&self, _: &MerchantState) -> String {
+        to_json(&self.outcomes)
     }
 }

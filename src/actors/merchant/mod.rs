@@ -173,9 +173,21 @@ impl MerchantSupervisor {
             return;
         }
         self.writing = true;
-        let mut jobs = Vec::new();
+        let mut jobs: Vec<Box<dyn Job>> = Vec::new();
         let mut objects = 0;
         while let Some(job) = self.queue.pop_front() {
+            // A repeat of a key already in this group waits for the next one, where it finds
+            // the first one's stored answer.
+            let repeat = job.idempotency().is_some_and(|key| {
+                jobs.iter().any(|j| {
+                    j.idempotency()
+                        .is_some_and(|k| k.application_id == key.application_id && k.key == key.key)
+                })
+            });
+            if repeat {
+                self.queue.push_front(job);
+                break;
+            }
             self.env
                 .metrics
                 .actor_mailbox_wait

@@ -35,6 +35,10 @@ pub struct Secrets(HashMap<String, String>);
 impl WriteHooks for ApplicationRecord {
     type Notes = Secrets;
 
+    const NOT_REPLAYABLE: Option<&'static str> = Some(
+        "an application's answer shows a new client secret once, and secrets are never stored.",
+    );
+
     /// A create or a regeneration gets a fresh secret; only its hash goes to the actor.
     fn before(objects: &mut [BatchObject], mode: WriteMode) -> Secrets {
         let mut secrets = HashMap::new();

@@ -10,11 +10,11 @@ use super::{batch_reply, delete_ids, delete_reply, show_deleted};
 use crate::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
 use crate::actors::merchant::state::{Entry, MerchantState};
 use crate::actors::resource::Resource;
-use crate::domain::batch::{BatchObject, WriteMode};
+use crate::domain::batch::{Answered, BatchObject, WriteMode};
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
-use crate::http::{batch, filters, AppState};
+use crate::http::{batch, filters, idempotency, AppState};
 
 /// The id header of a resource's GET and DELETE, plural first (`storeIds`, `storeId`).
 pub trait IdHeaders {
@@ -42,6 +42,9 @@ pub trait WriteHooks: Resource {
     /// Whether deleting a record revokes tokens (so this replica's token cache must forget
     /// what it holds at once).
     const DELETE_REVOKES_TOKENS: bool = false;
+
+    /// Why a write's answer cannot be replayed for an `Idempotency-Key`, if it cannot.
+    const NOT_REPLAYABLE: Option<&'static str> = None;
 }
 
 /// Resources whose writes need nothing around them.
@@ -115,12 +118,18 @@ async fn write<R: WriteHooks>(
 ) -> Result<Reply, ApiError> {
     let document = batch::json_document(&req, &body)?;
     let mut objects = batch::objects(document, R::PLURAL, state.settings.max_batch_objects)?;
+    if let Some(why) = R::NOT_REPLAYABLE {
+        idempotency::refuse_key(&req, why)?;
+    }
+    let key = idempotency::key(&req, &caller, &body)?;
     let notes = R::before(&mut objects, mode);
-    let outcomes = state
+    let answer = state
         .merchants
-        .write::<R>(caller.merchant_id, mode, objects, caller.employee_id)
+        .write::<R>(caller.merchant_id, mode, objects, caller.employee_id, key)
         .await?;
-    Ok(R::after(notes, outcomes, &caller, &state))
+    idempotency::reply(answer, |outcomes| {
+        R::after(notes, outcomes, &caller, &state)
+    })
 }
 
 pub async fn post<R: WriteHooks>(
@@ -147,7 +156,19 @@ pub async fn delete<R: WriteHooks + IdHeaders>(
     state: web::Data<AppState>,
 ) -> Result<Reply, ApiError> {
     let ids = delete_ids(req.headers(), &R::ID_HEADERS)?;
-    let results = state.merchants.delete::<R>(caller.merchant_id, ids).await?;
+    let listed: Vec<String> = ids.iter().map(i64::to_string).collect();
+    let key = idempotency::key(&req, &caller, listed.join(",").as_bytes())?;
+    let answer = state
+        .merchants
+        .delete::<R>(caller.merchant_id, ids, key)
+        .await?;
+    let replayed = matches!(answer, Answered::Replayed(_));
+    let results = match answer {
+        Answered::Fresh(results) | Answered::Replayed(results) => results,
+        Answered::KeyReused => {
+            return idempotency::reply(Answered::<()>::KeyReused, |_| Reply::ok())
+        }
+    };
     let deleted: Vec<i64> = results
         .iter()
         .filter(|(_, outcome)| *outcome == DeleteOutcome::Deleted)
@@ -166,7 +187,11 @@ pub async fn delete<R: WriteHooks + IdHeaders>(
             "records deleted; their tokens were revoked"
         );
     }
-    Ok(delete_reply(R::NOUN, results))
+    let reply = delete_reply(R::NOUN, results);
+    match replayed {
+        true => idempotency::reply(Answered::Replayed(reply), |r| r),
+        false => Ok(reply),
+    }
 }
 
 /// Registers the four routes of a resource with the default GET.
