@@ -257,9 +257,12 @@ impl Merchants {
     /// replicas (PostgreSQL, listening connection lost), the state is checked against the
     /// merchant's version in the database first.
     pub async fn snapshot(&self, merchant_id: i64) -> Result<Arc<MerchantState>, Failure> {
+        // Read before the state: a state taken while this process heard every other replica
+        // is current as of this read's start, whatever happens to the listener meanwhile.
+        let live = self.db.coherence().is_live();
         let handle = self.get(merchant_id).await?;
         let state = handle.snapshot().await?;
-        if self.db.coherence().is_live() {
+        if live {
             return Ok(state);
         }
         let version = self.db.merchant_version(merchant_id).await?;

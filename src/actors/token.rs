@@ -320,6 +320,11 @@ impl AccessTokenCache {
         let found = db.find_access_token(hash).await?.map(Arc::new);
         if self.evictions.load(Ordering::SeqCst) == evictions {
             self.cache.insert(hash.to_owned(), found.clone()).await;
+            // An eviction that came between the check and the insert may concern what was
+            // just inserted: take it out again.
+            if self.evictions.load(Ordering::SeqCst) != evictions {
+                self.cache.invalidate(hash).await;
+            }
         }
         Ok(found)
     }

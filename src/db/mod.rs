@@ -265,6 +265,21 @@ impl Db {
         self.inner.metrics.db_commits.inc();
     }
 
+    /// As [`Db::allocate_ids`], refilling the block through `tx` (which may hold the only
+    /// connection this write can get: a second one could wait for a pool that every claimed
+    /// write is holding). Sequences are not rolled back, so the block stays valid even if
+    /// `tx` is.
+    pub async fn allocate_ids_in(&self, tx: &mut Tx, n: usize) -> Result<Vec<i64>, DbError> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        if let Some(ids) = self.inner.ids.take(n) {
+            return Ok(ids);
+        }
+        let reserved = tx.take_ids(n.max(ids::BLOCK) as i64).await?;
+        Ok(self.inner.ids.refill(reserved, n))
+    }
+
     /// `n` identifiers for new records, unique across all merchants. They come from blocks
     /// reserved in the database, so most calls touch no table.
     #[tracing::instrument(level = "debug", skip(self))]

@@ -124,6 +124,9 @@ impl Db {
             .connect_with(options)
             .await?;
         let mut inner = PgListener::connect_with(&pool).await?;
+        // A lost connection is reported at once (and this process stops trusting its caches)
+        // rather than retried inside the listener while announcements go missing.
+        inner.eager_reconnect(false);
         inner.listen_all([MERCHANT_CHANGED, TOKENS_REVOKED]).await?;
         Ok(Listener {
             inner: Some(inner),

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Db, DbError, Tx};
+use super::{Announcement, Db, DbError, Tx};
 use crate::crypto;
 use crate::domain::now_millis;
 use crate::domain::tenant::{AppSpec, AppliedTenant, Manifest, PasswordSpec, StoreSpec, UserSpec};
@@ -32,6 +32,7 @@ impl Db {
         iterations: u32,
     ) -> Result<AppliedTenant, DbError> {
         let now = now_millis();
+        let writes_before = tx.writes();
         let merchant_id = apply_merchant(tx, m, now).await?;
         let mut stores = BTreeMap::new();
         for spec in &m.stores {
@@ -49,6 +50,12 @@ impl Db {
         for spec in &m.applications {
             let id = apply_application(tx, merchant_id, &m.file, spec, now).await?;
             applications.insert(spec.client_id.clone(), id);
+        }
+        if tx.writes() > writes_before {
+            // Replicas already serving this merchant reload it, and forget the tokens and
+            // clients they cached (a role, a secret or a redirect may have changed).
+            tx.claim_merchant(merchant_id).await?;
+            tx.announce(Announcement::TokensRevoked(None));
         }
         Ok(AppliedTenant {
             file: m.file.clone(),
@@ -90,6 +97,7 @@ impl Db {
                     || new_first != first
                     || new_last != last
                 {
+                    tx.note_write();
                     sqlx::query(
                         "UPDATE employees SET role_id = $1, password_hash = $2, first_name = $3, \
                          last_name = $4 WHERE merchant_id = $5 AND id = $6",
@@ -107,6 +115,7 @@ impl Db {
             }
             None => {
                 let id = tx.take_id().await?;
+                tx.note_write();
                 sqlx::query(
                     "INSERT INTO employees (merchant_id, id, email, first_name, last_name, role_id, \
                      password_hash, active_date) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -154,6 +163,7 @@ async fn apply_merchant(tx: &mut Tx, m: &Manifest, now: i64) -> Result<i64, DbEr
             .await?;
     if let Some((id, name)) = existing {
         if name != m.merchant_name {
+            tx.note_write();
             sqlx::query("UPDATE merchants SET name = $1, updated_at = $2 WHERE id = $3")
                 .bind(&m.merchant_name)
                 .bind(now)
@@ -164,6 +174,7 @@ async fn apply_merchant(tx: &mut Tx, m: &Manifest, now: i64) -> Result<i64, DbEr
         return Ok(id);
     }
     let id = tx.take_id().await?;
+    tx.note_write();
     sqlx::query(
         "INSERT INTO merchants (id, manifest_key, name, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $4)",
@@ -192,6 +203,7 @@ async fn apply_store(
             .await?;
     if let Some((id, name)) = existing {
         if name != spec.name {
+            tx.note_write();
             sqlx::query("UPDATE stores SET name = $1 WHERE merchant_id = $2 AND id = $3")
                 .bind(&spec.name)
                 .bind(merchant_id)
@@ -202,6 +214,7 @@ async fn apply_store(
         return Ok(id);
     }
     let id = tx.take_id().await?;
+    tx.note_write();
     sqlx::query(
         "INSERT INTO stores (merchant_id, id, manifest_key, name, active_date) \
          VALUES ($1, $2, $3, $4, $5)",
@@ -245,6 +258,7 @@ async fn apply_application(
                 && stored_uris == uris
                 && description == spec.description;
             if !same {
+                tx.note_write();
                 sqlx::query(
                     "UPDATE applications SET secret_hash = $1, name = $2, \
                      redirect_uris = $3, description = $4 \
@@ -263,6 +277,7 @@ async fn apply_application(
         }
         None => {
             let id = tx.take_id().await?;
+            tx.note_write();
             sqlx::query(
                 "INSERT INTO applications (merchant_id, id, client_id, secret_hash, name, \
                  description, redirect_uris, active_date) \

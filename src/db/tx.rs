@@ -16,6 +16,8 @@ pub struct Tx {
     started: Instant,
     /// Told to the other replicas when (and only if) the transaction commits.
     announcements: Vec<Announcement>,
+    /// Writes noted by operations that only sometimes write (see [`Tx::note_write`]).
+    writes: u64,
 }
 
 enum Inner {
@@ -32,6 +34,7 @@ impl Tx {
             db,
             started: Instant::now(),
             announcements: Vec::new(),
+            writes: 0,
         }
     }
 
@@ -41,6 +44,7 @@ impl Tx {
             db,
             started: Instant::now(),
             announcements: Vec::new(),
+            writes: 0,
         }
     }
 
@@ -68,6 +72,7 @@ impl Tx {
             db,
             started,
             announcements,
+            ..
         } = self;
         match inner {
             Inner::Shared(lease) => Writer::commit(lease).await?,
@@ -88,6 +93,16 @@ impl Tx {
         }
         db.observe("transaction", started);
         Ok(())
+    }
+
+    /// Counts a write by an operation that writes only when something differs (tenant
+    /// manifests), so its caller can tell whether anything changed.
+    pub(super) fn note_write(&mut self) {
+        self.writes += 1;
+    }
+
+    pub(super) fn writes(&self) -> u64 {
+        self.writes
     }
 
     /// Queues something for the other replicas to hear once this transaction commits.

@@ -493,6 +493,53 @@ async fn a_replica_that_lost_its_listening_connection_serves_nothing_stale() {
 }
 
 #[actix_rt::test]
+async fn a_manifest_applied_while_serving_reaches_the_replicas() {
+    let Some(db) = postgres().await else { return };
+    let p = pair(&db, &[]).await;
+    let (_, stores) = p.call(&p.b, Method::GET, "/store", &[], None).await;
+    let names: Vec<&str> = stores["stores"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(names, ["High Street"]);
+    // The demo manifest with its store renamed, applied by the CLI beside the two servers.
+    let manifest = std::fs::read_to_string(crate::helpers::tenants_dir(db.dir()).join("demo.toml"))
+        .unwrap()
+        .replace("name = \"High Street\"", "name = \"High St\"");
+    let file = db.dir().join("renamed.toml");
+    std::fs::write(&file, manifest).unwrap();
+    let out = std::process::Command::new(crate::helpers::binary())
+        .args(["tenant", "apply"])
+        .arg(&file)
+        .args(["--database-url", &db.url])
+        .env("MERCHANTD_PBKDF2_ITERATIONS", "1000")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for replica in [&p.a, &p.b] {
+        let renamed = within(Duration::from_secs(1), || async {
+            let (_, body) = p.call(replica, Method::GET, "/store", &[], None).await;
+            body["stores"]
+                .as_object()
+                .unwrap()
+                .values()
+                .any(|s| s["name"] == "High St")
+        })
+        .await;
+        assert!(
+            renamed.is_some(),
+            "a replica still shows the old store name"
+        );
+    }
+}
+
+#[actix_rt::test]
 async fn a_second_server_on_one_sqlite_file_refuses_to_start() {
     let db = TestDb::new(Backend::Sqlite).await.expect("sqlite db");
     let first = serve(&db, "info");

@@ -122,6 +122,23 @@ backend_tests! {
         assert!(body["orders"].get(o.to_string()).is_some());
     }
 
+    async fn an_item_rewritten_with_another_scale_is_stored_as_sent(app) {
+        let s = shop(&app).await;
+        let invoice = create(&app, &s.token, "/invoice", "invoices", json!({"storeId": s.store, "supplierId": s.supplier,
+            "items": {"i": {"productId": s.product, "quantity": 2, "unitPrice": "1", "vatPercentage": "0.2"}}})).await;
+        let id = invoice["id"].as_i64().unwrap();
+        let item = invoice["items"].as_object().unwrap().values().next().unwrap()["id"].as_i64().unwrap();
+        // The same item with the same values written with more decimals: equal numbers, but
+        // the answer shows what was sent, and so must the database.
+        let (status, body) = send(&app, Method::PUT, "/invoice", &s.token, &[], Some(json!({"invoices": {"u": {"id": id,
+            "items": {"i": {"id": item, "productId": s.product, "quantity": 2, "unitPrice": "1.00", "vatPercentage": "0.200"}}}}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let (price, vat): (String, String) = sqlx::query_as(
+            "SELECT unit_price, vat_percentage FROM invoice_items WHERE id = $1")
+            .bind(item).fetch_one(&app.sql).await.unwrap();
+        assert_eq!((price.as_str(), vat.as_str()), ("1.00", "0.200"));
+    }
+
     async fn completed_records_never_change_and_orders_need_completed_baskets(app) {
         let s = shop(&app).await;
         let open = basket(&app, &s, 1).await;

@@ -67,7 +67,7 @@ macro_rules! completing_sale {
             }
 
             fn same_children(&self, before: &Self) -> bool {
-                self.$children_field == before.$children_field
+                crate::db::rows::same_rows(&self.$children_field, &before.$children_field)
             }
 
             fn stock_moves(&self, before: Option<&Self>) -> Vec<StockMove> {

@@ -75,7 +75,7 @@ impl Group {
             return Written::failed(jobs, e.into());
         }
         let mut next = start.clone();
-        if let Err(failure) = self.apply(&mut next, &mut jobs).await {
+        if let Err(failure) = self.apply(&mut next, &mut jobs, early.as_mut()).await {
             rollback(early).await;
             return Written::failed(jobs, failure);
         }
@@ -206,9 +206,18 @@ impl Group {
         &self,
         state: &mut MerchantState,
         jobs: &mut [Box<dyn Job>],
+        mut claimed: Option<&mut Claimed>,
     ) -> Result<(), Failure> {
         for (now, job) in (now_millis()..).zip(jobs.iter_mut()) {
-            let ids = self.env.db.allocate_ids(job.ids_needed(state)).await?;
+            let needed = if job.settled() {
+                0
+            } else {
+                job.ids_needed(state)
+            };
+            let ids = match claimed.as_deref_mut() {
+                Some(claimed) => self.env.db.allocate_ids_in(&mut claimed.tx, needed).await?,
+                None => self.env.db.allocate_ids(needed).await?,
+            };
             job.apply(state, &mut ids.into_iter(), now);
         }
         Ok(())
@@ -225,11 +234,19 @@ impl Group {
     ) -> Result<i64, DbError> {
         let Claimed { mut tx, version } = claimed;
         let now = now_millis();
-        for job in jobs {
-            job.persist(&mut tx, self.merchant_id).await?;
-            self.store_answer(&mut tx, job.as_ref(), state, now).await?;
+        let written = async {
+            for job in jobs {
+                job.persist(&mut tx, self.merchant_id).await?;
+                self.store_answer(&mut tx, job.as_ref(), state, now).await?;
+            }
+            tx.apply_stock_moves(self.merchant_id, moves).await
         }
-        tx.apply_stock_moves(self.merchant_id, moves).await?;
+        .await;
+        if let Err(e) = written {
+            // Now, not lazily: the retry claims the merchant's row this transaction holds.
+            let _ = tx.rollback().await;
+            return Err(e);
+        }
         if !self.env.write_delay.is_zero() {
             tokio::time::sleep(self.env.write_delay).await;
         }
@@ -270,11 +287,17 @@ impl Group {
                 .write_part(&mut tx, &mut trial, job.as_mut(), now)
                 .await
             {
-                Ok(()) => {
+                Ok(Ok(())) => {
                     moves.extend(job.moves().iter().copied());
                     state = trial;
                 }
-                Err(e) => job.fail(e.into()),
+                Ok(Err(e)) => job.fail(e.into()),
+                // The transaction itself is lost (on PostgreSQL an error outside a savepoint
+                // aborts it, and its COMMIT would silently roll back): nothing is written.
+                Err(e) => {
+                    let _ = tx.rollback().await;
+                    return Written::failed(jobs, e.into());
+                }
             }
         }
         if let Err(e) = tx.commit().await {
@@ -286,19 +309,25 @@ impl Group {
         Written::Done(jobs, Some(Box::new(state)))
     }
 
-    /// One job as a part of `tx` that is taken back alone if it fails.
+    /// One job as a part of `tx` that is taken back alone if it fails. The inner error is
+    /// the job's own (its part undone, the transaction goes on); the outer one loses the
+    /// transaction.
     async fn write_part(
         &self,
         tx: &mut Tx,
         state: &mut MerchantState,
         job: &mut dyn Job,
         now: i64,
-    ) -> Result<(), DbError> {
-        // The shared writer is held by `tx`: identifiers come from it, not from the blocks.
-        let ids = tx.take_ids(job.ids_needed(state) as i64).await?;
+    ) -> Result<Result<(), DbError>, DbError> {
+        let needed = if job.settled() {
+            0
+        } else {
+            job.ids_needed(state)
+        };
+        let ids = self.env.db.allocate_ids_in(tx, needed).await?;
         job.apply(state, &mut ids.into_iter(), now);
         if !job.changed() {
-            return Ok(());
+            return Ok(Ok(()));
         }
         tx.begin_part().await?;
         let written = async {
@@ -308,10 +337,10 @@ impl Group {
         }
         .await;
         match written {
-            Ok(()) => tx.keep_part().await,
+            Ok(()) => tx.keep_part().await.map(Ok),
             Err(e) => {
                 tx.undo_part().await?;
-                Err(e)
+                Ok(Err(e))
             }
         }
     }

@@ -30,6 +30,10 @@ use history::History;
 use job::Job;
 use state::MerchantState;
 
+/// Reloads in a row a group may wait through before its writes are answered 503: other
+/// replicas write the merchant faster than this one can catch up.
+const MAX_STALE_ROUNDS: u32 = 8;
+
 /// Writes committed together at most, and objects in one group at most.
 const MAX_GROUP_WRITES: usize = 256;
 const MAX_GROUP_OBJECTS: usize = 2_000;
@@ -74,6 +78,8 @@ pub struct MerchantSupervisor {
     refresh_to: i64,
     /// Told to stop once its queue is empty (the process stopped hearing other replicas).
     retiring: bool,
+    /// Groups in a row found the database ahead of the state (other replicas writing).
+    stale_rounds: u32,
 }
 
 impl MerchantSupervisor {
@@ -100,6 +106,7 @@ impl MerchantSupervisor {
             writing: false,
             refresh_to: 0,
             retiring: false,
+            stale_rounds: 0,
         }
     }
 
@@ -215,6 +222,7 @@ impl MerchantSupervisor {
                     act.writing = false;
                     match written {
                         Written::Done(jobs, next) => {
+                            act.stale_rounds = 0;
                             if let Some(next) = next {
                                 act.install(*next);
                             }
@@ -223,8 +231,23 @@ impl MerchantSupervisor {
                                 job.answer(&state);
                             }
                         }
+                        Written::Stale(mut jobs) if act.stale_rounds >= MAX_STALE_ROUNDS => {
+                            act.stale_rounds = 0;
+                            let failure = Failure::Unavailable(
+                                "other replicas are writing this merchant faster than this \
+                                 one can catch up; retry"
+                                    .into(),
+                            );
+                            let state = act.state.clone();
+                            for mut job in jobs.drain(..) {
+                                job.fail(failure.clone());
+                                job.answer(&state);
+                            }
+                            act.refresh_to = act.refresh_to.max(act.state.version + 1);
+                        }
                         Written::Stale(jobs) => {
                             // Written again, first and in order, once the state is current.
+                            act.stale_rounds += 1;
                             for job in jobs.into_iter().rev() {
                                 act.queue.push_front(job);
                             }
@@ -276,14 +299,17 @@ impl MerchantSupervisor {
                         }
                         Err(e) => {
                             tracing::error!(merchant_id = act.merchant_id, error = %e, "merchant reload failed");
-                            // The writes waiting cannot be validated: fail them, and try
-                            // again with the next write.
+                            // The writes waiting cannot be validated, and the published state
+                            // is known to be old: fail them and stop; the next request loads
+                            // the merchant afresh.
                             let failure = Failure::from(e);
                             let state = act.state.clone();
                             for mut job in act.queue.drain(..) {
                                 job.fail(failure.clone());
                                 job.answer(&state);
                             }
+                            ctx.stop();
+                            return;
                         }
                     }
                     act.after_work(ctx);
