@@ -47,6 +47,13 @@ pub struct Settings {
     pub workers: usize,
     /// How long shutdown waits for in-flight requests.
     pub shutdown_timeout_secs: u64,
+    /// How long a client may take to send a request's head (line and headers); slower ones
+    /// get 408 and are disconnected.
+    pub client_request_timeout_secs: u64,
+    /// How long an idle keep-alive connection stays open.
+    pub keep_alive_secs: u64,
+    /// Open connections per HTTP worker at most; beyond, new ones wait to be accepted.
+    pub max_connections: usize,
     /// PBKDF2 iterations for new password hashes (each hash records its own count).
     pub pbkdf2_iterations: u32,
     /// Requests per minute to the token, revoke and introspect endpoints, per IP and per client.
@@ -88,6 +95,9 @@ impl Default for Settings {
             metrics_bind: None,
             workers: 0,
             shutdown_timeout_secs: 30,
+            client_request_timeout_secs: 10,
+            keep_alive_secs: 15,
+            max_connections: 10_000,
             pbkdf2_iterations: DEFAULT_PBKDF2_ITERATIONS,
             oauth_requests_per_minute: 600,
             oauth_failed_auths_per_minute: 20,

@@ -92,9 +92,15 @@ impl Application {
         let port = listener.local_addr()?.port();
         let separate_metrics = settings.metrics_bind.is_some();
         let api_state = state.clone();
+        // Slow or greedy clients: a request head must arrive within its timeout (a client
+        // trickling headers is cut off with 408), idle connections close, and each worker
+        // holds a bounded number of connections.
         let mut server = HttpServer::new(move || http::app(api_state.clone(), !separate_metrics))
             .shutdown_timeout(settings.shutdown_timeout_secs)
-            .client_request_timeout(Duration::from_secs(30));
+            .client_request_timeout(Duration::from_secs(settings.client_request_timeout_secs))
+            .client_disconnect_timeout(Duration::from_secs(2))
+            .keep_alive(Duration::from_secs(settings.keep_alive_secs))
+            .max_connections(settings.max_connections);
         if settings.workers > 0 {
             server = server.workers(settings.workers);
         }

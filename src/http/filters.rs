@@ -37,9 +37,18 @@ pub fn id_list_any(headers: &HeaderMap, names: &[&str]) -> Result<Option<BTreeSe
     Ok(None)
 }
 
+/// Ids one filter header may list: a bound on what one request can make the server look up.
+pub const MAX_IDS: usize = 1_000;
+
 pub fn parse_id_list(name: &str, text: &str) -> Result<BTreeSet<i64>, ApiError> {
     let mut ids = BTreeSet::new();
     for (i, raw) in text.split(',').enumerate() {
+        if i == MAX_IDS {
+            return Err(ApiError::bad_header(
+                name,
+                format!("at most {MAX_IDS} ids; send several requests."),
+            ));
+        }
         let item = raw.trim();
         if item.is_empty() {
             return Err(ApiError::bad_header(

@@ -13,6 +13,7 @@ mod employees;
 mod envelope;
 mod idempotency;
 mod layers;
+mod limits;
 mod logs;
 mod oauth_client_library;
 mod oauth_concurrency;
