@@ -199,7 +199,14 @@ impl Settings {
     pub fn public_base_url(&self) -> String {
         self.public_base_url
             .clone()
-            .unwrap_or_else(|| format!("http://{}", self.bind))
+            .unwrap_or_else(|| {
+                let scheme = if self.tls_cert.is_some() {
+                    "https"
+                } else {
+                    "http"
+                };
+                format!("{scheme}://{}", self.bind)
+            })
             .trim_end_matches('/')
             .to_owned()
     }

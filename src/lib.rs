@@ -22,3 +22,4 @@ pub mod services;
 pub mod startup;
 pub mod telemetry;
 pub mod tenants;
+pub mod tls;

@@ -87,44 +87,8 @@ impl Application {
         listen_for_replicas(&settings, &database, &state, &metrics).await;
         spawn_maintenance(tokens, database.clone());
 
-        let listener = TcpListener::bind(&settings.bind)
-            .with_context(|| format!("binding {}", settings.bind))?;
-        let port = listener.local_addr()?.port();
-        let separate_metrics = settings.metrics_bind.is_some();
-        let api_state = state.clone();
-        // Slow or greedy clients: a request head must arrive within its timeout (a client
-        // trickling headers is cut off with 408), idle connections close, and each worker
-        // holds a bounded number of connections.
-        let mut server = HttpServer::new(move || http::app(api_state.clone(), !separate_metrics))
-            .shutdown_timeout(settings.shutdown_timeout_secs)
-            .client_request_timeout(Duration::from_secs(settings.client_request_timeout_secs))
-            .client_disconnect_timeout(Duration::from_secs(2))
-            .keep_alive(Duration::from_secs(settings.keep_alive_secs))
-            .max_connections(settings.max_connections);
-        if settings.workers > 0 {
-            server = server.workers(settings.workers);
-        }
-        // actix treats SIGINT as a forced stop; DESIGN §2 wants both signals graceful, so
-        // signals are handled here (see `run_until_stopped`).
-        let server = server.disable_signals().listen(listener)?.run();
-
-        let (metrics_port, metrics_server) = match &settings.metrics_bind {
-            Some(bind) => {
-                let listener =
-                    TcpListener::bind(bind).with_context(|| format!("binding {bind}"))?;
-                let port = listener.local_addr()?.port();
-                let metrics_state = state.clone();
-                let ms = HttpServer::new(move || {
-                    actix_web::App::new()
-                        .app_data(metrics_state.clone())
-                        .route("/metrics", web::get().to(http::health::metrics))
-                })
-                .workers(1)
-                .disable_signals();
-                (Some(port), Some(ms.listen(listener)?.run()))
-            }
-            None => (None, None),
-        };
+        let (port, server) = serve_api(&settings, &state)?;
+        let (metrics_port, metrics_server) = serve_metrics(&settings, &state)?;
 
         Ok(Self {
             port,
@@ -212,6 +176,61 @@ async fn wait_for_stop_signal() {
 }
 
 /// Deletes OAuth tombstones a day after they expired, every ten minutes.
+/// Binds the API listener (HTTPS when a certificate is configured). Slow or greedy clients:
+/// a request head must arrive within its timeout (a client trickling headers is cut off with
+/// 408), idle connections close, and each worker holds a bounded number of connections.
+fn serve_api(
+    settings: &Settings,
+    state: &web::Data<AppState>,
+) -> anyhow::Result<(u16, actix_web::dev::Server)> {
+    let listener =
+        TcpListener::bind(&settings.bind).with_context(|| format!("binding {}", settings.bind))?;
+    let port = listener.local_addr()?.port();
+    let separate_metrics = settings.metrics_bind.is_some();
+    let api_state = state.clone();
+    let mut server = HttpServer::new(move || http::app(api_state.clone(), !separate_metrics))
+        .shutdown_timeout(settings.shutdown_timeout_secs)
+        .client_request_timeout(Duration::from_secs(settings.client_request_timeout_secs))
+        .client_disconnect_timeout(Duration::from_secs(2))
+        .keep_alive(Duration::from_secs(settings.keep_alive_secs))
+        .max_connections(settings.max_connections);
+    if settings.workers > 0 {
+        server = server.workers(settings.workers);
+    }
+    // actix treats SIGINT as a forced stop; DESIGN §2 wants both signals graceful, so signals
+    // are handled here (see `run_until_stopped`).
+    let server = server.disable_signals();
+    let server = match (&settings.tls_cert, &settings.tls_key) {
+        (Some(cert), Some(key)) => {
+            server.listen_rustls_0_23(listener, crate::tls::server_config(cert, key)?)?
+        }
+        (None, None) => server.listen(listener)?,
+        _ => anyhow::bail!("tls_cert and tls_key go together: set both, or neither"),
+    };
+    Ok((port, server.run()))
+}
+
+/// `/metrics` on its own listener when `metrics_bind` is set.
+fn serve_metrics(
+    settings: &Settings,
+    state: &web::Data<AppState>,
+) -> anyhow::Result<(Option<u16>, Option<actix_web::dev::Server>)> {
+    let Some(bind) = &settings.metrics_bind else {
+        return Ok((None, None));
+    };
+    let listener = TcpListener::bind(bind).with_context(|| format!("binding {bind}"))?;
+    let port = listener.local_addr()?.port();
+    let metrics_state = state.clone();
+    let server = HttpServer::new(move || {
+        actix_web::App::new()
+            .app_data(metrics_state.clone())
+            .route("/metrics", web::get().to(http::health::metrics))
+    })
+    .workers(1)
+    .disable_signals();
+    Ok((Some(port), Some(server.listen(listener)?.run())))
+}
+
 /// On PostgreSQL, hears the other replicas' writes; the server starts serving once it does (or
 /// after a few seconds without: it then reports not ready until it can).
 async fn listen_for_replicas(settings: &Settings, db: &Db, state: &AppState, metrics: &Metrics) {

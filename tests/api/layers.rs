@@ -29,6 +29,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "actors", "services", "oauth", "domain", "config", "metrics", "crypto",
         ],
     ),
+    // Serving HTTPS: certificates in, a TLS configuration out.
+    ("tls", &[]),
     ("startup", &["*"]),
     ("cli", &["*"]),
 ];

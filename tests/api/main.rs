@@ -36,4 +36,5 @@ mod storage;
 mod stores;
 mod suppliers;
 mod tenants;
+mod tls;
 mod uploads;
