@@ -18,12 +18,20 @@ pub enum DbError {
 impl DbError {
     /// True when the database could not be reached at all, as opposed to a failed statement.
     pub fn is_unavailable(&self) -> bool {
-        matches!(
-            self,
+        match self {
             DbError::Database(
-                sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
-            )
-        )
+                sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::Io(_)
+                | sqlx::Error::WorkerCrashed,
+            ) => true,
+            // PostgreSQL going away: a connection exception (class 08), or the server shutting
+            // down or not yet accepting (57P01–57P03). A retry later may well succeed.
+            DbError::Database(sqlx::Error::Database(e)) => e
+                .code()
+                .is_some_and(|c| c.starts_with("08") || matches!(&*c, "57P01" | "57P02" | "57P03")),
+            _ => false,
+        }
     }
 }
 
