@@ -64,6 +64,24 @@ fn benches(c: &mut Criterion) {
         b.iter(|| parse_id_list("productIds", black_box(&header)))
     });
 
+    // The API's rate limits on every request (the defaults, far from their ceiling here).
+    use merchantd::http::rate::{ApiLimits, Limit};
+    let limits = ApiLimits::new(
+        Limit {
+            per_second: 1_000_000_000,
+            burst: 1_000_000_000,
+        },
+        Limit {
+            per_second: 1_000_000_000,
+            burst: 1_000_000_000,
+        },
+        prometheus::IntCounterVec::new(prometheus::Opts::new("l", "l"), &["limit"])
+            .expect("counter"),
+    );
+    c.bench_function("rate limits: token and merchant buckets", |b| {
+        b.iter(|| limits.check(black_box("2f1c0d8e-family"), black_box(42)))
+    });
+
     let rss = || {
         std::fs::read_to_string("/proc/self/statm")
             .ok()

@@ -58,6 +58,13 @@ pub struct Settings {
     pub pbkdf2_iterations: u32,
     /// Requests per minute to the token, revoke and introspect endpoints, per IP and per client.
     pub oauth_requests_per_minute: u32,
+    /// API requests per second per token family (one grant), and how many may come at once;
+    /// 0 turns the limit off.
+    pub api_requests_per_second_per_token: u32,
+    pub api_burst_per_token: u32,
+    /// API requests per second per merchant, all its tokens together; 0 turns it off.
+    pub api_requests_per_second_per_merchant: u32,
+    pub api_burst_per_merchant: u32,
     /// Failed client authentications per minute and IP before those endpoints answer 429.
     pub oauth_failed_auths_per_minute: u32,
     /// Test-only routes under `/__test/` (panic, slow request). Never enable in production.
@@ -100,6 +107,10 @@ impl Default for Settings {
             max_connections: 10_000,
             pbkdf2_iterations: DEFAULT_PBKDF2_ITERATIONS,
             oauth_requests_per_minute: 600,
+            api_requests_per_second_per_token: 200,
+            api_burst_per_token: 400,
+            api_requests_per_second_per_merchant: 2_000,
+            api_burst_per_merchant: 4_000,
             oauth_failed_auths_per_minute: 20,
             test_hooks: false,
             test_write_delay_ms: 0,

@@ -25,6 +25,7 @@ pub struct Metrics {
     pub merchant_reloads: IntCounter,
     pub replica_listening: IntGauge,
     pub replica_listens: IntCounter,
+    pub api_rate_limited: IntCounterVec,
 }
 
 impl Metrics {
@@ -37,6 +38,12 @@ impl Metrics {
             merchant_family(&r);
         let (actor_mailbox_wait, merchant_write_batch_size) = write_family(&r);
         let (merchant_reloads, replica_listening, replica_listens) = replica_family(&r);
+        let api_rate_limited = counter_vec(
+            &r,
+            "api_rate_limited_total",
+            "API requests answered 429, by the limit they hit (token or merchant).",
+            &["limit"],
+        );
         let cache_requests = counter_vec(
             &r,
             "cache_requests_total",
@@ -61,6 +68,7 @@ impl Metrics {
             merchant_reloads,
             replica_listening,
             replica_listens,
+            api_rate_limited,
         }
     }
 

@@ -69,6 +69,17 @@ impl Application {
             tokens: tokens.clone(),
             oauth: OAuth::new(),
             services: Services::new(database.clone()),
+            limits: Arc::new(http::rate::ApiLimits::new(
+                http::rate::Limit {
+                    per_second: settings.api_requests_per_second_per_token,
+                    burst: settings.api_burst_per_token,
+                },
+                http::rate::Limit {
+                    per_second: settings.api_requests_per_second_per_merchant,
+                    burst: settings.api_burst_per_merchant,
+                },
+                metrics.api_rate_limited.clone(),
+            )),
             merchants: Merchants::start(
                 database.clone(),
                 metrics.clone(),
@@ -85,7 +96,7 @@ impl Application {
             ),
         });
         listen_for_replicas(&settings, &database, &state, &metrics).await;
-        spawn_maintenance(tokens, database.clone());
+        spawn_maintenance(tokens, database.clone(), state.limits.clone());
 
         let (port, server) = serve_api(&settings, &state)?;
         let (metrics_port, metrics_server) = serve_metrics(&settings, &state)?;
@@ -256,7 +267,7 @@ async fn listen_for_replicas(settings: &Settings, db: &Db, state: &AppState, met
 
 /// Every ten minutes: expired OAuth records and idempotency keys go; every hour, SQLite's
 /// planner statistics are brought up to date with the data.
-fn spawn_maintenance(tokens: TokenActors, db: Db) {
+fn spawn_maintenance(tokens: TokenActors, db: Db, limits: Arc<http::rate::ApiLimits>) {
     actix_rt::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(600));
         for round in 0u64.. {
@@ -267,6 +278,7 @@ fn spawn_maintenance(tokens: TokenActors, db: Db) {
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "OAuth purge failed"),
             }
+            limits.prune();
             match db.prune_idempotency_keys(crate::domain::now_millis()).await {
                 Ok(n) if n > 0 => tracing::debug!(removed = n, "expired idempotency keys pruned"),
                 Ok(_) => {}

@@ -516,6 +516,8 @@ class Bench:
                 f"pbkdf2_iterations = {PBKDF2_ITERATIONS}",
                 "oauth_requests_per_minute = 1000000000",
                 "oauth_failed_auths_per_minute = 1000000000",
+                "api_requests_per_second_per_token = 0",  # the load is one client's flood
+                "api_requests_per_second_per_merchant = 0",
                 f"merchant_idle_secs = {idle_secs}",
                 "access_token_ttl_secs = 172800",
                 "",

@@ -10,7 +10,7 @@ use actix_web::middleware::Next;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 
 use super::error::ApiError;
-use super::{version, AppState};
+use super::{rate, version, AppState};
 use crate::crypto;
 use crate::domain::now_millis;
 use crate::domain::{Role, Scope, ScopeSet};
@@ -127,16 +127,18 @@ pub async fn api_gate(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
     match admit(&req).await {
-        Ok(caller) => {
+        Ok((caller, verdict)) => {
             req.extensions_mut().insert(caller);
-            Ok(next.call(req).await?.map_into_left_body())
+            let mut res = next.call(req).await?;
+            rate::headers(verdict, res.headers_mut());
+            Ok(res.map_into_left_body())
         }
         // Answered here, while the request is at hand, so the outer layer sees a response.
         Err(err) => Ok(req.error_response(err).map_into_right_body()),
     }
 }
 
-async fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
+async fn admit(req: &ServiceRequest) -> Result<(Caller, rate::Verdict), ApiError> {
     let state = req
         .app_data::<web::Data<AppState>>()
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state is missing")))?;
@@ -154,7 +156,13 @@ async fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
         });
     }
     version::check(req.headers())?;
-    Ok(caller)
+    // After the version: a request refused anyway does not spend the caller's budget.
+    match state.limits.check(&caller.family_id, caller.merchant_id) {
+        rate::Verdict::Limited {
+            retry_after_secs, ..
+        } => Err(ApiError::RateLimited { retry_after_secs }),
+        verdict => Ok((caller, verdict)),
+    }
 }
 
 #[cfg(test)]

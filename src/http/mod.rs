@@ -12,6 +12,7 @@ mod me;
 pub mod messages;
 pub mod middleware;
 pub mod oauth;
+pub mod rate;
 pub mod resources;
 mod test_hooks;
 pub mod uploads;
@@ -40,6 +41,8 @@ pub struct AppState {
     pub merchants: Merchants,
     /// Logs, files, the report, the merchant directory, database health.
     pub services: Services,
+    /// The API's rate limits per token family and per merchant.
+    pub limits: Arc<rate::ApiLimits>,
 }
 
 /// Registers every route and the layers around them.

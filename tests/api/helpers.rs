@@ -235,6 +235,9 @@ pub fn test_settings(db: &TestDb) -> Settings {
         workers: 2,
         shutdown_timeout_secs: 5,
         log_level: std::env::var("TEST_LOG").unwrap_or_else(|_| "off".into()),
+        // Tests send bursts far beyond a client's share; tests/api/limits.rs turns them on.
+        api_requests_per_second_per_token: 0,
+        api_requests_per_second_per_merchant: 0,
         ..Settings::default()
     }
 }

@@ -76,6 +76,92 @@ async fn a_slowloris_crowd_does_not_keep_a_normal_client_waiting() {
     );
 }
 
+#[actix_rt::test]
+async fn over_its_rate_a_token_gets_429_with_108_and_retry_after() {
+    let app = spawn_app_with(Backend::Sqlite, |s| {
+        s.api_requests_per_second_per_token = 1;
+        s.api_burst_per_token = 5;
+        s.api_requests_per_second_per_merchant = 1;
+        s.api_burst_per_merchant = 8;
+    })
+    .await
+    .expect("app");
+    let first = app.owner_token().await;
+    let mut remaining = Vec::new();
+    for _ in 0..5 {
+        let res = app
+            .api(Method::GET, "/category", &first)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        assert_eq!(res.headers()["ratelimit-limit"], "5");
+        remaining.push(
+            res.headers()["ratelimit-remaining"]
+                .to_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    assert_eq!(remaining, ["4", "3", "2", "1", "0"]);
+    let res = app
+        .api(Method::GET, "/category", &first)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(res.headers()["retry-after"], "1");
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert!(body["api"]["message"]["error"]["108"].is_object(), "{body}");
+
+    // Another grant of the same merchant has its own bucket, until the merchant's is empty.
+    let second = app
+        .token_for("demo", "owner@demo.test", "read write admin", 3600)
+        .await;
+    let statuses: Vec<StatusCode> = {
+        let mut out = Vec::new();
+        for _ in 0..4 {
+            out.push(
+                app.api(Method::GET, "/category", &second)
+                    .send()
+                    .await
+                    .unwrap()
+                    .status(),
+            );
+        }
+        out
+    };
+    assert_eq!(
+        statuses,
+        [
+            StatusCode::OK,
+            StatusCode::OK,
+            StatusCode::OK,
+            StatusCode::TOO_MANY_REQUESTS
+        ],
+        "the merchant's 8 are spent after 5 + 3 (the token refused took none of them)"
+    );
+    let metrics = app.metrics_text().await;
+    assert_eq!(
+        crate::helpers::metric_value(&metrics, "api_rate_limited_total", "token"),
+        1.0
+    );
+    assert_eq!(
+        crate::helpers::metric_value(&metrics, "api_rate_limited_total", "merchant"),
+        1.0
+    );
+    // Other merchants are not affected.
+    let other = app
+        .token_for("second", "owner@second.test", "read", 3600)
+        .await;
+    let res = app
+        .api(Method::GET, "/category", &other)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+}
+
 backend_tests! {
     async fn an_id_list_is_bounded(app) {
         let token = app.owner_token().await;

@@ -51,7 +51,10 @@ pub fn serve_command(db: &TestDb) -> Command {
         .env("MERCHANTD_PBKDF2_ITERATIONS", "1000")
         .env("MERCHANTD_TEST_HOOKS", "true")
         .env("MERCHANTD_LOG_FORMAT", "json")
-        .env("MERCHANTD_SHUTDOWN_TIMEOUT_SECS", "10");
+        .env("MERCHANTD_SHUTDOWN_TIMEOUT_SECS", "10")
+        // The load tests are one client's flood; tests/api/limits.rs covers the limits.
+        .env("MERCHANTD_API_REQUESTS_PER_SECOND_PER_TOKEN", "0")
+        .env("MERCHANTD_API_REQUESTS_PER_SECOND_PER_MERCHANT", "0");
     command
 }
 
