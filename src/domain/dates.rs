@@ -34,3 +34,25 @@ mod tests {
         assert!(parse("28/03/2026").is_err());
     }
 }
+
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn any_text_is_a_date_or_a_reason(text in ".{0,40}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn a_written_date_reads_back(millis in 0i64..4_102_444_800_000) {
+            let millis = millis - millis % 1000;
+            if let Some(iso) = to_iso(millis) {
+                prop_assert_eq!(parse(&iso), Ok(millis));
+            }
+        }
+    }
+}

@@ -97,3 +97,28 @@ mod tests {
         assert!(rate(&json!("20")).is_err());
     }
 }
+
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn any_json_value_is_money_or_a_reason(text in "[-+0-9.eE ]{0,40}", n in any::<f64>(), i in any::<i64>()) {
+            for value in [Value::String(text.clone()), serde_json::json!(n), serde_json::json!(i)] {
+                let _ = decimal(&value);
+                let _ = money(&value);
+                let _ = rate(&value);
+            }
+        }
+
+        #[test]
+        fn stored_money_reads_back_as_written(units in 0i64..1_000_000_000_000, scale in 0u32..4) {
+            let written = text(&Decimal::new(units, scale));
+            prop_assert_eq!(text(&parse_stored(&written).unwrap()), written);
+        }
+    }
+}

@@ -108,3 +108,52 @@ mod tests {
         assert!(matches!(err, ApiError::PayloadTooLarge { .. }));
     }
 }
+
+#[cfg(test)]
+mod props {
+    use actix_web::test::TestRequest;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+
+    /// Arbitrary JSON, a few levels deep.
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            ".{0,20}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 64, 8, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+                proptest::collection::btree_map(".{0,10}", inner, 0..8)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn any_document_is_objects_or_a_clear_refusal(document in any_json(), max in 1usize..10) {
+            match objects(document, "products", max) {
+                Ok(objects) => prop_assert!(!objects.is_empty() && objects.len() <= max),
+                Err(ApiError::BadRequest { .. } | ApiError::PayloadTooLarge { .. }) => {}
+                Err(other) => prop_assert!(false, "unexpected {other:?}"),
+            }
+        }
+
+        #[test]
+        fn any_body_bytes_are_a_document_or_a_4xx(body in proptest::collection::vec(any::<u8>(), 0..200), form in any::<bool>()) {
+            let content_type = if form { "application/x-www-form-urlencoded" } else { "application/json" };
+            let req = TestRequest::default()
+                .insert_header((header::CONTENT_TYPE, content_type))
+                .to_http_request();
+            match json_document(&req, &body) {
+                Ok(_) | Err(ApiError::BadRequest { .. }) => {}
+                Err(other) => prop_assert!(false, "unexpected {other:?}"),
+            }
+        }
+    }
+}

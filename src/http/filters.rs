@@ -345,3 +345,63 @@ mod tests {
         assert!(detail(err).contains("YYYY-MM-DD HH:MM:SS"));
     }
 }
+
+#[cfg(test)]
+mod props {
+    use actix_web::http::header::{HeaderName, HeaderValue};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn headers(name: &'static str, value: &str) -> Option<HeaderMap> {
+        let mut map = HeaderMap::new();
+        map.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_str(value).ok()?,
+        );
+        Some(map)
+    }
+
+    proptest! {
+        #[test]
+        fn an_id_list_reads_back_the_ids_written(ids in proptest::collection::vec(0..i64::MAX, 1..200), spaced in any::<bool>()) {
+            let sep = if spaced { " , " } else { "," };
+            let text = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(sep);
+            let parsed = parse_id_list("productIds", &text).unwrap();
+            prop_assert_eq!(parsed, ids.into_iter().collect::<BTreeSet<_>>());
+        }
+
+        #[test]
+        fn any_id_list_text_is_ids_or_a_400_naming_the_header(text in ".{0,300}") {
+            match parse_id_list("productIds", &text) {
+                Ok(ids) => prop_assert!(ids.len() <= MAX_IDS),
+                Err(ApiError::BadRequest { object_ref, .. }) => {
+                    prop_assert_eq!(object_ref.as_deref(), Some("productIds"))
+                }
+                Err(other) => prop_assert!(false, "unexpected {other:?}"),
+            }
+        }
+
+        #[test]
+        fn a_boolean_is_true_or_false_and_nothing_else(text in "[ -~]{0,12}") {
+            if let Some(map) = headers("completed", &text) {
+                match boolean(&map, "completed") {
+                    Ok(Some(b)) => prop_assert_eq!(text.trim(), if b { "true" } else { "false" }),
+                    Ok(None) => prop_assert!(false, "a sent header read as absent"),
+                    Err(_) => prop_assert!(!matches!(text.trim(), "true" | "false")),
+                }
+            }
+        }
+
+        #[test]
+        fn a_date_time_header_never_panics_and_round_trips(secs in 0i64..4_102_444_800, junk in "[ -~]{0,30}") {
+            let t = DateTime::<Utc>::from_timestamp(secs, 0).unwrap();
+            let text = t.format("%Y-%m-%d %H:%M:%S").to_string();
+            let map = headers("from", &text).unwrap();
+            prop_assert_eq!(date_time(&map, "from").unwrap(), Some(t));
+            if let Some(map) = headers("from", &junk) {
+                let _ = date_time(&map, "from");
+            }
+        }
+    }
+}

@@ -411,3 +411,33 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod props {
+    use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn any_log_headers_are_read_or_refused_in_one_400(
+            tag in "[ -~]{0,80}", object in "[ -~]{0,80}", identifier in "[ -~]{0,80}",
+            id in "[ -~]{0,40}", completed in "[ -~]{0,8}",
+        ) {
+            let mut headers = HeaderMap::new();
+            for (name, value) in [("tag", &tag), ("object", &object), ("identifier", &identifier),
+                                  ("id", &id), ("completed", &completed)] {
+                if let Ok(value) = HeaderValue::from_str(value) {
+                    headers.insert(HeaderName::from_static(name), value);
+                }
+            }
+            let mut read = LogHeaders::read(&headers);
+            read.require(&["tag", "object"]);
+            match read.finish() {
+                Ok(_) | Err(ApiError::BadRequest { .. }) => {}
+                Err(other) => prop_assert!(false, "unexpected {other:?}"),
+            }
+        }
+    }
+}

@@ -390,3 +390,23 @@ mod tests {
         assert!(!well_formed("../etc/passwd"));
     }
 }
+
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn sniffing_any_bytes_never_panics_and_signatures_decide(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let kind = ImageKind::sniff(&bytes);
+            let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+            png.extend(&bytes);
+            prop_assert_eq!(ImageKind::sniff(&png), Some(ImageKind::Png));
+            if let Some(kind) = kind {
+                prop_assert!(ImageKind::ALL.contains(&kind));
+            }
+        }
+    }
+}

@@ -542,3 +542,31 @@ redirect_uris = ["http://127.0.0.1:8976/callback"]
         assert!(err(&format!("{GOOD}\n[extra]\nx = 1\n")).contains("extra: unknown section"));
     }
 }
+
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn any_text_is_a_manifest_or_an_error_naming_the_file(text in "(.|\n){0,400}") {
+            if let Err(e) = Manifest::parse("fuzz.toml", &text) {
+                prop_assert!(e.to_string().starts_with("fuzz.toml"), "{e}");
+            }
+        }
+
+        #[test]
+        fn a_secret_is_never_echoed_by_an_error(secret in "[a-z0-9]{12,24}", role in "[a-z]{3,10}") {
+            let text = format!(
+                "[merchant]\nkey = \"m\"\nname = \"M\"\n[[users]]\nemail = \"o@m.test\"\n\
+                 password = \"{secret}\"\nrole = \"{role}\"\n[[applications]]\nname = \"A\"\n\
+                 client_id = \"a\"\nclient_secret = \"{secret}x\"\nredirect_uris = [\"http://127.0.0.1:1/cb\"]\n"
+            );
+            if let Err(e) = Manifest::parse("m.toml", &text) {
+                prop_assert!(!e.to_string().contains(&secret), "{e}");
+            }
+        }
+    }
+}

@@ -178,3 +178,47 @@ mod tests {
         assert_eq!(form_decode("a%3Ab+c").as_deref(), Some("a:b c"));
     }
 }
+
+#[cfg(test)]
+mod props {
+    use actix_web::test::TestRequest;
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #[test]
+        fn any_token_request_body_is_params_or_invalid_request(
+            body in proptest::collection::vec(any::<u8>(), 0..200),
+            json in any::<bool>(),
+            basic in "[ -~]{0,60}",
+        ) {
+            let content_type = if json { "application/json" } else { "application/x-www-form-urlencoded" };
+            let mut req = TestRequest::default().insert_header((header::CONTENT_TYPE, content_type));
+            if let Ok(value) = header::HeaderValue::from_str(&format!("Basic {basic}")) {
+                req = req.insert_header((header::AUTHORIZATION, value));
+            }
+            let req = req.to_http_request();
+            match Params::parse(&req, &body) {
+                Ok(params) => {
+                    // Client credentials are read or refused, never a panic.
+                    if let Err(e) = presented_client(&req, &params) {
+                        prop_assert!(matches!(e.error, "invalid_request" | "invalid_client"), "{}", e.error);
+                    }
+                }
+                Err(e) => prop_assert_eq!(e.error, "invalid_request"),
+            }
+        }
+
+        #[test]
+        fn form_parameters_read_back(grant in "[a-z_]{1,20}", code in "[ -~]{1,40}") {
+            let body = serde_urlencoded::to_string([("grant_type", &grant), ("code", &code)]).unwrap();
+            let req = TestRequest::default()
+                .insert_header((header::CONTENT_TYPE, "application/x-www-form-urlencoded"))
+                .to_http_request();
+            let params = Params::parse(&req, body.as_bytes()).unwrap();
+            prop_assert_eq!(params.get("grant_type"), Some(grant.as_str()));
+            prop_assert_eq!(params.get("code"), Some(code.as_str()));
+        }
+    }
+}
