@@ -6,7 +6,7 @@ mod authorize;
 mod endpoints;
 pub mod error;
 mod pages;
-mod params;
+pub mod params;
 mod token;
 
 use actix_web::web;
