@@ -213,7 +213,9 @@ fn serve_api(
     let server = server.disable_signals();
     let server = match (&settings.tls_cert, &settings.tls_key) {
         (Some(cert), Some(key)) => {
-            server.listen_rustls_0_23(listener, crate::tls::server_config(cert, key)?)?
+            let certificates = crate::tls::Certificates::load(cert, key)?;
+            crate::tls::reload_on_sighup(certificates.clone())?;
+            server.listen_rustls_0_23(listener, certificates.server_config()?)?
         }
         (None, None) => server.listen(listener)?,
         _ => anyhow::bail!("tls_cert and tls_key go together: set both, or neither"),

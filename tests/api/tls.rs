@@ -29,7 +29,9 @@ fn client(root: &reqwest::Certificate, http1: bool) -> reqwest::Client {
         .use_rustls_tls()
         .tls_built_in_root_certs(false)
         .add_root_certificate(root.clone())
-        .redirect(reqwest::redirect::Policy::none());
+        .redirect(reqwest::redirect::Policy::none())
+        // Every request shakes hands afresh, so each sees the certificate served now.
+        .pool_max_idle_per_host(0);
     let builder = if http1 { builder.http1_only() } else { builder };
     builder.build().unwrap()
 }
@@ -82,7 +84,7 @@ async fn a_key_that_does_not_fit_the_certificate_stops_the_start_with_both_files
     let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
     std::fs::write(&cert, one.cert.pem()).unwrap();
     std::fs::write(&key, other.key_pair.serialize_pem()).unwrap();
-    let error = merchantd::tls::server_config(&cert, &key).unwrap_err();
+    let error = merchantd::tls::Certificates::load(&cert, &key).unwrap_err();
     let text = format!("{error:#}");
     assert!(
         text.contains("key.pem") && text.contains("cert.pem"),
@@ -92,4 +94,61 @@ async fn a_key_that_does_not_fit_the_certificate_stops_the_start_with_both_files
         !text.contains("PRIVATE KEY"),
         "the key's content is never shown: {text}"
     );
+}
+
+/// A renewed certificate is served after SIGHUP, without a restart; a broken renewal keeps the
+/// one in use.
+#[actix_rt::test]
+async fn sighup_reloads_the_certificate() {
+    let db = crate::helpers::TestDb::new(Backend::Sqlite)
+        .await
+        .expect("db");
+    let (old, new) = (
+        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap(),
+        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap(),
+    );
+    let (cert, key) = (db.dir().join("cert.pem"), db.dir().join("key.pem"));
+    std::fs::write(&cert, old.cert.pem()).unwrap();
+    std::fs::write(&key, old.key_pair.serialize_pem()).unwrap();
+    let served = crate::process::serve_with(
+        &db,
+        "info",
+        &[
+            ("MERCHANTD_TLS_CERT", cert.to_str().unwrap()),
+            ("MERCHANTD_TLS_KEY", key.to_str().unwrap()),
+        ],
+    );
+    let url = format!("https://127.0.0.1:{}/status", served.port);
+    let trusting = |issued: &rcgen::CertifiedKey| {
+        client(
+            &reqwest::Certificate::from_pem(issued.cert.pem().as_bytes()).unwrap(),
+            true,
+        )
+    };
+    let (trusts_old, trusts_new) = (trusting(&old), trusting(&new));
+    assert!(trusts_old.get(&url).send().await.is_ok());
+    assert!(trusts_new.get(&url).send().await.is_err());
+
+    // A half-written renewal (the new certificate, the old key) is refused; the old stays.
+    std::fs::write(&cert, new.cert.pem()).unwrap();
+    served.signal("-HUP");
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(
+        trusts_old.get(&url).send().await.is_ok(),
+        "the certificate in use stays"
+    );
+
+    std::fs::write(&key, new.key_pair.serialize_pem()).unwrap();
+    served.signal("-HUP");
+    let mut served_new = false;
+    for _ in 0..50 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        if trusts_new.get(&url).send().await.is_ok() {
+            served_new = true;
+            break;
+        }
+    }
+    assert!(served_new, "the renewed certificate is served after SIGHUP");
+    // Fresh connections no longer get the old certificate.
+    assert!(trusting(&old).get(&url).send().await.is_err());
 }
