@@ -52,6 +52,12 @@ pub enum Command {
         #[command(subcommand)]
         command: EmployeeCommand,
     },
+    /// Print the API's OpenAPI 3.1 document (what `/openapi.json` serves), or write it to a file.
+    Openapi {
+        /// Write here instead of standard output (the repository keeps it at docs/openapi.json).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -111,6 +117,7 @@ impl Cli {
             Command::Tenant {
                 command: TenantCommand::Apply { db, .. },
             } => db,
+            Command::Openapi { .. } => return Ok(settings),
         };
         if let Some(url) = &db.database_url {
             settings.database_url = url.clone();
@@ -120,6 +127,15 @@ impl Cli {
 
     /// Runs the command; the result is the process's exit status.
     pub async fn run(self) -> anyhow::Result<()> {
+        // The document depends on the code only: no settings, no database.
+        if let Command::Openapi { out } = &self.command {
+            let text = crate::http::openapi::pretty();
+            match out {
+                Some(path) => std::fs::write(path, text)?,
+                None => print!("{text}"),
+            }
+            return Ok(());
+        }
         let settings = self.settings()?;
         telemetry::init(&settings);
         match self.command {
@@ -183,6 +199,7 @@ impl Cli {
                 println!("{}", serde_json::to_string_pretty(&applied)?);
                 Ok(())
             }
+            Command::Openapi { .. } => Ok(()),
         }
     }
 }

@@ -6,7 +6,7 @@
 use serde_json::{json, Map, Value};
 
 use super::dates::to_iso;
-use super::fields::Fields;
+use super::fields::{Fields, Shape};
 use super::redirect_uri;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -36,6 +36,9 @@ const KNOWN: [&str; 6] = [
     REGENERATE,
 ];
 const READ_ONLY: [&str; 4] = ["id", "clientId", "clientSecret", "deleteDate"];
+
+/// The fields writes accept (see [`Shape`]).
+pub const SHAPE: Shape = Shape::flat(&KNOWN, &READ_ONLY);
 const MAX_REDIRECT_URIS: usize = 20;
 
 /// Whether a written object gets a new secret: a create (no `id`, when creating is allowed)

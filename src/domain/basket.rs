@@ -4,7 +4,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use super::dates::to_iso;
-use super::fields::{next_id, Fields};
+use super::fields::{next_id, Fields, Shape};
 use super::money;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -102,6 +102,13 @@ const LINE_KNOWN: [&str; 6] = [
     "note",
 ];
 const LINE_READ_ONLY: [&str; 3] = ["originalPrice", "taxPercentage", "addedDate"];
+
+/// The fields writes accept (see [`Shape`]); `basketProducts` holds the lines.
+pub const SHAPE: Shape = Shape {
+    writable: &KNOWN,
+    read_only: &READ_ONLY,
+    nested: &[("basketProducts", Shape::flat(&LINE_KNOWN, &LINE_READ_ONLY))],
+};
 
 impl BasketRecord {
     pub fn new(id: i64, now: i64) -> Self {

@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::dates::to_iso;
-use super::fields::{Fields, Patch};
+use super::fields::{Fields, Patch, Shape};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct CategoryRecord {
@@ -16,6 +16,9 @@ pub struct CategoryRecord {
 
 const KNOWN: [&str; 3] = ["title", "parentId", "activeDate"];
 const READ_ONLY: [&str; 2] = ["id", "deleteDate"];
+
+/// The fields writes accept (see [`Shape`]).
+pub const SHAPE: Shape = Shape::flat(&KNOWN, &READ_ONLY);
 
 impl CategoryRecord {
     pub fn to_json(&self) -> Value {

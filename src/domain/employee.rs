@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::dates::to_iso;
-use super::fields::{Fields, Patch};
+use super::fields::{Fields, Patch, Shape};
 use super::Role;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +37,9 @@ const KNOWN: [&str; 8] = [
     "activeDate",
 ];
 const READ_ONLY: [&str; 2] = ["id", "deleteDate"];
+
+/// The fields writes accept (see [`Shape`]).
+pub const SHAPE: Shape = Shape::flat(&KNOWN, &READ_ONLY);
 
 /// What validating an employee needs to know about the merchant.
 pub trait Directory {

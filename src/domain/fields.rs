@@ -46,6 +46,28 @@ pub fn next_id(ids: &mut dyn Iterator<Item = i64>) -> Result<i64, NoIdentifier> 
     ids.next().ok_or(NoIdentifier)
 }
 
+/// What a record's writes accept: the names its validator knows, the read-only names it drops
+/// silently, and its nested collections (keyed by client key in a write, by id in a read). The
+/// API description is generated from these, so it cannot name a field the validator refuses.
+pub struct Shape {
+    pub writable: &'static [&'static str],
+    pub read_only: &'static [&'static str],
+    pub nested: &'static [(&'static str, Shape)],
+}
+
+impl Shape {
+    pub const fn flat(
+        writable: &'static [&'static str],
+        read_only: &'static [&'static str],
+    ) -> Self {
+        Self {
+            writable,
+            read_only,
+            nested: &[],
+        }
+    }
+}
+
 /// The fields of one object and the problems found so far.
 pub struct Fields {
     map: Map<String, Value>,

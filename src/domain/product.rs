@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use super::dates::to_iso;
-use super::fields::{next_id, Fields};
+use super::fields::{next_id, Fields, Shape};
 use super::money;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -68,6 +68,16 @@ const KNOWN: [&str; 9] = [
 const READ_ONLY: [&str; 3] = ["id", "timestamp", "deleteDate"];
 const INSTANCE_KNOWN: [&str; 6] = ["id", "name", "price", "taxPercentage", "size", "tags"];
 const INSTANCE_READ_ONLY: [&str; 2] = ["activeDate", "deleteDate"];
+
+/// The fields writes accept (see [`Shape`]); `instances` holds the price variants.
+pub const SHAPE: Shape = Shape {
+    writable: &KNOWN,
+    read_only: &READ_ONLY,
+    nested: &[(
+        "instances",
+        Shape::flat(&INSTANCE_KNOWN, &INSTANCE_READ_ONLY),
+    )],
+};
 
 /// What the product rules need to know about the rest of the merchant.
 pub struct ProductContext<'a> {

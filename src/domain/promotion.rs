@@ -8,7 +8,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use super::dates::to_iso;
-use super::fields::{Fields, Patch};
+use super::fields::{Fields, Patch, Shape};
 use super::money;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +79,9 @@ const KNOWN: [&str; 14] = [
     "activeDate",
 ];
 const READ_ONLY: [&str; 2] = ["id", "deleteDate"];
+
+/// The fields writes accept (see [`Shape`]).
+pub const SHAPE: Shape = Shape::flat(&KNOWN, &READ_ONLY);
 
 /// Which of the merchant's records the written ids may name.
 pub struct References<'a> {

@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value};
 
 use super::basket::{BasketLine, BasketRecord, BasketType, InstancePrice};
 use super::dates::to_iso;
-use super::fields::{next_id, Fields, Patch};
+use super::fields::{next_id, Fields, Patch, Shape};
 use super::money;
 
 /// One counted product.
@@ -106,6 +106,13 @@ const LINE_KNOWN: [&str; 5] = [
     "note",
 ];
 const LINE_READ_ONLY: [&str; 3] = ["expected", "counted", "discrepancy"];
+
+/// The fields writes accept (see [`Shape`]); `products` holds the counts, keyed by product id.
+pub const SHAPE: Shape = Shape {
+    writable: &KNOWN,
+    read_only: &READ_ONLY,
+    nested: &[("products", Shape::flat(&LINE_KNOWN, &LINE_READ_ONLY))],
+};
 
 fn units(n: i64) -> String {
     if n == 1 {

@@ -4,7 +4,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use super::dates::to_iso;
-use super::fields::{next_id, Fields, Patch};
+use super::fields::{next_id, Fields, Patch, Shape};
 use super::money;
 
 pub const PAYMENT_TYPES: [&str; 5] = ["CASH", "CARD", "CHEQUE", "VOUCHER", "APP"];
@@ -85,11 +85,7 @@ impl TransactionRecord {
     ) -> Result<Self, Vec<String>> {
         let amount = fields.get("amount").cloned();
         let tip = fields.get("tip").cloned();
-        let mut f = Fields::new(
-            fields,
-            &["basketId", "type", "amount", "tip", "note", "completed"],
-            &["id", "completeDate", "activeDate", "deleteDate"],
-        );
+        let mut f = Fields::new(fields, &TRANSACTION_KNOWN, &TRANSACTION_READ_ONLY);
         match f.integer("basketId") {
             Patch::Set(b) if !creating && b != self.basket_id => {
                 f.reject("basketId", "a transaction cannot move to another basket.")
@@ -150,6 +146,15 @@ const ORDER_READ_ONLY: [&str; 6] = [
     "activeDate",
     "deleteDate",
 ];
+
+/// The fields order writes accept (see [`Shape`]).
+pub const ORDER_SHAPE: Shape = Shape::flat(&ORDER_KNOWN, &ORDER_READ_ONLY);
+
+const TRANSACTION_KNOWN: [&str; 6] = ["basketId", "type", "amount", "tip", "note", "completed"];
+const TRANSACTION_READ_ONLY: [&str; 4] = ["id", "completeDate", "activeDate", "deleteDate"];
+
+/// The fields transaction writes accept (see [`Shape`]).
+pub const TRANSACTION_SHAPE: Shape = Shape::flat(&TRANSACTION_KNOWN, &TRANSACTION_READ_ONLY);
 
 /// A customer order made from a completed basket.
 #[derive(Clone, Debug, PartialEq)]
@@ -345,6 +350,13 @@ const INVOICE_READ_ONLY: [&str; 8] = [
     "deleteDate",
 ];
 const ITEM_KNOWN: [&str; 5] = ["id", "productId", "quantity", "unitPrice", "vatPercentage"];
+
+/// The fields invoice writes accept (see [`Shape`]); `items` holds the goods.
+pub const INVOICE_SHAPE: Shape = Shape {
+    writable: &INVOICE_KNOWN,
+    read_only: &INVOICE_READ_ONLY,
+    nested: &[("items", Shape::flat(&ITEM_KNOWN, &[]))],
+};
 
 impl InvoiceRecord {
     pub fn new(id: i64, now: i64) -> Self {

@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::dates::to_iso;
-use super::fields::{Fields, Patch};
+use super::fields::{Fields, Patch, Shape};
 
 pub const DEFAULT_TIMEZONE: &str = "Europe/London";
 
@@ -44,6 +44,9 @@ const KNOWN: [&str; 14] = [
     "activeDate",
 ];
 const READ_ONLY: [&str; 2] = ["id", "deleteDate"];
+
+/// The fields writes accept (see [`Shape`]).
+pub const SHAPE: Shape = Shape::flat(&KNOWN, &READ_ONLY);
 
 impl StoreRecord {
     pub fn to_json(&self) -> Value {

@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::dates::to_iso;
-use super::fields::{Fields, Patch};
+use super::fields::{Fields, Patch, Shape};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct SupplierRecord {
@@ -26,6 +26,9 @@ const SUPPLIER_KNOWN: [&str; 6] = [
     "activeDate",
 ];
 const READ_ONLY: [&str; 2] = ["id", "deleteDate"];
+
+/// The fields supplier writes accept (see [`Shape`]).
+pub const SUPPLIER_SHAPE: Shape = Shape::flat(&SUPPLIER_KNOWN, &READ_ONLY);
 
 impl SupplierRecord {
     pub fn new(id: i64, now: i64) -> Self {
@@ -106,6 +109,9 @@ const STORE_KNOWN: [&str; 13] = [
     "lng",
     "activeDate",
 ];
+
+/// The fields supplier-store writes accept (see [`Shape`]).
+pub const STORE_SHAPE: Shape = Shape::flat(&STORE_KNOWN, &READ_ONLY);
 
 impl SupplierStoreRecord {
     /// A blank record; `supplier_id` 0 stands for "not given yet" until `apply` requires it.

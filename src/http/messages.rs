@@ -30,6 +30,31 @@ pub enum Message {
 }
 
 impl Message {
+    /// Every message, in catalogue order (the API description lists them).
+    pub const ALL: [Message; 21] = [
+        Message::TokenInvalid,
+        Message::BadRequest,
+        Message::TokenExpired,
+        Message::InsufficientScope,
+        Message::NotFound,
+        Message::MethodNotAllowed,
+        Message::UnsupportedMediaType,
+        Message::PayloadTooLarge,
+        Message::RateLimited,
+        Message::InvalidObject,
+        Message::AlreadyComplete,
+        Message::NotComplete,
+        Message::Conflict,
+        Message::IdempotencyKeyReused,
+        Message::InternalError,
+        Message::ServiceUnavailable,
+        Message::Created,
+        Message::Updated,
+        Message::TokenValid,
+        Message::RequestSuccessful,
+        Message::Deleted,
+    ];
+
     pub fn id(self) -> u16 {
         match self {
             Message::TokenInvalid => 100,

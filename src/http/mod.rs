@@ -12,6 +12,7 @@ mod me;
 pub mod messages;
 pub mod middleware;
 pub mod oauth;
+pub mod openapi;
 pub mod rate;
 pub mod resources;
 mod test_hooks;
@@ -60,7 +61,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve
         .service(web::resource("/status").route(web::get().to(health::status)))
         .service(web::resource("/health/live").route(web::get().to(health::live)))
         .service(web::resource("/health/ready").route(web::get().to(health::ready)))
-        .configure(uploads::public_routes);
+        .configure(uploads::public_routes)
+        .configure(openapi::routes);
     cfg.configure(oauth::configure);
     if serve_metrics {
         cfg.service(web::resource("/metrics").route(web::get().to(health::metrics)));

@@ -53,14 +53,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 /// The public `/files` scope: no token, as examples §0 says.
 pub fn public_routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
-        web::scope("/files")
-            .service(
-                web::resource("/{fileName}")
-                    .route(web::get().to(serve))
-                    .route(web::head().to(serve)),
-            )
-            .default_service(web::to(no_such_file)),
-    );
+        web::resource("/files/{fileName}")
+            .route(web::get().to(serve))
+            .route(web::head().to(serve)),
+    )
+    // Deeper paths under /files are no file either (and need no token).
+    .service(web::scope("/files").default_service(web::to(no_such_file)));
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

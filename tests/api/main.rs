@@ -23,6 +23,7 @@ mod oauth_scopes;
 mod oauth_secrets;
 mod oauth_support;
 mod oauth_token;
+mod openapi;
 mod outage;
 mod process;
 mod products;

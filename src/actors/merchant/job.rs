@@ -24,6 +24,9 @@ use crate::domain::{Failure, Refusal};
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Saved {
     pub created: bool,
+    /// The record's id (answers stored before it was kept read 0).
+    #[serde(default)]
+    pub id: i64,
     /// Its JSON text.
     pub json: String,
     pub detail: String,
@@ -166,6 +169,7 @@ impl<R: Resource> WriteJob<R> {
                 key: object.key.clone(),
                 result: outcome.clone().map(|(created, id, detail)| Saved {
                     created,
+                    id,
                     json: state
                         .entry::<R>(id)
                         .map(|e| e.json(state))

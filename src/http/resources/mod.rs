@@ -12,6 +12,7 @@ pub mod suppliers;
 
 use std::collections::BTreeSet;
 
+use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 
 use super::envelope::{ErrorObject, Messages, Reply};
@@ -70,6 +71,7 @@ where
 pub fn batch_reply(plural: &str, outcomes: Vec<ObjectOutcome>) -> Reply {
     let mut collection = String::from("{");
     let mut saved = 0;
+    let mut ids = String::new();
     let mut messages = Messages::default();
     let mut problems = Vec::new();
     for outcome in outcomes {
@@ -83,7 +85,9 @@ pub fn batch_reply(plural: &str, outcomes: Vec<ObjectOutcome>) -> Reply {
                 messages.add(message, Some(&outcome.key), object.detail);
                 if saved > 0 {
                     collection.push(',');
+                    ids.push_str(", ");
                 }
+                ids.push_str(itoa::Buffer::new().format(object.id));
                 saved += 1;
                 // Client keys are the client's strings: escaped as JSON.
                 collection.push_str(&serde_json::to_string(&outcome.key).unwrap_or_default());
@@ -107,10 +111,19 @@ pub fn batch_reply(plural: &str, outcomes: Vec<ObjectOutcome>) -> Reply {
                 details: problems,
             });
     }
-    Reply::new(StatusCode::CREATED)
+    let reply = Reply::new(StatusCode::CREATED)
         .raw_field(plural, collection)
-        .messages(messages)
+        .messages(messages);
+    // The saved records' ids in body order, so a client (or a test tool following links) can
+    // name them in the next request's id header without walking its own client keys.
+    match HeaderValue::from_str(&ids) {
+        Ok(value) => reply.header(HeaderName::from_static(OBJECT_IDS), value),
+        Err(_) => reply,
+    }
 }
+
+/// The header of a 201 write answer listing the saved records' ids (`1040, 1041`).
+pub const OBJECT_IDS: &str = "x-object-ids";
 
 /// The message a refusal is answered with.
 pub fn message_of(refusal: &Refusal) -> Message {

@@ -34,9 +34,9 @@ impl IdHeaders for InvoiceRecord {
 
 /// Which filter headers a sales resource reads besides its ids and `deleted`.
 pub struct Reads {
-    stores: bool,
-    baskets: bool,
-    completed: bool,
+    pub stores: bool,
+    pub baskets: bool,
+    pub completed: bool,
 }
 
 /// A sales resource's GET filters.

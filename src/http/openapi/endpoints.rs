@@ -1,0 +1,505 @@
+//! The routes that are not record collections: who am I, logs, uploads, the report, public
+//! files, health, metrics, OAuth, and this document itself.
+
+use actix_web::http::Method;
+use serde_json::Value;
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItem};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::response::{Response, ResponseBuilder};
+use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::{Content, Required};
+
+use super::paths::{
+    api_operation, filter_param, header_param, ids_param, item, json_content, ok, request_example,
+    response_example, shared, with, Example, Filter,
+};
+use super::schemas;
+
+fn envelope_with(field: &'static str, schema: Schema) -> Schema {
+    schemas::envelope(vec![(field, schema.into())])
+}
+
+fn plain(description: &str, media: &str, schema: Schema) -> Response {
+    ResponseBuilder::new()
+        .description(description)
+        .content(media, Content::new(Some(schema)))
+        .build()
+}
+
+/// An operation outside the token gate (no version header, no scope).
+fn public(id: &str, summary: &str, tag: &str) -> OperationBuilder {
+    OperationBuilder::new()
+        .operation_id(Some(id))
+        .summary(Some(summary))
+        .tag(tag)
+}
+
+fn me(all: &[Example]) -> Vec<(&'static str, PathItem)> {
+    let user = api_operation(
+        &Method::GET,
+        "/user",
+        "getUser".into(),
+        "The token's user".into(),
+    )
+    .response(
+        "200",
+        ok(
+            "The employee the token acts for.",
+            envelope_with("user", schemas::object()),
+            response_example(all, "GET", "/user", 200),
+        ),
+    );
+    let merchant = api_operation(
+        &Method::GET,
+        "/merchant",
+        "getMerchant".into(),
+        "The token's merchant".into(),
+    )
+    .response(
+        "200",
+        ok(
+            "The merchant.",
+            envelope_with("merchant", schemas::object()),
+            None,
+        ),
+    );
+    vec![
+        ("/user", item(vec![(HttpMethod::Get, user.build())])),
+        ("/merchant", item(vec![(HttpMethod::Get, merchant.build())])),
+    ]
+}
+
+fn log_headers(op: OperationBuilder, required: bool) -> OperationBuilder {
+    let text = |name, what| {
+        header_param(
+            name,
+            schemas::pattern("^[!-~][ -~]{0,199}$"),
+            required,
+            what,
+        )
+    };
+    op.parameter(text("tag", "Comma-separated tags."))
+        .parameter(text("object", "An object type key, such as `STORE`."))
+        .parameter(text("identifier", "That object's id, as text."))
+}
+
+fn logs(all: &[Example]) -> PathItem {
+    let id = || {
+        header_param(
+            "id",
+            schemas::pattern("^[!-~]{1,250}$"),
+            false,
+            "A log id (`STORE-9:1`).",
+        )
+    };
+    let logs = || envelope_with("logs", schemas::keyed(schemas::object()));
+    let list = log_headers(
+        api_operation(&Method::GET, "/log", "listLogs".into(), "Read logs".into()),
+        false,
+    )
+    .parameter(id())
+    .response("200", ok("The logs found.", logs(), None));
+    let post = log_headers(
+        api_operation(
+            &Method::POST,
+            "/log",
+            "createLog".into(),
+            "File a log".into(),
+        ),
+        true,
+    )
+    .parameter(id())
+    .parameter(filter_param((Filter::Bool("completed"), false)))
+    .request_body(Some(
+        RequestBodyBuilder::new()
+            .required(Some(Required::True))
+            .content(
+                "application/json",
+                json_content(any(), request_example(all, "POST", "/log")),
+            )
+            .build(),
+    ))
+    .response(
+        "201",
+        ok(
+            "The saved log.",
+            logs(),
+            response_example(all, "POST", "/log", 201),
+        ),
+    );
+    let delete = api_operation(
+        &Method::DELETE,
+        "/log",
+        "deleteLog".into(),
+        "Delete a log".into(),
+    )
+    .parameter(id())
+    .response(
+        "205",
+        ok("The log was deleted.", schemas::envelope(vec![]), None),
+    );
+    item(vec![
+        (HttpMethod::Get, list.build()),
+        (HttpMethod::Post, with(post, &["413", "415", "422"]).build()),
+        (HttpMethod::Delete, with(delete, &["404"]).build()),
+    ])
+}
+
+fn any() -> Schema {
+    Schema::Object(
+        ObjectBuilder::new()
+            .schema_type(SchemaType::AnyValue)
+            .build(),
+    )
+}
+
+fn uploader(all: &[Example]) -> PathItem {
+    let form = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property("file", schemas::binary())
+        .required("file")
+        .build();
+    let upload = |method: Method, id: &str| {
+        let op = api_operation(&method, "/uploader", id.into(), "Upload an image".into())
+            .parameter(header_param(
+                "contentType",
+                schemas::choice(&[
+                    "product",
+                    "merchant",
+                    "user",
+                    "applicationLogo",
+                    "applicationImages",
+                ]),
+                false,
+                "What the file is for.",
+            ))
+            .request_body(Some(
+                RequestBodyBuilder::new()
+                    .required(Some(Required::True))
+                    .content("multipart/form-data", Content::new(Some(form.clone())))
+                    .build(),
+            ))
+            .response(
+                "201",
+                ok(
+                    "The stored file (JPEG, PNG, GIF or WebP, recognised by content).",
+                    envelope_with("file", schemas::object()),
+                    response_example(all, "POST", "/uploader", 201),
+                ),
+            );
+        with(op, &["413", "415", "422"]).build()
+    };
+    item(vec![
+        (HttpMethod::Post, upload(Method::POST, "upload")),
+        (HttpMethod::Put, upload(Method::PUT, "uploadPut")),
+    ])
+}
+
+fn report() -> PathItem {
+    let op = api_operation(
+        &Method::GET,
+        "/report/basket",
+        "basketReport".into(),
+        "Sales totals over a range".into(),
+    )
+    .parameter(filter_param((Filter::Date("reportFrom"), true)))
+    .parameter(filter_param((Filter::Date("reportTo"), true)))
+    .parameter(ids_param("storeIds", false))
+    .response(
+        "200",
+        ok(
+            "Summary, per store, per local day and per product.",
+            envelope_with("basketReport", schemas::object()),
+            None,
+        ),
+    );
+    item(vec![(HttpMethod::Get, op.build())])
+}
+
+fn path_param(name: &str) -> utoipa::openapi::path::Parameter {
+    utoipa::openapi::path::ParameterBuilder::new()
+        .name(name)
+        .parameter_in(utoipa::openapi::path::ParameterIn::Path)
+        .required(Required::True)
+        .schema(Some(schemas::pattern("^[A-Za-z0-9._-]{1,100}$")))
+        .build()
+}
+
+fn files() -> PathItem {
+    let op = |id: &str| {
+        public(id, "A public uploaded file", "files")
+            .parameter(path_param("fileName"))
+            .response("200", plain("The file.", "image/*", schemas::binary()))
+            .response(shared("404").0, shared("404").1)
+            .build()
+    };
+    item(vec![
+        (HttpMethod::Get, op("getFile")),
+        (HttpMethod::Head, op("headFile")),
+    ])
+}
+
+fn health(all: &[Example]) -> Vec<(&'static str, PathItem)> {
+    let status = |id: &str, summary: &str, path: &str| {
+        public(id, summary, "health").response(
+            "200",
+            ok(
+                summary,
+                envelope_with("status", schemas::string()),
+                response_example(all, "GET", path, 200),
+            ),
+        )
+    };
+    let ready = status(
+        "ready",
+        "Ready to serve: the database answers",
+        "/health/ready",
+    )
+    .response(shared("503").0, shared("503").1);
+    let metrics = public("metrics", "Prometheus metrics", "health").response(
+        "200",
+        plain(
+            "The text exposition format.",
+            "text/plain",
+            schemas::string(),
+        ),
+    );
+    vec![
+        (
+            "/status",
+            item(vec![(
+                HttpMethod::Get,
+                status("status", "The server is up", "/status").build(),
+            )]),
+        ),
+        (
+            "/health/live",
+            item(vec![(
+                HttpMethod::Get,
+                status("live", "The process is alive", "/health/live").build(),
+            )]),
+        ),
+        (
+            "/health/ready",
+            item(vec![(HttpMethod::Get, ready.build())]),
+        ),
+        ("/metrics", item(vec![(HttpMethod::Get, metrics.build())])),
+    ]
+}
+
+fn form_or_json(
+    schema: Schema,
+    example: Option<Value>,
+) -> utoipa::openapi::request_body::RequestBody {
+    RequestBodyBuilder::new()
+        .required(Some(Required::True))
+        .content("application/json", json_content(schema.clone(), example))
+        .content(
+            "application/x-www-form-urlencoded",
+            Content::new(Some(schema)),
+        )
+        .build()
+}
+
+fn token_request() -> Schema {
+    let text = schemas::string;
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property(
+            "grant_type",
+            schemas::choice(&["authorization_code", "refresh_token"]),
+        )
+        .property("code", text())
+        .property("redirect_uri", text())
+        .property("code_verifier", text())
+        .property("refresh_token", text())
+        .property("scope", text())
+        .property("client_id", text())
+        .property("client_secret", text())
+        .required("grant_type")
+        .build()
+        .into()
+}
+
+fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
+    let html = |d: &str| plain(d, "text/html", schemas::string());
+    let redirect = || {
+        ResponseBuilder::new()
+            .description("Back to the application's redirect URI with a code or an error.")
+            .build()
+    };
+    let authorize_get = public("authorize", "The sign-in page", "oauth")
+        .response("200", html("The sign-in form."))
+        .response("302", redirect())
+        .response("400", html("A bad client or redirect URI (no redirect)."))
+        .build();
+    let authorize_post = public("authorizePost", "Sign in, then approve or deny", "oauth")
+        .request_body(Some(
+            RequestBodyBuilder::new()
+                .content(
+                    "application/x-www-form-urlencoded",
+                    Content::new(Some(schemas::object())),
+                )
+                .build(),
+        ))
+        .response("200", html("The consent page, or the sign-in page again."))
+        .response("302", redirect())
+        .response("400", html("A bad request or CSRF token."))
+        .response("401", html("A wrong email or password."))
+        .response("429", html("Too many sign-in attempts."))
+        .build();
+    let oauth_error = || {
+        ResponseBuilder::new()
+            .description("An OAuth error (`invalid_grant`, `invalid_client`, …).")
+            .content(
+                "application/json",
+                Content::new(Some(schemas::oauth_error())),
+            )
+            .build()
+    };
+    let token = public("token", "Exchange a code or a refresh token", "oauth")
+        .request_body(Some(form_or_json(
+            token_request(),
+            request_example(all, "POST", "/oauth/token"),
+        )))
+        .response(
+            "200",
+            ok(
+                "The token response.",
+                schemas::envelope(vec![("access_token", schemas::string().into())]),
+                response_example(all, "POST", "/oauth/token", 200),
+            ),
+        )
+        .response("400", oauth_error())
+        .response("401", oauth_error())
+        .response("429", oauth_error())
+        .response(shared("503").0, shared("503").1)
+        .build();
+    let token_body = || {
+        form_or_json(
+            ObjectBuilder::new()
+                .schema_type(Type::Object)
+                .property("token", schemas::string())
+                .property("token_type_hint", schemas::string())
+                .property("client_id", schemas::string())
+                .property("client_secret", schemas::string())
+                .required("token")
+                .build()
+                .into(),
+            None,
+        )
+    };
+    let revoke = public(
+        "revoke",
+        "Revoke a token and its family (RFC 7009)",
+        "oauth",
+    )
+    .request_body(Some(token_body()))
+    .response(
+        "200",
+        ok(
+            "Revoked, or already unknown.",
+            schemas::envelope(vec![]),
+            None,
+        ),
+    )
+    .response("400", oauth_error())
+    .response("401", oauth_error())
+    .response("429", oauth_error())
+    .build();
+    let introspect = public("introspect", "Describe a token (RFC 7662)", "oauth")
+        .request_body(Some(token_body()))
+        .response(
+            "200",
+            ok(
+                "`active` and, when active, the token's facts.",
+                schemas::envelope(vec![("active", schemas::boolean().into())]),
+                None,
+            ),
+        )
+        .response("400", oauth_error())
+        .response("401", oauth_error())
+        .response("429", oauth_error())
+        .build();
+    let css = public("stylesheet", "The sign-in pages' stylesheet", "oauth")
+        .response("200", plain("CSS.", "text/css", schemas::string()))
+        .build();
+    let metadata = public(
+        "metadata",
+        "Authorization server metadata (RFC 8414)",
+        "oauth",
+    )
+    .response(
+        "200",
+        ok(
+            "The endpoints and what they support.",
+            schemas::envelope(vec![("issuer", schemas::string().into())]),
+            response_example(all, "GET", "/.well-known/oauth-authorization-server", 200),
+        ),
+    )
+    .build();
+    vec![
+        (
+            "/oauth/authorize",
+            item(vec![
+                (HttpMethod::Get, authorize_get),
+                (HttpMethod::Post, authorize_post),
+            ]),
+        ),
+        ("/oauth/token", item(vec![(HttpMethod::Post, token)])),
+        ("/oauth/revoke", item(vec![(HttpMethod::Post, revoke)])),
+        (
+            "/oauth/introspect",
+            item(vec![(HttpMethod::Post, introspect)]),
+        ),
+        ("/oauth/style.css", item(vec![(HttpMethod::Get, css)])),
+        (
+            "/.well-known/oauth-authorization-server",
+            item(vec![(HttpMethod::Get, metadata)]),
+        ),
+    ]
+}
+
+fn contract() -> Vec<(&'static str, PathItem)> {
+    let document = public("openapi", "This document", "contract")
+        .response(
+            "200",
+            plain("OpenAPI 3.1.", "application/json", schemas::object()),
+        )
+        .build();
+    let docs = public("docs", "The reference, for people", "contract")
+        .response(
+            "301",
+            ResponseBuilder::new().description("To `/docs/`.").build(),
+        )
+        .build();
+    let docs_files = public("docsFiles", "The reference's page and files", "contract")
+        .parameter(path_param("file"))
+        .response(
+            "200",
+            plain("HTML, scripts and styles.", "text/html", schemas::string()),
+        )
+        .response(
+            "404",
+            ResponseBuilder::new().description("No such file.").build(),
+        )
+        .build();
+    vec![
+        ("/openapi.json", item(vec![(HttpMethod::Get, document)])),
+        ("/docs", item(vec![(HttpMethod::Get, docs)])),
+        ("/docs/{file}", item(vec![(HttpMethod::Get, docs_files)])),
+    ]
+}
+
+/// Every path that is not a record collection.
+pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
+    let mut items = me(all);
+    items.push(("/log", logs(all)));
+    items.push(("/uploader", uploader(all)));
+    items.push(("/report/basket", report()));
+    items.push(("/files/{fileName}", files()));
+    items.extend(health(all));
+    items.extend(oauth(all));
+    items.extend(contract());
+    items
+}
