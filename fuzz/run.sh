@@ -24,7 +24,10 @@ fi
 cargo fuzz build --sanitizer none -O
 for target in "${targets[@]}"; do
     mkdir -p "corpus/$target"
-    out="$(cargo fuzz run --sanitizer none -O "$target" "corpus/$target" -- \
+    # Hand-written starting points (whole requests), read beside the growing corpus.
+    seeds=()
+    [[ -d "seeds/$target" ]] && seeds=("seeds/$target")
+    out="$(cargo fuzz run --sanitizer none -O "$target" "corpus/$target" "${seeds[@]}" -- \
         -max_total_time="$seconds" -print_final_stats=1 2>&1)" || {
         echo "$out" | tail -40
         echo "fuzz: $target crashed; the input is in fuzz/artifacts/$target/" >&2

@@ -347,6 +347,8 @@ fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         .response("400", html("A bad request or CSRF token."))
         .response("401", html("A wrong email or password."))
         .response("429", html("Too many sign-in attempts."))
+        .response(shared("413").0, shared("413").1)
+        .response(shared("415").0, shared("415").1)
         .build();
     let oauth_error = || {
         ResponseBuilder::new()
@@ -372,7 +374,7 @@ fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         )
         .response("400", oauth_error())
         .response("401", oauth_error())
-        .response("429", oauth_error())
+        .response(shared("429").0, shared("429").1)
         .response(shared("503").0, shared("503").1)
         .build();
     let token_body = || {
@@ -405,7 +407,7 @@ fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     )
     .response("400", oauth_error())
     .response("401", oauth_error())
-    .response("429", oauth_error())
+    .response(shared("429").0, shared("429").1)
     .build();
     let introspect = public("introspect", "Describe a token (RFC 7662)", "oauth")
         .request_body(Some(token_body()))
@@ -419,7 +421,7 @@ fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         )
         .response("400", oauth_error())
         .response("401", oauth_error())
-        .response("429", oauth_error())
+        .response(shared("429").0, shared("429").1)
         .build();
     let css = public("stylesheet", "The sign-in pages' stylesheet", "oauth")
         .response("200", plain("CSS.", "text/css", schemas::string()))
