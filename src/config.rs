@@ -67,6 +67,11 @@ pub struct Settings {
     pub api_burst_per_merchant: u32,
     /// Failed client authentications per minute and IP before those endpoints answer 429.
     pub oauth_failed_auths_per_minute: u32,
+    /// Days the change-event log keeps events (`GET /events`, `changedSince`).
+    pub event_retention_days: u64,
+    /// Event streams (`GET /events`) one token family may hold open at once; a newer one
+    /// closes the oldest.
+    pub max_event_streams_per_token: usize,
     /// Test-only routes under `/__test/` (panic, slow request). Never enable in production.
     pub test_hooks: bool,
     /// With `test_hooks`: how long every merchant write holds its transaction open, to show
@@ -111,6 +116,8 @@ impl Default for Settings {
             api_burst_per_token: 400,
             api_requests_per_second_per_merchant: 2_000,
             api_burst_per_merchant: 4_000,
+            event_retention_days: 30,
+            max_event_streams_per_token: 4,
             oauth_failed_auths_per_minute: 20,
             test_hooks: false,
             test_write_delay_ms: 0,

@@ -26,6 +26,8 @@ pub struct Metrics {
     pub replica_listening: IntGauge,
     pub replica_listens: IntCounter,
     pub api_rate_limited: IntCounterVec,
+    pub events_appended: IntCounter,
+    pub event_streams: IntGauge,
 }
 
 impl Metrics {
@@ -44,6 +46,7 @@ impl Metrics {
             "API requests answered 429, by the limit they hit (token or merchant).",
             &["limit"],
         );
+        let (events_appended, event_streams) = event_family(&r);
         let cache_requests = counter_vec(
             &r,
             "cache_requests_total",
@@ -69,6 +72,8 @@ impl Metrics {
             replica_listening,
             replica_listens,
             api_rate_limited,
+            events_appended,
+            event_streams,
         }
     }
 
@@ -84,6 +89,25 @@ impl Metrics {
         let _ = TextEncoder::new().encode(&self.registry.gather(), &mut buf);
         String::from_utf8(buf).unwrap_or_default()
     }
+}
+
+/// Change events appended to the merchants' logs, and the event streams open.
+fn event_family(r: &Registry) -> (IntCounter, IntGauge) {
+    let appended = register(
+        r,
+        IntCounter::new(
+            "events_appended_total",
+            "Change events appended to the merchants' logs (in their writes' transactions).",
+        ),
+    );
+    let streams = register(
+        r,
+        IntGauge::new(
+            "event_stream_clients",
+            "Server-sent event streams open (GET /events).",
+        ),
+    );
+    (appended, streams)
 }
 
 /// Requests answered, and the time to the response head.

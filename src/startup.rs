@@ -80,6 +80,7 @@ impl Application {
                 },
                 metrics.api_rate_limited.clone(),
             )),
+            streams: Default::default(),
             merchants: Merchants::start(
                 database.clone(),
                 metrics.clone(),
@@ -96,7 +97,12 @@ impl Application {
             ),
         });
         listen_for_replicas(&settings, &database, &state, &metrics).await;
-        spawn_maintenance(tokens, database.clone(), state.limits.clone());
+        spawn_maintenance(
+            tokens,
+            database.clone(),
+            state.limits.clone(),
+            settings.event_retention_days,
+        );
 
         let (port, server) = serve_api(&settings, &state)?;
         let (metrics_port, metrics_server) = serve_metrics(&settings, &state)?;
@@ -269,7 +275,12 @@ async fn listen_for_replicas(settings: &Settings, db: &Db, state: &AppState, met
 
 /// Every ten minutes: expired OAuth records and idempotency keys go; every hour, SQLite's
 /// planner statistics are brought up to date with the data.
-fn spawn_maintenance(tokens: TokenActors, db: Db, limits: Arc<http::rate::ApiLimits>) {
+fn spawn_maintenance(
+    tokens: TokenActors,
+    db: Db,
+    limits: Arc<http::rate::ApiLimits>,
+    event_retention_days: u64,
+) {
     actix_rt::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(600));
         for round in 0u64.. {
@@ -285,6 +296,13 @@ fn spawn_maintenance(tokens: TokenActors, db: Db, limits: Arc<http::rate::ApiLim
                 Ok(n) if n > 0 => tracing::debug!(removed = n, "expired idempotency keys pruned"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "pruning idempotency keys failed"),
+            }
+            let kept_from = crate::domain::now_millis()
+                - i64::try_from(event_retention_days).unwrap_or(3650) * 24 * 3600 * 1000;
+            match db.prune_events(kept_from).await {
+                Ok(n) if n > 0 => tracing::info!(removed = n, "events past their retention pruned"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "pruning events failed"),
             }
             if round % 6 == 5 {
                 if let Err(e) = db.optimize().await {

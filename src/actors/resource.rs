@@ -55,6 +55,11 @@ pub trait Resource: Record + Clone + Send + Sync + 'static {
     const NOUN: &'static str;
     /// "stores", the collection key in bodies and answers.
     const PLURAL: &'static str;
+    /// "store", the object of its change events (`store.created`).
+    const EVENT: &'static str;
+    /// The action of the event a write that completes the record also appends
+    /// (`basket.completed`, `invoice.received`).
+    const COMPLETES_AS: Option<&'static str> = None;
     /// Sales records: once finished (completed or deleted) they are history, which the cache
     /// keeps only in a bounded window; the database holds all of it.
     const HISTORY: Option<Kind> = None;

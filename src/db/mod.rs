@@ -9,6 +9,7 @@
 
 pub mod catalogue;
 mod error;
+pub mod events;
 pub mod files;
 pub mod idempotency;
 mod ids;

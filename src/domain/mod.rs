@@ -7,6 +7,7 @@ pub mod category;
 pub mod clock;
 pub mod dates;
 pub mod employee;
+pub mod event;
 pub mod failure;
 pub mod fields;
 pub mod file;

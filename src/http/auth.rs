@@ -70,6 +70,14 @@ fn presented_token(req: &ServiceRequest) -> Result<&str, ApiError> {
 }
 
 /// Resolves the caller of an API request, or says why not (401).
+/// The SHA-256 of the bearer token a request presents, to look it up again later (a
+/// long-lived stream checks that it still holds).
+pub fn presented_token_hash(headers: &header::HeaderMap) -> Option<String> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (_, token) = value.trim().split_once(' ')?;
+    Some(crypto::sha256_hex(token.trim()))
+}
+
 pub async fn authenticate(state: &AppState, req: &ServiceRequest) -> Result<Caller, ApiError> {
     let token = presented_token(req)?;
     let record = state

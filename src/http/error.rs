@@ -43,6 +43,9 @@ pub enum ApiError {
     /// A well-formed request with a semantic error at request level (110 and friends).
     #[error("unprocessable: {detail}")]
     Unprocessable { message: Message, detail: String },
+    /// A delta read from before what the event log keeps (115).
+    #[error("gone: {detail}")]
+    Gone { detail: String },
     #[error("service unavailable: {0}")]
     Unavailable(String),
     /// Anything unexpected. The cause goes to the log, never to the client.
@@ -88,6 +91,7 @@ impl ApiError {
             ApiError::PayloadTooLarge { .. } => Message::PayloadTooLarge,
             ApiError::RateLimited { .. } => Message::RateLimited,
             ApiError::Unprocessable { message, .. } => *message,
+            ApiError::Gone { .. } => Message::SequenceExpired,
             ApiError::Unavailable(_) => Message::ServiceUnavailable,
             ApiError::Internal(_) => Message::InternalError,
         }
@@ -139,6 +143,7 @@ impl ApiError {
             ApiError::Unprocessable { detail, .. } => {
                 plain("The request could not be processed.", detail)
             }
+            ApiError::Gone { detail } => plain("The sequence is no longer kept.", detail),
             ApiError::Unavailable(_) => plain(
                 "Service unavailable.",
                 "The service is temporarily unavailable; retry with backoff.",

@@ -20,6 +20,8 @@ pub enum Message {
     /// An `Idempotency-Key` sent again with another request (ours: the catalogue has no id
     /// for it).
     IdempotencyKeyReused,
+    /// A `changedSince` older than the event log keeps (ours: 410).
+    SequenceExpired,
     InternalError,
     ServiceUnavailable,
     Created,
@@ -31,7 +33,7 @@ pub enum Message {
 
 impl Message {
     /// Every message, in catalogue order (the API description lists them).
-    pub const ALL: [Message; 21] = [
+    pub const ALL: [Message; 22] = [
         Message::TokenInvalid,
         Message::BadRequest,
         Message::TokenExpired,
@@ -46,6 +48,7 @@ impl Message {
         Message::NotComplete,
         Message::Conflict,
         Message::IdempotencyKeyReused,
+        Message::SequenceExpired,
         Message::InternalError,
         Message::ServiceUnavailable,
         Message::Created,
@@ -71,6 +74,7 @@ impl Message {
             Message::NotComplete => 112,
             Message::Conflict => 113,
             Message::IdempotencyKeyReused => 114,
+            Message::SequenceExpired => 115,
             Message::InternalError => 120,
             Message::ServiceUnavailable => 121,
             Message::Created => 200,
@@ -97,6 +101,7 @@ impl Message {
             Message::NotComplete => "notComplete",
             Message::Conflict => "conflict",
             Message::IdempotencyKeyReused => "idempotencyKeyReused",
+            Message::SequenceExpired => "sequenceExpired",
             Message::InternalError => "internalError",
             Message::ServiceUnavailable => "serviceUnavailable",
             Message::Created => "created",
@@ -122,6 +127,7 @@ impl Message {
             | Message::NotComplete
             | Message::Conflict
             | Message::IdempotencyKeyReused => StatusCode::UNPROCESSABLE_ENTITY,
+            Message::SequenceExpired => StatusCode::GONE,
             Message::InternalError => StatusCode::INTERNAL_SERVER_ERROR,
             Message::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Message::Created | Message::Updated => StatusCode::CREATED,
@@ -145,6 +151,7 @@ impl Message {
             Message::NotComplete => "Not complete",
             Message::Conflict => "Conflict",
             Message::IdempotencyKeyReused => "Idempotency key reused",
+            Message::SequenceExpired => "Sequence expired",
             Message::InternalError => "Internal error",
             Message::ServiceUnavailable => "Service unavailable",
             Message::Created => "Created",

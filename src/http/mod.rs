@@ -2,8 +2,10 @@
 
 pub mod auth;
 pub mod batch;
+pub mod delta;
 pub mod envelope;
 pub mod error;
+pub mod events;
 pub mod filters;
 pub mod health;
 pub mod idempotency;
@@ -44,6 +46,8 @@ pub struct AppState {
     pub services: Services,
     /// The API's rate limits per token family and per merchant.
     pub limits: Arc<rate::ApiLimits>,
+    /// Event streams open, per token family.
+    pub streams: Arc<events::OpenStreams>,
 }
 
 /// Registers every route and the layers around them.
@@ -79,6 +83,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve
             .configure(resources::routes)
             .configure(logs::routes)
             .configure(uploads::routes)
+            .configure(events::routes)
             .default_service(web::to(not_found)),
     );
 }

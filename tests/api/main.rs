@@ -11,6 +11,7 @@ mod cli;
 mod crash;
 mod employees;
 mod envelope;
+mod events;
 mod idempotency;
 mod layers;
 mod limits;

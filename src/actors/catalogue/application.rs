@@ -14,6 +14,7 @@ fn new_client_id() -> String {
 impl Resource for ApplicationRecord {
     const NOUN: &'static str = "Application";
     const PLURAL: &'static str = "applications";
+    const EVENT: &'static str = "application";
 
     fn id(&self) -> i64 {
         self.id

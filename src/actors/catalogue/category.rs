@@ -29,6 +29,7 @@ fn parent_check(state: &MerchantState, child: i64, parent: i64) -> Result<(), St
 impl Resource for CategoryRecord {
     const NOUN: &'static str = "Category";
     const PLURAL: &'static str = "categories";
+    const EVENT: &'static str = "category";
 
     crate::resource_basics!(categories);
 

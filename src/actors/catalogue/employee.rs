@@ -14,6 +14,7 @@ impl Directory for MerchantState {
 impl Resource for EmployeeRecord {
     const NOUN: &'static str = "Employee";
     const PLURAL: &'static str = "employees";
+    const EVENT: &'static str = "employee";
 
     fn id(&self) -> i64 {
         self.id

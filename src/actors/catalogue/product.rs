@@ -26,6 +26,7 @@ fn apply(
 impl Resource for ProductRecord {
     const NOUN: &'static str = "Product";
     const PLURAL: &'static str = "products";
+    const EVENT: &'static str = "product";
 
     crate::resource_basics!(products);
 

@@ -25,6 +25,7 @@ fn apply(
 impl Resource for PromotionRecord {
     const NOUN: &'static str = "Promotion";
     const PLURAL: &'static str = "promotions";
+    const EVENT: &'static str = "promotion";
 
     crate::resource_basics!(promotions);
 

@@ -69,6 +69,8 @@ fn just_completed(record: &StockReconciliation, before: Option<&StockReconciliat
 impl Resource for StockReconciliation {
     const NOUN: &'static str = "Count";
     const PLURAL: &'static str = "stockReconciliations";
+    const EVENT: &'static str = "stock_count";
+    const COMPLETES_AS: Option<&'static str> = Some("completed");
     const READS_STOCK: bool = true;
     const HISTORY: Option<Kind> = Some(Kind::Count);
 

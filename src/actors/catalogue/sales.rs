@@ -33,7 +33,7 @@ macro_rules! sale_basics {
 /// `apply` function, moving stock when completed, and saying so with its own verb.
 macro_rules! completing_sale {
     (
-        $record:ident: $noun:literal, $plural:literal, $collection:ident, $kind:expr,
+        $record:ident: $noun:literal, $plural:literal, $event:literal, $collection:ident, $kind:expr,
         apply: $apply:ident, new_children: $children:path, children: $children_field:ident,
         completes_as: $verb:literal,
         moves: |$r:ident| $moves:expr
@@ -41,6 +41,8 @@ macro_rules! completing_sale {
         impl Resource for $record {
             const NOUN: &'static str = $noun;
             const PLURAL: &'static str = $plural;
+            const EVENT: &'static str = $event;
+            const COMPLETES_AS: Option<&'static str> = Some($verb);
             sale_basics!($collection, $kind, |r| r.completed);
 
             fn ids_needed(fields: &Map<String, Value>) -> usize {
@@ -204,7 +206,7 @@ fn apply_basket(
 }
 
 completing_sale! {
-    BasketRecord: "Basket", "baskets", baskets, Kind::Basket,
+    BasketRecord: "Basket", "baskets", "basket", baskets, Kind::Basket,
     apply: apply_basket, new_children: basket::new_lines, children: lines,
     completes_as: "completed",
     moves: |basket| basket.lines.iter().map(|l| StockMove {
@@ -218,6 +220,7 @@ completing_sale! {
 impl Resource for TransactionRecord {
     const NOUN: &'static str = "Transaction";
     const PLURAL: &'static str = "transactions";
+    const EVENT: &'static str = "transaction";
     sale_basics!(transactions, Kind::Transaction, |t| t.completed);
     basket_child!(TransactionRecord, |state, b| state
         .find::<BasketRecord>(b)
@@ -265,6 +268,7 @@ impl Resource for TransactionRecord {
 impl Resource for OrderRecord {
     const NOUN: &'static str = "Order";
     const PLURAL: &'static str = "orders";
+    const EVENT: &'static str = "order";
     sale_basics!(orders, Kind::Order, OrderRecord::is_completed);
     basket_child!(OrderRecord, |state, b| state
         .find::<BasketRecord>(b)
@@ -312,7 +316,7 @@ fn apply_invoice(
 }
 
 completing_sale! {
-    InvoiceRecord: "Invoice", "invoices", invoices, Kind::Invoice,
+    InvoiceRecord: "Invoice", "invoices", "invoice", invoices, Kind::Invoice,
     apply: apply_invoice, new_children: sales::new_items, children: items,
     completes_as: "received",
     moves: |invoice| invoice.items.iter().map(|i| StockMove {

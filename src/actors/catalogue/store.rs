@@ -7,6 +7,7 @@ use crate::domain::store::StoreRecord;
 impl Resource for StoreRecord {
     const NOUN: &'static str = "Store";
     const PLURAL: &'static str = "stores";
+    const EVENT: &'static str = "store";
 
     crate::resource_basics!(stores);
 

@@ -15,6 +15,7 @@ fn supplier_check(state: &MerchantState, id: i64) -> Result<(), String> {
 impl Resource for SupplierRecord {
     const NOUN: &'static str = "Supplier";
     const PLURAL: &'static str = "suppliers";
+    const EVENT: &'static str = "supplier";
 
     crate::resource_basics!(suppliers);
 
@@ -41,6 +42,7 @@ impl Resource for SupplierRecord {
 impl Resource for SupplierStoreRecord {
     const NOUN: &'static str = "Supplier store";
     const PLURAL: &'static str = "supplierStores";
+    const EVENT: &'static str = "supplier_store";
 
     crate::resource_basics!(supplier_stores);
 

@@ -7,7 +7,7 @@
 //! ([`Written::Stale`]) to be written again after a reload. So no write is ever validated
 //! against stale state, and writes for one merchant stay serialized across replicas.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use actix::Addr;
@@ -17,6 +17,7 @@ use super::state::MerchantState;
 use super::Environment;
 use crate::actors::store::{ApplyStock, Probe, StoreActor};
 use crate::db::{DbError, Tx};
+use crate::domain::event::{EventKind, NewEvent};
 use crate::domain::stock::StockMove;
 use crate::domain::{now_millis, Failure};
 
@@ -96,10 +97,11 @@ impl Group {
         };
         let moves: Vec<StockMove> = jobs.iter().flat_map(|j| j.moves()).copied().collect();
         match self.persist(claimed, &jobs, &moves, &next).await {
-            Ok(version) => {
+            Ok((version, event_seq)) => {
                 self.observe_group(jobs.len());
                 self.publish_stock(moves).await;
                 next.version = version;
+                next.event_seq = event_seq;
                 Written::Done(jobs, Some(Box::new(next)))
             }
             Err(e) if jobs.len() == 1 => Written::failed(jobs, e.into()),
@@ -223,7 +225,8 @@ impl Group {
         Ok(())
     }
 
-    /// Persists the jobs and their stock moves and commits. Gives back the version committed.
+    /// Persists the jobs, their stock moves and their events, and commits. Gives back the
+    /// version committed and the merchant's last event number.
     #[tracing::instrument(level = "debug", skip_all, fields(moves = moves.len()))]
     async fn persist(
         &self,
@@ -231,27 +234,36 @@ impl Group {
         jobs: &[Box<dyn Job>],
         moves: &[StockMove],
         state: &MerchantState,
-    ) -> Result<i64, DbError> {
+    ) -> Result<(i64, i64), DbError> {
         let Claimed { mut tx, version } = claimed;
         let now = now_millis();
         let written = async {
+            let mut events = Vec::new();
             for job in jobs {
                 job.persist(&mut tx, self.merchant_id).await?;
                 self.store_answer(&mut tx, job.as_ref(), state, now).await?;
+                job.events(state, &mut events);
             }
-            tx.apply_stock_moves(self.merchant_id, moves).await
+            stock_events(moves, state, &mut events);
+            tx.apply_stock_moves(self.merchant_id, moves).await?;
+            let seq = tx.append_events(self.merchant_id, &events, now).await?;
+            Ok::<_, DbError>((seq, events.len()))
         }
         .await;
-        if let Err(e) = written {
-            // Now, not lazily: the retry claims the merchant's row this transaction holds.
-            let _ = tx.rollback().await;
-            return Err(e);
-        }
+        let (event_seq, appended) = match written {
+            Ok(done) => done,
+            Err(e) => {
+                // Now, not lazily: the retry claims the merchant's row this transaction holds.
+                let _ = tx.rollback().await;
+                return Err(e);
+            }
+        };
         if !self.env.write_delay.is_zero() {
             tokio::time::sleep(self.env.write_delay).await;
         }
         tx.commit().await?;
-        Ok(version)
+        self.env.metrics.events_appended.inc_by(appended as u64);
+        Ok((version, event_seq))
     }
 
     /// After a group failed in the database: every job again, in order, each in a part of one
@@ -281,14 +293,16 @@ impl Group {
         let Claimed { mut tx, version } = claimed;
         let mut state = start;
         let mut moves = Vec::new();
+        let mut appended = 0;
         for (now, job) in (now_millis()..).zip(jobs.iter_mut()) {
             let mut trial = state.clone();
             match self
                 .write_part(&mut tx, &mut trial, job.as_mut(), now)
                 .await
             {
-                Ok(Ok(())) => {
+                Ok(Ok(events)) => {
                     moves.extend(job.moves().iter().copied());
+                    appended += events;
                     state = trial;
                 }
                 Ok(Err(e)) => job.fail(e.into()),
@@ -303,6 +317,7 @@ impl Group {
         if let Err(e) = tx.commit().await {
             return Written::failed(jobs, e.into());
         }
+        self.env.metrics.events_appended.inc_by(appended as u64);
         self.observe_group(jobs.len());
         self.publish_stock(moves).await;
         state.version = version;
@@ -318,7 +333,7 @@ impl Group {
         state: &mut MerchantState,
         job: &mut dyn Job,
         now: i64,
-    ) -> Result<Result<(), DbError>, DbError> {
+    ) -> Result<Result<usize, DbError>, DbError> {
         let needed = if job.settled() {
             0
         } else {
@@ -327,17 +342,22 @@ impl Group {
         let ids = self.env.db.allocate_ids_in(tx, needed).await?;
         job.apply(state, &mut ids.into_iter(), now);
         if !job.changed() {
-            return Ok(Ok(()));
+            return Ok(Ok(0));
         }
         tx.begin_part().await?;
         let written = async {
             job.persist(tx, self.merchant_id).await?;
             tx.apply_stock_moves(self.merchant_id, job.moves()).await?;
-            self.store_answer(tx, job, state, now).await
+            self.store_answer(tx, job, state, now).await?;
+            let mut events = Vec::new();
+            job.events(state, &mut events);
+            stock_events(job.moves(), state, &mut events);
+            state.event_seq = tx.append_events(self.merchant_id, &events, now).await?;
+            Ok::<_, DbError>(events.len())
         }
         .await;
         match written {
-            Ok(()) => tx.keep_part().await.map(Ok),
+            Ok(events) => tx.keep_part().await.map(|()| Ok(events)),
             Err(e) => {
                 tx.undo_part().await?;
                 Ok(Err(e))
@@ -365,6 +385,27 @@ impl Group {
                 let _ = addr.send(ApplyStock(mine)).await;
             }
         }
+    }
+}
+
+/// `stock.changed` for each product and store a group's moves touched, with the levels the
+/// commit leaves (the state counts the group's moves as pending).
+fn stock_events(moves: &[StockMove], state: &MerchantState, out: &mut Vec<NewEvent>) {
+    let touched: BTreeSet<(i64, i64)> = moves.iter().map(|m| (m.store_id, m.product_id)).collect();
+    for (store_id, product_id) in touched {
+        let level = state.stock_level(store_id, product_id);
+        out.push(NewEvent {
+            kind: EventKind::new("stock", "changed"),
+            object_id: product_id,
+            data: serde_json::json!({
+                "storeId": store_id,
+                "productId": product_id,
+                "totalStock": level.total,
+                "stockSold": level.sold,
+                "stockLeft": level.left(),
+            })
+            .to_string(),
+        });
     }
 }
 

@@ -17,6 +17,7 @@ use crate::actors::resource::{Input, Kind, Resource};
 use crate::db::idempotency::StoredAnswer;
 use crate::db::{DbError, Tx};
 use crate::domain::batch::{Answered, BatchObject, Change, Idempotency, WriteMode};
+use crate::domain::event::{EventKind, NewEvent};
 use crate::domain::stock::StockMove;
 use crate::domain::{Failure, Refusal};
 
@@ -79,6 +80,36 @@ pub(crate) trait Job: Send {
     fn settled(&self) -> bool;
     /// Its answer as stored with the write, rendered against the state the write leaves.
     fn stored_answer(&self, state: &MerchantState) -> String;
+    /// The change events of what it wrote, the objects rendered against the state the write
+    /// leaves (stock events are the group's: see `Group::persist`).
+    fn events(&self, state: &MerchantState, out: &mut Vec<NewEvent>);
+}
+
+/// The events of the records a job wrote: per record, its actions in order.
+fn record_events<R: Resource>(
+    state: &MerchantState,
+    actions: &[(i64, &'static str)],
+    out: &mut Vec<NewEvent>,
+) {
+    let mut rendered: Option<(i64, String)> = None;
+    for (id, action) in actions {
+        let data = match &rendered {
+            Some((last, json)) if last == id => json.clone(),
+            _ => {
+                let json = state
+                    .entry::<R>(*id)
+                    .map(|e| e.json(state))
+                    .unwrap_or_else(|| "null".to_owned());
+                rendered = Some((*id, json.clone()));
+                json
+            }
+        };
+        out.push(NewEvent {
+            kind: EventKind::new(R::EVENT, action),
+            object_id: *id,
+            data,
+        });
+    }
 }
 
 /// What a job keeps of its `Idempotency-Key`.
@@ -128,6 +159,8 @@ pub(crate) struct WriteJob<R> {
     /// Per object: (created, id, detail) or the refusal.
     outcomes: Vec<Result<(bool, i64, String), Refusal>>,
     changed: Vec<(Change, R)>,
+    /// What each write did, for its events: (id, `created` | `updated` | a completion).
+    actions: Vec<(i64, &'static str)>,
     moves: Vec<StockMove>,
     failure: Option<Failure>,
     replay: Replay<Vec<ObjectOutcome>>,
@@ -149,6 +182,7 @@ impl<R: Resource> WriteJob<R> {
             reply: Some(reply),
             outcomes: Vec::new(),
             changed: Vec::new(),
+            actions: Vec::new(),
             moves: Vec::new(),
             failure: None,
             replay: Replay::new(key),
@@ -216,12 +250,14 @@ impl<R: Resource> Job for WriteJob<R> {
     fn apply(&mut self, state: &mut MerchantState, ids: &mut dyn Iterator<Item = i64>, now: i64) {
         self.outcomes.clear();
         self.changed.clear();
+        self.actions.clear();
         self.moves.clear();
         if self.settled() {
             return;
         }
         let mut touched = BTreeSet::new();
         for object in &self.objects {
+            let rotates = object.secret_hash.is_some();
             let input = object.fields.clone().map(|fields| Input {
                 fields,
                 secret_hash: object.secret_hash.clone(),
@@ -255,6 +291,16 @@ impl<R: Resource> Job for WriteJob<R> {
                     Some(b) if record.same_children(b) => Change::UpdatedKeepingChildren,
                     _ => Change::Updated,
                 };
+                self.actions
+                    .push((id, if is_new { "created" } else { "updated" }));
+                if let Some(completes) = R::COMPLETES_AS {
+                    if record.locked() && !before.is_some_and(|b| b.locked()) {
+                        self.actions.push((id, completes));
+                    }
+                }
+                if rotates && !is_new {
+                    self.actions.push((id, "secret_rotated"));
+                }
                 state.put(record.clone());
                 self.changed.push((change, record));
                 (is_new, id, detail)
@@ -308,6 +354,10 @@ impl<R: Resource> Job for WriteJob<R> {
 
     fn stored_answer(&self, state: &MerchantState) -> String {
         to_json(&self.outcomes(state))
+    }
+
+    fn events(&self, state: &MerchantState, out: &mut Vec<NewEvent>) {
+        record_events::<R>(state, &self.actions, out);
     }
 }
 
@@ -483,5 +533,11 @@ impl<R: Resource> Job for DeleteJob<R> {
 
     fn stored_answer(&self, _: &MerchantState) -> String {
         to_json(&self.outcomes)
+    }
+
+    fn events(&self, state: &MerchantState, out: &mut Vec<NewEvent>) {
+        let actions: Vec<(i64, &'static str)> =
+            self.changed.iter().map(|r| (r.id(), "deleted")).collect();
+        record_events::<R>(state, &actions, out);
     }
 }

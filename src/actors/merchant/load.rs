@@ -30,6 +30,7 @@ pub(super) async fn load(
     // First: a write committed while the rest is read makes this state look older than it
     // is (and reloaded again), never newer.
     state.version = db.merchant_version(merchant_id).await?;
+    state.event_seq = db.event_position(merchant_id).await?.last;
     let (stock, catalogue, people, sales) = tokio::try_join!(
         db.load_merchant_stock(merchant_id),
         async {

@@ -118,6 +118,8 @@ pub struct MerchantState {
     pub merchant_id: i64,
     /// The merchant's version in the database this state reflects (see `Tx::claim_merchant`).
     pub version: i64,
+    /// The last change event this state reflects (reads answer it as `x-merchant-sequence`).
+    pub event_seq: i64,
     pub stores: Collection<StoreRecord>,
     pub categories: Collection<CategoryRecord>,
     pub employees: Collection<EmployeeRecord>,

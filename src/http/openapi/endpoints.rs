@@ -321,8 +321,12 @@ fn token_request() -> Schema {
         .into()
 }
 
-fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
-    let html = |d: &str| plain(d, "text/html", schemas::string());
+fn html(description: &str) -> Response {
+    plain(description, "text/html", schemas::string())
+}
+
+/// The authorization pages a person signs in on, and their stylesheet.
+fn oauth_pages() -> Vec<(&'static str, PathItem)> {
     let redirect = || {
         ResponseBuilder::new()
             .description("Back to the application's redirect URI with a code or an error.")
@@ -350,15 +354,49 @@ fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         .response(shared("413").0, shared("413").1)
         .response(shared("415").0, shared("415").1)
         .build();
-    let oauth_error = || {
-        ResponseBuilder::new()
-            .description("An OAuth error (`invalid_grant`, `invalid_client`, …).")
-            .content(
-                "application/json",
-                Content::new(Some(schemas::oauth_error())),
-            )
+    let css = public("stylesheet", "The sign-in pages' stylesheet", "oauth")
+        .response("200", plain("CSS.", "text/css", schemas::string()))
+        .build();
+    vec![
+        (
+            "/oauth/authorize",
+            item(vec![
+                (HttpMethod::Get, authorize_get),
+                (HttpMethod::Post, authorize_post),
+            ]),
+        ),
+        ("/oauth/style.css", item(vec![(HttpMethod::Get, css)])),
+    ]
+}
+
+fn oauth_error() -> Response {
+    ResponseBuilder::new()
+        .description("An OAuth error (`invalid_grant`, `invalid_client`, …).")
+        .content(
+            "application/json",
+            Content::new(Some(schemas::oauth_error())),
+        )
+        .build()
+}
+
+/// An endpoint clients call with a token in the body (revoke, introspect).
+fn token_body() -> utoipa::openapi::request_body::RequestBody {
+    form_or_json(
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property("token", schemas::string())
+            .property("token_type_hint", schemas::string())
+            .property("client_id", schemas::string())
+            .property("client_secret", schemas::string())
+            .required("token")
             .build()
-    };
+            .into(),
+        None,
+    )
+}
+
+/// The endpoints applications call: token, revoke, introspect, metadata.
+fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     let token = public("token", "Exchange a code or a refresh token", "oauth")
         .request_body(Some(form_or_json(
             token_request(),
@@ -377,20 +415,6 @@ fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         .response(shared("429").0, shared("429").1)
         .response(shared("503").0, shared("503").1)
         .build();
-    let token_body = || {
-        form_or_json(
-            ObjectBuilder::new()
-                .schema_type(Type::Object)
-                .property("token", schemas::string())
-                .property("token_type_hint", schemas::string())
-                .property("client_id", schemas::string())
-                .property("client_secret", schemas::string())
-                .required("token")
-                .build()
-                .into(),
-            None,
-        )
-    };
     let revoke = public(
         "revoke",
         "Revoke a token and its family (RFC 7009)",
@@ -423,9 +447,6 @@ fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         .response("401", oauth_error())
         .response(shared("429").0, shared("429").1)
         .build();
-    let css = public("stylesheet", "The sign-in pages' stylesheet", "oauth")
-        .response("200", plain("CSS.", "text/css", schemas::string()))
-        .build();
     let metadata = public(
         "metadata",
         "Authorization server metadata (RFC 8414)",
@@ -440,26 +461,51 @@ fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         ),
     )
     .build();
-    vec![
-        (
-            "/oauth/authorize",
-            item(vec![
-                (HttpMethod::Get, authorize_get),
-                (HttpMethod::Post, authorize_post),
-            ]),
-        ),
+    let mut items = oauth_pages();
+    items.extend([
         ("/oauth/token", item(vec![(HttpMethod::Post, token)])),
         ("/oauth/revoke", item(vec![(HttpMethod::Post, revoke)])),
         (
             "/oauth/introspect",
             item(vec![(HttpMethod::Post, introspect)]),
         ),
-        ("/oauth/style.css", item(vec![(HttpMethod::Get, css)])),
         (
             "/.well-known/oauth-authorization-server",
             item(vec![(HttpMethod::Get, metadata)]),
         ),
-    ]
+    ]);
+    items
+}
+
+fn events() -> PathItem {
+    let op = api_operation(
+        &Method::GET,
+        "/events",
+        "streamEvents".into(),
+        "The merchant's change events, live (server-sent events)".into(),
+    )
+    .parameter(header_param(
+        "Last-Event-ID",
+        schemas::pattern("^[0-9]{1,15}$"),
+        false,
+        "Resume after this event (its `id`); without it the stream starts at the present.",
+    ))
+    .parameter(header_param(
+        "types",
+        schemas::pattern("^[A-Za-z0-9_.]{1,64}( ?, ?[A-Za-z0-9_.]{1,64}){0,9}$"),
+        false,
+        "Event types (`basket.completed`) or objects (`product`), comma-separated.",
+    ))
+    .response(
+        "200",
+        plain(
+            "`id: <sequence>`, `event: <type>`, `data: {sequence, type, occurredAt, objectId, \
+             object}`; comments as heartbeats; `event: end` when the token expires or is revoked.",
+            "text/event-stream",
+            schemas::string(),
+        ),
+    );
+    item(vec![(HttpMethod::Get, with(op, &["410"]).build())])
 }
 
 fn contract() -> Vec<(&'static str, PathItem)> {
@@ -499,6 +545,7 @@ pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     items.push(("/log", logs(all)));
     items.push(("/uploader", uploader(all)));
     items.push(("/report/basket", report()));
+    items.push(("/events", events()));
     items.push(("/files/{fileName}", files()));
     items.extend(health(all));
     items.extend(oauth(all));

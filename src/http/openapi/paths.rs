@@ -231,6 +231,10 @@ pub fn shared_responses() -> Vec<(&'static str, Response)> {
             "Unavailable",
             answer("The database is unreachable or the server is stopping (121)."),
         ),
+        (
+            "Gone",
+            answer("The event log no longer reaches back to that sequence: read in full (115)."),
+        ),
     ]
 }
 
@@ -245,6 +249,7 @@ pub(super) fn shared(status: &str) -> (String, RefOr<Response>) {
         "415" => "UnsupportedMediaType",
         "422" => "Unprocessable",
         "429" => "RateLimited",
+        "410" => "Gone",
         _ => "Unavailable",
     };
     (
@@ -416,10 +421,28 @@ pub(super) fn with(mut op: OperationBuilder, statuses: &[&str]) -> OperationBuil
 }
 
 fn resource_item(r: &ResourceDoc, all: &[Example]) -> PathItem {
-    let name = r.schema_name();
-    let records = || schemas::keyed(RefOr::Ref(Ref::from_schema_name(name.clone())));
-    let answer = || schemas::envelope(vec![(r.plural, records().into())]);
+    item(vec![
+        (HttpMethod::Get, list_operation(r, all)),
+        (
+            HttpMethod::Post,
+            write_operation(r, all, Method::POST, "create"),
+        ),
+        (
+            HttpMethod::Put,
+            write_operation(r, all, Method::PUT, "update"),
+        ),
+        (HttpMethod::Delete, delete_operation(r, all)),
+    ])
+}
 
+/// `{"<plural>": {"<id or key>": <Noun>}, "api": …}`.
+fn records_answer(r: &ResourceDoc) -> Schema {
+    let records = schemas::keyed(RefOr::Ref(Ref::from_schema_name(r.schema_name())));
+    schemas::envelope(vec![(r.plural, records.into())])
+}
+
+fn list_operation(r: &ResourceDoc, all: &[Example]) -> Operation {
+    let name = r.schema_name();
     let mut list = api_operation(
         &Method::GET,
         r.path,
@@ -428,80 +451,80 @@ fn resource_item(r: &ResourceDoc, all: &[Example]) -> PathItem {
     )
     .parameter(ids_param(r.id_headers[0], false))
     .parameter(ids_param(r.id_headers[1], false))
-    .parameter(filter_param((Filter::Bool("deleted"), false)));
+    .parameter(filter_param((Filter::Bool("deleted"), false)))
+    .parameter(header_param(
+        "changedSince",
+        schemas::pattern("^[0-9]{1,15}$"),
+        false,
+        "Only the records changed after this `x-merchant-sequence`, deleted ones included.",
+    ));
     for filter in &r.filters {
         list = list.parameter(filter_param(*filter));
     }
-    let list = list.response(
-        "200",
-        ok(
-            &format!("The {} found, keyed by id.", r.plural),
-            answer(),
-            response_example(all, "GET", r.path, 200),
-        ),
-    );
+    let found = ResponseBuilder::new()
+        .description(format!("The {} found, keyed by id.", r.plural))
+        .header("x-merchant-sequence", Header::new(schemas::string()))
+        .content(
+            "application/json",
+            json_content(records_answer(r), response_example(all, "GET", r.path, 200)),
+        )
+        .build();
+    with(list.response("200", found), &["410"]).build()
+}
 
+/// A link from a write's answer to the operation `id`, naming the saved records.
+fn saved_link(r: &ResourceDoc, id: String) -> utoipa::openapi::link::Link {
+    LinkBuilder::new()
+        .operation_id(id)
+        .parameter(
+            format!("header.{}", r.id_headers[0]),
+            format!("$response.header.{OBJECT_IDS}"),
+        )
+        .build()
+}
+
+fn write_operation(r: &ResourceDoc, all: &[Example], method: Method, verb: &str) -> Operation {
+    let name = r.schema_name();
+    let text = method.as_str();
     let body = schemas::envelope(vec![(
         r.plural,
         schemas::keyed(RefOr::Ref(Ref::from_schema_name(format!("{name}Write")))).into(),
     )]);
-    let write = |method: Method, verb: &str| {
-        let text = method.as_str();
-        let saved = ResponseBuilder::new()
-            .description("The saved records under their client keys; a record per object.")
-            .header(OBJECT_IDS, Header::new(schemas::string()))
+    let saved = ResponseBuilder::new()
+        .description("The saved records under their client keys; a record per object.")
+        .header(OBJECT_IDS, Header::new(schemas::string()))
+        .content(
+            "application/json",
+            json_content(records_answer(r), response_example(all, text, r.path, 201)),
+        )
+        .link("read", saved_link(r, format!("list{name}")))
+        .link("delete", saved_link(r, format!("delete{name}")))
+        .build();
+    let op = api_operation(
+        &method,
+        r.path,
+        format!("{verb}{name}"),
+        format!("{verb} {}", r.plural),
+    )
+    .parameter(idempotency_param())
+    .request_body(Some(
+        RequestBodyBuilder::new()
+            .required(Some(Required::True))
             .content(
                 "application/json",
-                json_content(answer(), response_example(all, text, r.path, 201)),
+                json_content(stripped_api(body), request_example(all, text, r.path)),
             )
-            .link(
-                "read",
-                LinkBuilder::new()
-                    .operation_id(format!("list{name}"))
-                    .parameter(
-                        format!("header.{}", r.id_headers[0]),
-                        format!("$response.header.{OBJECT_IDS}"),
-                    )
-                    .build(),
-            )
-            .link(
-                "delete",
-                LinkBuilder::new()
-                    .operation_id(format!("delete{name}"))
-                    .parameter(
-                        format!("header.{}", r.id_headers[0]),
-                        format!("$response.header.{OBJECT_IDS}"),
-                    )
-                    .build(),
-            )
-            .build();
-        let op = api_operation(
-            &method,
-            r.path,
-            format!("{verb}{name}"),
-            format!("{verb} {}", r.plural),
-        )
-        .parameter(idempotency_param())
-        .request_body(Some(
-            RequestBodyBuilder::new()
-                .required(Some(Required::True))
-                .content(
-                    "application/json",
-                    json_content(
-                        stripped_api(body.clone()),
-                        request_example(all, text, r.path),
-                    ),
-                )
-                .build(),
-        ))
-        .response("201", saved);
-        with(op, &["404", "413", "415", "422"]).build()
-    };
+            .build(),
+    ))
+    .response("201", saved);
+    with(op, &["404", "413", "415", "422"]).build()
+}
 
+fn delete_operation(r: &ResourceDoc, all: &[Example]) -> Operation {
     let delete = api_operation(
         &Method::DELETE,
         r.path,
-        format!("delete{name}"),
+        format!("delete{}", r.schema_name()),
         format!("Delete {}", r.plural),
     )
     .parameter(ids_param(r.id_headers[0], false))
@@ -515,14 +538,7 @@ fn resource_item(r: &ResourceDoc, all: &[Example]) -> PathItem {
             response_example(all, "DELETE", r.path, 205),
         ),
     );
-    let delete = with(delete, &["404", "422"]).build();
-
-    item(vec![
-        (HttpMethod::Get, list.build()),
-        (HttpMethod::Post, write(Method::POST, "create")),
-        (HttpMethod::Put, write(Method::PUT, "update")),
-        (HttpMethod::Delete, delete),
-    ])
+    with(delete, &["404", "422"]).build()
 }
 
 /// A path's operations.

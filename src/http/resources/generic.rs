@@ -14,7 +14,7 @@ use crate::domain::batch::{Answered, BatchObject, WriteMode};
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
-use crate::http::{batch, filters, idempotency, AppState};
+use crate::http::{batch, delta, filters, idempotency, AppState};
 
 /// The id header of a resource's GET and DELETE, plural first (`storeIds`, `storeId`).
 pub trait IdHeaders {
@@ -79,10 +79,13 @@ pub async fn list<R: Resource + IdHeaders>(
     let ids = filters::id_list_any(req.headers(), &R::ID_HEADERS)?;
     let deleted = show_deleted(req.headers())?;
     let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
-    Ok(Reply::ok().raw_field(
+    let delta::Narrowed { ids, deleted } =
+        delta::narrow(req.headers(), &state, &snapshot, R::EVENT, ids, deleted).await?;
+    let reply = Reply::ok().raw_field(
         R::PLURAL,
         render::<R>(&snapshot, ids.as_ref(), deleted, |_| true),
-    ))
+    );
+    Ok(delta::positioned(reply, snapshot.event_seq))
 }
 
 /// The cached records passing the id filter, `deleted` and `keep`, as the keyed collection

@@ -13,7 +13,7 @@ use crate::domain::product::ProductRecord;
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
-use crate::http::{filters, AppState};
+use crate::http::{delta, filters, AppState};
 
 pub async fn list(
     req: HttpRequest,
@@ -30,6 +30,15 @@ pub async fn list(
     };
     let deleted = show_deleted(headers)?;
     let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
+    let delta::Narrowed { ids, deleted } = delta::narrow(
+        headers,
+        &state,
+        &snapshot,
+        ProductRecord::EVENT,
+        ids,
+        deleted,
+    )
+    .await?;
     let in_categories = |p: &ProductRecord| {
         categories
             .as_ref()
@@ -61,7 +70,10 @@ pub async fn list(
             write_with_stock(&snapshot, &mut out, candidates.filter(wanted), store_id)
         }
     }
-    Ok(Reply::ok().raw_field(ProductRecord::PLURAL, out))
+    Ok(delta::positioned(
+        Reply::ok().raw_field(ProductRecord::PLURAL, out),
+        snapshot.event_seq,
+    ))
 }
 
 fn lookup(

@@ -7,9 +7,11 @@ use actix_web::{web, HttpRequest};
 
 use super::generic::{self, IdHeaders};
 use super::show_deleted;
+use crate::actors::resource::Resource;
 use crate::domain::now_millis;
 use crate::domain::promotion::PromotionRecord;
 use crate::http::auth::Caller;
+use crate::http::delta;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::{filters, AppState};
@@ -58,9 +60,21 @@ async fn list(
     };
     let deleted = show_deleted(headers)?;
     let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
+    let delta::Narrowed { ids, deleted } = delta::narrow(
+        headers,
+        &state,
+        &snapshot,
+        PromotionRecord::EVENT,
+        ids,
+        deleted,
+    )
+    .await?;
     let records =
         generic::render::<PromotionRecord>(&snapshot, ids.as_ref(), deleted, |p| stages.keeps(p));
-    Ok(Reply::ok().raw_field("promotions", records))
+    Ok(delta::positioned(
+        Reply::ok().raw_field("promotions", records),
+        snapshot.event_seq,
+    ))
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig) {

@@ -11,6 +11,7 @@ use crate::actors::merchant::history::{Historic, SalesQuery};
 use crate::domain::basket::BasketRecord;
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::http::auth::Caller;
+use crate::http::delta;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::{filters, AppState};
@@ -106,10 +107,32 @@ pub async fn list<R: SalesFilters>(
     caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<Reply, ApiError> {
-    let query = query::<R>(req.headers())?;
+    let mut query = query::<R>(req.headers())?;
+    // The position first: records read after it are as new as it or newer, never older.
+    let position = state
+        .merchants
+        .snapshot(caller.merchant_id)
+        .await?
+        .event_seq;
+    if let Some(since) = delta::changed_since(req.headers())? {
+        let narrowed = delta::narrow_to(
+            &state,
+            caller.merchant_id,
+            position,
+            R::EVENT,
+            since,
+            query.ids.take(),
+        )
+        .await?;
+        query.ids = narrowed.ids;
+        query.deleted = narrowed.deleted;
+    }
     let found = state
         .merchants
         .sales::<R>(caller.merchant_id, &query)
         .await?;
-    Ok(Reply::ok().raw_field(R::PLURAL, found.render()))
+    Ok(delta::positioned(
+        Reply::ok().raw_field(R::PLURAL, found.render()),
+        position,
+    ))
 }

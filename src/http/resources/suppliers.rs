@@ -5,8 +5,10 @@ use actix_web::{web, HttpRequest};
 
 use super::generic::{self, IdHeaders};
 use super::show_deleted;
+use crate::actors::resource::Resource;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 use crate::http::auth::Caller;
+use crate::http::delta;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::{filters, AppState};
@@ -29,12 +31,18 @@ async fn list_stores(
     let suppliers = filters::id_list_any(req.headers(), &SupplierRecord::ID_HEADERS)?;
     let deleted = show_deleted(req.headers())?;
     let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
+    let event = SupplierStoreRecord::EVENT;
+    let delta::Narrowed { ids, deleted } =
+        delta::narrow(req.headers(), &state, &snapshot, event, ids, deleted).await?;
     let records = generic::render::<SupplierStoreRecord>(&snapshot, ids.as_ref(), deleted, |s| {
         suppliers
             .as_ref()
             .is_none_or(|parents| parents.contains(&s.supplier_id))
     });
-    Ok(Reply::ok().raw_field("supplierStores", records))
+    Ok(delta::positioned(
+        Reply::ok().raw_field("supplierStores", records),
+        snapshot.event_seq,
+    ))
 }
 
 /// Both paths are exact, so neither shadows the other.

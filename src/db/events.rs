@@ -1,0 +1,174 @@
+//! The change-event log (migration 0015): appended inside the write's own transaction
+//! (transactional outbox), read by the event stream and by delta reads, pruned by age.
+
+use std::collections::BTreeSet;
+
+use sqlx::Row;
+
+use super::{Db, DbError, Tx};
+use crate::domain::event::{Event, NewEvent};
+
+/// Rows one INSERT carries (six values each, well under every bind limit).
+const ROWS_PER_INSERT: usize = 100;
+
+impl Tx {
+    /// Appends a write's events for the merchant, numbering them after the last one given.
+    /// Returns the merchant's last sequence number (unchanged when there are none).
+    pub async fn append_events(
+        &mut self,
+        merchant_id: i64,
+        events: &[NewEvent],
+        now: i64,
+    ) -> Result<i64, DbError> {
+        let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
+        let (last,): (i64,) = sqlx::query_as(
+            "UPDATE merchants SET event_seq = event_seq + $1 WHERE id = $2 RETURNING event_seq",
+        )
+        .bind(count)
+        .bind(merchant_id)
+        .fetch_one(self.conn()?)
+        .await?;
+        let anonymous = self.conn()?.backend_name() == "SQLite";
+        let mut seq = last - count;
+        for chunk in events.chunks(ROWS_PER_INSERT) {
+            let tuples: Vec<String> = (0..chunk.len())
+                .map(|row| match anonymous {
+                    true => "(?, ?, ?, ?, ?, ?)".to_owned(),
+                    false => {
+                        let b = row * 6;
+                        format!(
+                            "(${}, ${}, ${}, ${}, ${}, ${})",
+                            b + 1,
+                            b + 2,
+                            b + 3,
+                            b + 4,
+                            b + 5,
+                            b + 6
+                        )
+                    }
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO events (merchant_id, seq, event_type, object_id, occurred_at, data) \
+                 VALUES {}",
+                tuples.join(", ")
+            );
+            let mut query = sqlx::query(&sql);
+            for event in chunk {
+                seq += 1;
+                query = query
+                    .bind(merchant_id)
+                    .bind(seq)
+                    .bind(event.kind.as_str())
+                    .bind(event.object_id)
+                    .bind(now)
+                    .bind(event.data.as_str());
+            }
+            query.execute(self.conn()?).await?;
+        }
+        Ok(last)
+    }
+}
+
+/// Where a merchant's log stands: its last sequence number and the last one pruned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogPosition {
+    pub last: i64,
+    pub pruned_through: i64,
+}
+
+impl Db {
+    pub async fn event_position(&self, merchant_id: i64) -> Result<LogPosition, DbError> {
+        let row: Option<(i64, i64)> =
+            sqlx::query_as("SELECT event_seq, events_pruned_through FROM merchants WHERE id = $1")
+                .bind(merchant_id)
+                .fetch_optional(self.pool())
+                .await?;
+        let (last, pruned_through) =
+            row.ok_or_else(|| DbError::Conflict(format!("merchant {merchant_id} does not exist")))?;
+        Ok(LogPosition {
+            last,
+            pruned_through,
+        })
+    }
+
+    /// Up to `limit` events after `after`, oldest first.
+    pub async fn events_after(
+        &self,
+        merchant_id: i64,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<Event>, DbError> {
+        let rows = sqlx::query(
+            "SELECT seq, event_type, object_id, occurred_at, data FROM events \
+             WHERE merchant_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+        )
+        .bind(merchant_id)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(Event {
+                    seq: row.try_get("seq")?,
+                    kind: row.try_get("event_type")?,
+                    object_id: row.try_get("object_id")?,
+                    occurred_at: row.try_get("occurred_at")?,
+                    data: row.try_get("data")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(DbError::from)
+    }
+
+    /// The ids of the records of one type (`product`) that events in `(after, upto]` name.
+    /// `None` when events after `after` were pruned: the answer would have gaps.
+    pub async fn changed_since(
+        &self,
+        merchant_id: i64,
+        object: &str,
+        after: i64,
+        upto: i64,
+    ) -> Result<Option<BTreeSet<i64>>, DbError> {
+        let position = self.event_position(merchant_id).await?;
+        if after < position.pruned_through {
+            return Ok(None);
+        }
+        let rows: Vec<(i64,)> = sqlx::query_as(
+            "SELECT DISTINCT object_id FROM events \
+             WHERE merchant_id = $1 AND seq > $2 AND seq <= $3 \
+             AND event_type >= $4 AND event_type < $5",
+        )
+        .bind(merchant_id)
+        .bind(after)
+        .bind(upto)
+        .bind(format!("{object}."))
+        .bind(format!("{object}/"))
+        .fetch_all(self.pool())
+        .await?;
+        Ok(Some(rows.into_iter().map(|(id,)| id).collect()))
+    }
+
+    /// Removes events that occurred before `before`, and records per merchant how far the log
+    /// was cut (a delta read from before it gets 410).
+    pub async fn prune_events(&self, before: i64) -> Result<u64, DbError> {
+        let mut tx = self.begin().await?;
+        sqlx::query(
+            "UPDATE merchants SET events_pruned_through = (\
+               SELECT MAX(seq) FROM events e \
+               WHERE e.merchant_id = merchants.id AND e.occurred_at < $1) \
+             WHERE EXISTS (SELECT 1 FROM events e \
+               WHERE e.merchant_id = merchants.id AND e.occurred_at < $1)",
+        )
+        .bind(before)
+        .execute(tx.conn()?)
+        .await?;
+        let done = sqlx::query("DELETE FROM events WHERE occurred_at < $1")
+            .bind(before)
+            .execute(tx.conn()?)
+            .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected())
+    }
+}

@@ -1,0 +1,38 @@
+//! The change-event log, read for delta reads and the event stream.
+
+use std::collections::BTreeSet;
+
+use super::Services;
+use crate::db::events::LogPosition;
+use crate::domain::event::Event;
+use crate::domain::Failure;
+
+impl Services {
+    /// Ids of records of `object` changed in `(after, upto]`; `None` when the log no longer
+    /// reaches back to `after`.
+    pub async fn changed_since(
+        &self,
+        merchant_id: i64,
+        object: &str,
+        after: i64,
+        upto: i64,
+    ) -> Result<Option<BTreeSet<i64>>, Failure> {
+        Ok(self
+            .db
+            .changed_since(merchant_id, object, after, upto)
+            .await?)
+    }
+
+    pub async fn events_after(
+        &self,
+        merchant_id: i64,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<Event>, Failure> {
+        Ok(self.db.events_after(merchant_id, after, limit).await?)
+    }
+
+    pub async fn event_position(&self, merchant_id: i64) -> Result<LogPosition, Failure> {
+        Ok(self.db.event_position(merchant_id).await?)
+    }
+}

@@ -1,0 +1,321 @@
+//! The change-event log (events issue): appended with every write, read back as a live stream
+//! (`GET /events`, resumable with `Last-Event-ID`) and as delta reads (`changedSince`).
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::backend_tests;
+use crate::helpers::{send_full, TestApp};
+
+/// One parsed server-sent event.
+#[derive(Debug, Clone)]
+struct Sse {
+    id: i64,
+    kind: String,
+    data: Value,
+}
+
+/// A reader of `GET /events` that yields events (comments and `retry` skipped).
+struct Stream {
+    body: reqwest::Response,
+    buffer: String,
+}
+
+impl Stream {
+    async fn open(app: &TestApp, token: &str, headers: &[(&str, &str)]) -> Self {
+        let mut request = app.api(Method::GET, "/events", token);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let res = request.send().await.expect("GET /events");
+        assert_eq!(res.status(), StatusCode::OK);
+        assert!(res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream"));
+        Self {
+            body: res,
+            buffer: String::new(),
+        }
+    }
+
+    /// The next event, or `None` when the stream ended or nothing came within `wait`.
+    async fn next(&mut self, wait: Duration) -> Option<Sse> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut id = None;
+                let mut kind = String::new();
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("id: ") {
+                        id = v.parse().ok();
+                    } else if let Some(v) = line.strip_prefix("event: ") {
+                        kind = v.to_owned();
+                    } else if let Some(v) = line.strip_prefix("data: ") {
+                        data = v.to_owned();
+                    }
+                }
+                if kind == "end" {
+                    return None;
+                }
+                if let Some(id) = id {
+                    let data = serde_json::from_str(&data).expect("event data is JSON");
+                    return Some(Sse { id, kind, data });
+                }
+                continue;
+            }
+            match tokio::time::timeout(wait, self.body.chunk()).await {
+                Ok(Ok(Some(chunk))) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
+                _ => return None,
+            }
+        }
+    }
+
+    async fn take(&mut self, n: usize) -> Vec<Sse> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            match self.next(Duration::from_secs(10)).await {
+                Some(event) => out.push(event),
+                None => break,
+            }
+        }
+        out
+    }
+}
+
+async fn create_category(app: &TestApp, token: &str, title: &str) -> i64 {
+    let (status, body, _) = send_full(
+        app,
+        Method::POST,
+        "/category",
+        token,
+        &[],
+        Some(json!({"categories": {"k": {"title": title}}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    body["categories"]["k"]["id"].as_i64().unwrap()
+}
+
+fn sequence(headers: &reqwest::header::HeaderMap) -> i64 {
+    headers["x-merchant-sequence"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+backend_tests! {
+    async fn a_stream_carries_every_write_in_order_and_resumes_without_gap_or_repeat(app) {
+        let token = app.owner_token().await;
+        let mut stream = Stream::open(&app, &token, &[]).await;
+        let mut ids = Vec::new();
+        for i in 0..5 {
+            ids.push(create_category(&app, &token, &format!("Shelf {i}")).await);
+        }
+        let first = stream.take(3).await;
+        assert_eq!(first.len(), 3);
+        for (event, id) in first.iter().zip(&ids) {
+            assert_eq!(event.kind, "category.created");
+            assert_eq!(event.data["objectId"], *id);
+            assert_eq!(event.data["object"]["id"], *id);
+            assert_eq!(event.data["sequence"], event.id);
+        }
+        assert!(first.windows(2).all(|w| w[1].id == w[0].id + 1), "{first:?}");
+        // The terminal drops off after three, and more happens meanwhile.
+        drop(stream);
+        let (status, body, _) = send_full(
+            &app, Method::DELETE, "/category", &token, &[("categoryIds", &ids[0].to_string())], None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::RESET_CONTENT, "{body}");
+        for i in 5..8 {
+            ids.push(create_category(&app, &token, &format!("Shelf {i}")).await);
+        }
+        let last_seen = first[2].id.to_string();
+        let mut resumed = Stream::open(&app, &token, &[("Last-Event-ID", &last_seen)]).await;
+        let rest = resumed.take(6).await;
+        let kinds: Vec<&str> = rest.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            ["category.created", "category.created", "category.deleted",
+             "category.created", "category.created", "category.created"]
+        );
+        let seqs: Vec<i64> = rest.iter().map(|e| e.id).collect();
+        let expected: Vec<i64> = (first[2].id + 1..=first[2].id + 6).collect();
+        assert_eq!(seqs, expected, "every missed event once, in order");
+        assert_eq!(rest[2].data["objectId"], ids[0]);
+        assert!(rest[2].data["object"]["deleteDate"].is_string());
+        assert!(resumed.next(Duration::from_millis(600)).await.is_none(), "nothing twice");
+    }
+
+    async fn a_sale_appends_its_completion_and_the_stock_it_moved(app) {
+        let token = app.owner_token().await;
+        let store = app.tenant("demo").stores.values().next().copied().unwrap();
+        let mut stream = Stream::open(&app, &token, &[("types", "basket.completed, stock")]).await;
+        let (status, body, _) = send_full(&app, Method::POST, "/product", &token, &[], Some(json!({
+            "products": {"p": {"name": "Tea", "instances": {"i": {"price": "200", "taxPercentage": "0.200"}}}}
+        }))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let product = body["products"]["p"]["id"].as_i64().unwrap();
+        let (status, body, _) = send_full(&app, Method::POST, "/basket", &token, &[], Some(json!({
+            "baskets": {"b": {"storeId": store, "basketProducts": {"l": {"productId": product, "quantity": 2}}}}
+        }))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let basket = body["baskets"]["b"]["id"].as_i64().unwrap();
+        let (status, body, _) = send_full(&app, Method::POST, "/transaction", &token, &[], Some(json!({
+            "transactions": {"t": {"basketId": basket, "type": "CASH", "amount": 400, "completed": true}}
+        }))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let (status, body, _) = send_full(&app, Method::PUT, "/basket", &token, &[], Some(json!({
+            "baskets": {"b": {"id": basket, "completed": true}}
+        }))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let events = stream.take(2).await;
+        let kinds: BTreeSet<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, BTreeSet::from(["basket.completed", "stock.changed"]), "{events:?}");
+        let stock = events.iter().find(|e| e.kind == "stock.changed").unwrap();
+        assert_eq!(stock.data["object"]["productId"], product);
+        assert_eq!(stock.data["object"]["stockSold"], 2);
+        assert_eq!(stock.data["object"]["stockLeft"], -2);
+        let completed = events.iter().find(|e| e.kind == "basket.completed").unwrap();
+        assert_eq!(completed.data["object"]["completed"], true);
+    }
+
+    async fn changed_since_answers_exactly_the_changes_and_410_once_pruned(app) {
+        let token = app.owner_token().await;
+        let (status, body, headers) = send_full(&app, Method::GET, "/category", &token, &[], None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let start = sequence(&headers);
+        let kept = create_category(&app, &token, "Kept").await;
+        let gone = create_category(&app, &token, "Gone").await;
+        let (_, _, headers) = send_full(&app, Method::GET, "/category", &token, &[], None).await;
+        let middle = sequence(&headers);
+        assert_eq!(middle, start + 2);
+        let renamed = create_category(&app, &token, "Renamed").await;
+        let (status, _, _) = send_full(&app, Method::PUT, "/category", &token, &[], Some(json!({
+            "categories": {"r": {"id": renamed, "title": "Renamed again"}}
+        }))).await;
+        assert_eq!(status, StatusCode::CREATED);
+        let (status, _, _) = send_full(
+            &app, Method::DELETE, "/category", &token, &[("categoryId", &gone.to_string())], None,
+        ).await;
+        assert_eq!(status, StatusCode::RESET_CONTENT);
+        let since = middle.to_string();
+        let (status, body, headers) = send_full(
+            &app, Method::GET, "/category", &token, &[("changedSince", &since)], None,
+        ).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let changed: BTreeSet<String> = body["categories"].as_object().unwrap().keys().cloned().collect();
+        assert_eq!(changed, BTreeSet::from([renamed.to_string(), gone.to_string()]), "{body}");
+        assert!(body["categories"][gone.to_string()]["deleteDate"].is_string());
+        assert_eq!(body["categories"][renamed.to_string()]["title"], "Renamed again");
+        assert!(body["categories"].get(kept.to_string()).is_none());
+        assert!(sequence(&headers) > middle);
+        // Other resources' changes are not categories.
+        let (_, body, _) = send_full(&app, Method::GET, "/store", &token, &[("changedSince", &since)], None).await;
+        assert_eq!(body["stores"], json!({}));
+        // A bad sequence is a 400; one the log no longer reaches is 410 (115).
+        let (status, body, _) = send_full(&app, Method::GET, "/category", &token, &[("changedSince", "yesterday")], None).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        app.db.prune_events(merchantd::domain::now_millis() + 1).await.unwrap();
+        let (status, body, _) = send_full(&app, Method::GET, "/category", &token, &[("changedSince", &since)], None).await;
+        assert_eq!(status, StatusCode::GONE, "{body}");
+        assert!(body["api"]["message"]["error"]["115"].is_object(), "{body}");
+        assert!(body["error"]["details"][0].as_str().unwrap().contains("read the whole list again"));
+        // After a full read the till carries on from the new position.
+        let (_, _, headers) = send_full(&app, Method::GET, "/category", &token, &[], None).await;
+        let now = sequence(&headers).to_string();
+        let (status, body, _) = send_full(&app, Method::GET, "/category", &token, &[("changedSince", &now)], None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["categories"], json!({}));
+    }
+
+    async fn a_stream_ends_when_its_token_is_revoked_and_a_token_holds_few_streams(app) {
+        let token = app.owner_token().await;
+        let mut streams = Vec::new();
+        for _ in 0..4 {
+            streams.push(Stream::open(&app, &token, &[]).await);
+        }
+        // A fifth (a terminal reconnecting) closes the oldest: four stay open.
+        let mut oldest = streams.remove(0);
+        streams.push(Stream::open(&app, &token, &[]).await);
+        assert!(oldest.next(Duration::from_secs(3)).await.is_none(), "the oldest stream ended");
+        let metrics = app.metrics_text().await;
+        assert!(metrics.contains("event_stream_clients 4"), "{metrics}");
+        let res = app.api(Method::GET, "/events", &token).header("types", "a.b.c").send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        let res = reqwest::Client::new()
+            .post(app.url("/oauth/revoke"))
+            .basic_auth("demo-pos", Some("demo-pos-secret"))
+            .form(&[("token", token.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        for mut stream in streams {
+            assert!(stream.next(Duration::from_secs(12)).await.is_none(), "the stream ended");
+        }
+    }
+}
+
+// The till of the events issue: 10,000 products read once, then 50 changes come back as
+// exactly those 50 records, deleted ones marked, with a newer sequence.
+backend_tests! {
+    async fn a_till_keeps_ten_thousand_products_current_with_changed_since(app) {
+        let token = app.owner_token().await;
+        for batch in 0..50 {
+            let products: serde_json::Map<String, Value> = (0..200)
+                .map(|i| {
+                    (format!("p{i}"), json!({"name": format!("Item {batch}-{i}"), "instances": {
+                        "i": {"price": "100", "taxPercentage": "0.200"}}}))
+                })
+                .collect();
+            let (status, body, _) = send_full(
+                &app, Method::POST, "/product", &token, &[], Some(json!({"products": products})),
+            ).await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+        }
+        let (status, body, headers) = send_full(&app, Method::GET, "/product", &token, &[], None).await;
+        assert_eq!(status, StatusCode::OK);
+        let all: Vec<i64> = body["products"].as_object().unwrap().keys().map(|k| k.parse().unwrap()).collect();
+        assert_eq!(all.len(), 10_000);
+        let since = sequence(&headers);
+        // 30 renamed, 10 deleted, 10 new.
+        let renamed: serde_json::Map<String, Value> = all[..30].iter()
+            .map(|id| (format!("r{id}"), json!({"id": id, "name": format!("Renamed {id}")})))
+            .collect();
+        let (status, body, _) = send_full(&app, Method::PUT, "/product", &token, &[], Some(json!({"products": renamed}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let deleted: Vec<String> = all[100..110].iter().map(i64::to_string).collect();
+        let (status, _, _) = send_full(&app, Method::DELETE, "/product", &token, &[("productIds", &deleted.join(","))], None).await;
+        assert_eq!(status, StatusCode::RESET_CONTENT);
+        let fresh: serde_json::Map<String, Value> = (0..10)
+            .map(|i| (format!("n{i}"), json!({"name": format!("New {i}"), "instances": {
+                "i": {"price": "150", "taxPercentage": "0.200"}}})))
+            .collect();
+        let (status, body, _) = send_full(&app, Method::POST, "/product", &token, &[], Some(json!({"products": fresh}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let created: BTreeSet<String> = body["products"].as_object().unwrap().values()
+            .map(|p| p["id"].to_string()).collect();
+
+        let (status, body, headers) = send_full(
+            &app, Method::GET, "/product", &token, &[("changedSince", &since.to_string())], None,
+        ).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let changed = body["products"].as_object().unwrap();
+        let mut expected: BTreeSet<String> = all[..30].iter().chain(&all[100..110]).map(i64::to_string).collect();
+        expected.extend(created);
+        assert_eq!(changed.keys().cloned().collect::<BTreeSet<_>>(), expected);
+        assert_eq!(changed.len(), 50);
+        for id in &deleted {
+            assert!(changed[id]["deleteDate"].is_string(), "{id} is marked deleted");
+        }
+        assert_eq!(changed[&all[0].to_string()]["name"], format!("Renamed {}", all[0]));
+        assert!(sequence(&headers) > since);
+    }
+}
