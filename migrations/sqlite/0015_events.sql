@@ -1,8 +1,8 @@
 -- The change-event log (transactional outbox): every committed write appends its events in the
--- same transaction. `seq` numbers a merchant's events, only increasing; `merchants.event_seq`
--- is the last one given and `events_pruned_through` the last one retention removed (a delta
--- read from before it cannot be answered).
-ALTER TABLE merchants ADD COLUMN event_seq BIGINT NOT NULL DEFAULT 0;
+-- same transaction. `seq` numbers a merchant's events, only increasing (the merchant's writer,
+-- which holds the merchant, numbers them after the last it knows); `events_pruned_through` is
+-- the last one retention removed (a delta read from before it cannot be answered, and the
+-- numbering goes on after it when every event was pruned).
 ALTER TABLE merchants ADD COLUMN events_pruned_through BIGINT NOT NULL DEFAULT 0;
 
 CREATE TABLE events (

@@ -272,6 +272,27 @@ impl Merchants {
         handle.snapshot_at(version).await
     }
 
+    /// Waits (at most `wait`) until the merchant publishes a state past event `after`, and
+    /// gives the last event the published state reflects: how an event stream sleeps until
+    /// there is something to send, woken by this process's writes and, through the replica
+    /// announcements, by other processes'.
+    pub async fn published_after(
+        &self,
+        merchant_id: i64,
+        after: i64,
+        wait: Duration,
+    ) -> Result<i64, Failure> {
+        let state = self.snapshot(merchant_id).await?;
+        if state.event_seq > after {
+            return Ok(state.event_seq);
+        }
+        let handle = self.get(merchant_id).await?;
+        let mut phase = handle.phase.clone();
+        let moved = phase.wait_for(|p| matches!(p, Phase::Ready(s) if s.event_seq > after));
+        let _ = tokio::time::timeout(wait, moved).await;
+        Ok(self.snapshot(merchant_id).await?.event_seq)
+    }
+
     /// Another process committed `version` of a merchant: a running supervisor catches up.
     pub fn refresh(&self, merchant_id: i64, version: i64) {
         if let Some(handle) = read(&self.handles).get(&merchant_id) {

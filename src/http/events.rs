@@ -20,9 +20,9 @@ use super::AppState;
 use crate::domain::event::{Event, TypeFilter};
 use crate::domain::{dates, now_millis};
 
-/// How often an idle stream looks for new events (in memory: the merchant's published
-/// position; the database only when it moved).
-const POLL: Duration = Duration::from_millis(200);
+/// The longest an idle stream sleeps between looks at its token and heartbeat; a write wakes
+/// it at once (the merchant's published position moves).
+const POLL: Duration = Duration::from_secs(1);
 /// A comment line this often keeps proxies from closing an idle stream.
 const HEARTBEAT: Duration = Duration::from_secs(15);
 /// How often the token is checked again (revocation), besides its expiry.
@@ -227,7 +227,16 @@ impl Tail {
                     .push_back(Bytes::from_static(b": keep-alive\n\n"));
                 continue;
             }
-            tokio::time::sleep(POLL).await;
+            // Asleep until the merchant publishes a newer position (at most POLL, so the
+            // token and the heartbeat are still looked at).
+            let woke = self
+                .state
+                .merchants
+                .published_after(self.merchant_id, self.cursor, POLL)
+                .await;
+            if woke.is_err() {
+                tokio::time::sleep(POLL).await;
+            }
         }
     }
 

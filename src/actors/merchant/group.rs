@@ -246,7 +246,9 @@ impl Group {
             }
             stock_events(moves, state, &mut events);
             tx.apply_stock_moves(self.merchant_id, moves).await?;
-            let seq = tx.append_events(self.merchant_id, &events, now).await?;
+            let seq = tx
+                .append_events(self.merchant_id, state.event_seq, &events, now)
+                .await?;
             Ok::<_, DbError>((seq, events.len()))
         }
         .await;
@@ -352,7 +354,9 @@ impl Group {
             let mut events = Vec::new();
             job.events(state, &mut events);
             stock_events(job.moves(), state, &mut events);
-            state.event_seq = tx.append_events(self.merchant_id, &events, now).await?;
+            state.event_seq = tx
+                .append_events(self.merchant_id, state.event_seq, &events, now)
+                .await?;
             Ok::<_, DbError>(events.len())
         }
         .await;
