@@ -319,3 +319,26 @@ backend_tests! {
         assert!(sequence(&headers) > since);
     }
 }
+
+backend_tests! {
+    async fn one_merchants_events_never_reach_another(app) {
+        let demo = app.owner_token().await;
+        let other = app.token_for("second", "owner@second.test", "read write admin", 3600).await;
+        let mut theirs = Stream::open(&app, &other, &[("Last-Event-ID", "0")]).await;
+        let (_, _, headers) = send_full(&app, Method::GET, "/category", &other, &[], None).await;
+        let their_start = sequence(&headers);
+        let mine = create_category(&app, &demo, "Demo only").await;
+        assert!(theirs.next(Duration::from_millis(1500)).await.is_none(), "no event of another merchant");
+        let (status, body, _) = send_full(
+            &app, Method::GET, "/category", &other, &[("changedSince", &their_start.to_string())], None,
+        ).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(body["categories"].get(mine.to_string()).is_none(), "{body}");
+        assert_eq!(body["categories"], json!({}));
+        // Their own write reaches their stream, numbered in their own sequence.
+        let own = create_category(&app, &other, "Second only").await;
+        let event = theirs.next(Duration::from_secs(10)).await.expect("their event");
+        assert_eq!(event.data["objectId"], own);
+        assert_eq!(event.id, their_start + 1);
+    }
+}
