@@ -130,44 +130,59 @@ impl Db {
         after: i64,
         upto: i64,
     ) -> Result<Option<BTreeSet<i64>>, DbError> {
-        let position = self.event_position(merchant_id).await?;
-        if after < position.pruned_through {
+        if after < self.event_position(merchant_id).await?.pruned_through {
             return Ok(None);
         }
+        // LIKE, not a range of text: a range follows the database's collation, which may
+        // order punctuation unlike ASCII. Object names hold no `%`; a `_` in one matches only
+        // itself among the types there are.
         let rows: Vec<(i64,)> = sqlx::query_as(
             "SELECT DISTINCT object_id FROM events \
-             WHERE merchant_id = $1 AND seq > $2 AND seq <= $3 \
-             AND event_type >= $4 AND event_type < $5",
+             WHERE merchant_id = $1 AND seq > $2 AND seq <= $3 AND event_type LIKE $4",
         )
         .bind(merchant_id)
         .bind(after)
         .bind(upto)
-        .bind(format!("{object}."))
-        .bind(format!("{object}/"))
+        .bind(format!("{object}.%"))
         .fetch_all(self.pool())
         .await?;
+        // A prune between the check and the read would leave a gap: look again.
+        if after < self.event_position(merchant_id).await?.pruned_through {
+            return Ok(None);
+        }
         Ok(Some(rows.into_iter().map(|(id,)| id).collect()))
     }
 
-    /// Removes events that occurred before `before`, and records per merchant how far the log
-    /// was cut (a delta read from before it gets 410).
+    /// Cuts each merchant's log below its newest event older than `before`, and records how
+    /// far (a delta read from before it gets 410). The cut is by sequence and only moves
+    /// forward: times need not rise with sequence (replicas' clocks), numbers do. One merchant
+    /// per transaction, so no merchant's writes wait for another's pruning.
     pub async fn prune_events(&self, before: i64) -> Result<u64, DbError> {
-        let mut tx = self.begin().await?;
-        sqlx::query(
-            "UPDATE merchants SET events_pruned_through = (\
-               SELECT MAX(seq) FROM events e \
-               WHERE e.merchant_id = merchants.id AND e.occurred_at < $1) \
-             WHERE EXISTS (SELECT 1 FROM events e \
-               WHERE e.merchant_id = merchants.id AND e.occurred_at < $1)",
+        let cuts: Vec<(i64, i64)> = sqlx::query_as(
+            "SELECT merchant_id, MAX(seq) FROM events WHERE occurred_at < $1 GROUP BY merchant_id",
         )
         .bind(before)
-        .execute(tx.conn()?)
+        .fetch_all(self.pool())
         .await?;
-        let done = sqlx::query("DELETE FROM events WHERE occurred_at < $1")
-            .bind(before)
+        let mut removed = 0;
+        for (merchant_id, through) in cuts {
+            let mut tx = self.begin().await?;
+            sqlx::query(
+                "UPDATE merchants SET events_pruned_through = $2 \
+                 WHERE id = $1 AND events_pruned_through < $2",
+            )
+            .bind(merchant_id)
+            .bind(through)
             .execute(tx.conn()?)
             .await?;
-        tx.commit().await?;
-        Ok(done.rows_affected())
+            let done = sqlx::query("DELETE FROM events WHERE merchant_id = $1 AND seq <= $2")
+                .bind(merchant_id)
+                .bind(through)
+                .execute(tx.conn()?)
+                .await?;
+            tx.commit().await?;
+            removed += done.rows_affected();
+        }
+        Ok(removed)
     }
 }

@@ -39,13 +39,14 @@ pub fn changed_since(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
         })
 }
 
-/// Narrows a list's id filter to the records of `object` changed after `changedSince` (if
-/// sent) up to the snapshot's position; such a list also shows deleted records.
+/// Narrows a list's id filter to the records changed after `changedSince` (if sent) up to
+/// the snapshot's position: those named by events of any of `objects` (`product`, and
+/// `stock` when the list shows stock); such a list also shows deleted records.
 pub async fn narrow(
     headers: &HeaderMap,
     state: &AppState,
     snapshot: &MerchantState,
-    object: &str,
+    objects: &[&str],
     ids: Option<BTreeSet<i64>>,
     deleted: bool,
 ) -> Result<Narrowed, ApiError> {
@@ -56,7 +57,7 @@ pub async fn narrow(
         state,
         snapshot.merchant_id,
         snapshot.event_seq,
-        object,
+        objects,
         since,
         ids,
     )
@@ -69,18 +70,23 @@ pub async fn narrow_to(
     state: &AppState,
     merchant_id: i64,
     upto: i64,
-    object: &str,
+    objects: &[&str],
     since: i64,
     ids: Option<BTreeSet<i64>>,
 ) -> Result<Narrowed, ApiError> {
-    let changed = if since >= upto {
-        Some(BTreeSet::new())
-    } else {
-        state
-            .services
-            .changed_since(merchant_id, object, since, upto)
-            .await?
-    };
+    let mut changed = Some(BTreeSet::new());
+    if since < upto {
+        for object in objects {
+            let found = state
+                .services
+                .changed_since(merchant_id, object, since, upto)
+                .await?;
+            changed = changed.zip(found).map(|(mut all, more)| {
+                all.extend(more);
+                all
+            });
+        }
+    }
     let Some(changed) = changed else {
         return Err(ApiError::Gone {
             detail: format!(

@@ -143,6 +143,16 @@ async fn stream(
                 ),
             })
         }
+        // An id the log never gave (a client's mistake, a restored database) would leave the
+        // stream silent and then skip: the client must read afresh.
+        Some(id) if id > position.last => {
+            return Err(ApiError::Gone {
+                detail: format!(
+                    "Last-Event-ID: {id} is beyond this merchant's last event ({}); read the lists again and open the stream without it.",
+                    position.last
+                ),
+            })
+        }
         Some(id) => id,
         None => position.last,
     };
@@ -246,8 +256,12 @@ impl Tail {
             return Ok(());
         }
         self.last_check = Instant::now();
+        let now = now_millis();
         match self.state.tokens.access_token(&self.token).await {
-            Ok(Some(record)) if record.expires_at > now_millis() => Ok(()),
+            Ok(Some(record)) if record.exit_date.is_some_and(|exit| exit <= now) => {
+                Err("{\"reason\": \"the token's user no longer works for the merchant\"}")
+            }
+            Ok(Some(record)) if record.expires_at > now => Ok(()),
             Ok(Some(_)) => Err("{\"reason\": \"the token expired\"}"),
             Ok(None) => Err("{\"reason\": \"the token was revoked\"}"),
             Err(_) => Err("{\"reason\": \"the service is unavailable\"}"),
@@ -271,6 +285,14 @@ impl Tail {
             .events_after(self.merchant_id, self.cursor, PAGE)
             .await?;
         let any = !events.is_empty();
+        // Numbers have no gaps: a jump means retention cut the log under this stream.
+        if events.first().is_some_and(|e| e.seq != self.cursor + 1) {
+            self.done = true;
+            self.pending.push_back(Bytes::from_static(
+                b"event: end\ndata: {\"reason\": \"events after the last one sent are no longer kept; read the lists again\"}\n\n",
+            ));
+            return Ok(true);
+        }
         for event in events {
             self.cursor = event.seq;
             if self.filter.matches(&event.kind) {

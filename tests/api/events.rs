@@ -167,6 +167,9 @@ backend_tests! {
         }))).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         let basket = body["baskets"]["b"]["id"].as_i64().unwrap();
+        let store_header = store.to_string();
+        let (_, _, headers) = send_full(&app, Method::GET, "/product", &token, &[("storeId", &store_header)], None).await;
+        let before_sale = sequence(&headers).to_string();
         let (status, body, _) = send_full(&app, Method::POST, "/transaction", &token, &[], Some(json!({
             "transactions": {"t": {"basketId": basket, "type": "CASH", "amount": 400, "completed": true}}
         }))).await;
@@ -184,6 +187,17 @@ backend_tests! {
         assert_eq!(stock.data["object"]["stockLeft"], -2);
         let completed = events.iter().find(|e| e.kind == "basket.completed").unwrap();
         assert_eq!(completed.data["object"]["completed"], true);
+        // A till showing a store's stock learns of the sale through its delta read.
+        let (status, body, _) = send_full(
+            &app, Method::GET, "/product", &token,
+            &[("storeId", &store_header), ("changedSince", &before_sale)], None,
+        ).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["products"][product.to_string()]["stockSold"], 2, "{body}");
+        let (_, body, _) = send_full(
+            &app, Method::GET, "/product", &token, &[("changedSince", &before_sale)], None,
+        ).await;
+        assert_eq!(body["products"], json!({}), "without stock columns the product did not change");
     }
 
     async fn changed_since_answers_exactly_the_changes_and_410_once_pruned(app) {

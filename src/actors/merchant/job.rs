@@ -85,10 +85,13 @@ pub(crate) trait Job: Send {
     fn events(&self, state: &MerchantState, out: &mut Vec<NewEvent>);
 }
 
-/// The events of the records a job wrote: per record, its actions in order.
-fn record_events<R: Resource>(
+/// The events of the records a job wrote: per record, its actions in order. A record the
+/// state no longer holds (a finished sale the group pushed out of the cached window) is
+/// rendered from the job's own copy.
+fn record_events<'a, R: Resource>(
     state: &MerchantState,
     actions: &[(i64, &'static str)],
+    written: impl Fn(i64) -> Option<&'a R>,
     out: &mut Vec<NewEvent>,
 ) {
     let mut rendered: Option<(i64, String)> = None;
@@ -96,10 +99,12 @@ fn record_events<R: Resource>(
         let data = match &rendered {
             Some((last, json)) if last == id => json.clone(),
             _ => {
-                let json = state
-                    .entry::<R>(*id)
-                    .map(|e| e.json(state))
-                    .unwrap_or_else(|| "null".to_owned());
+                let json = match state.entry::<R>(*id) {
+                    Some(entry) => entry.json(state),
+                    None => written(*id)
+                        .map(|record| super::state::Cached::new(record.clone()).json(state))
+                        .unwrap_or_else(|| "null".to_owned()),
+                };
                 rendered = Some((*id, json.clone()));
                 json
             }
@@ -357,7 +362,14 @@ impl<R: Resource> Job for WriteJob<R> {
     }
 
     fn events(&self, state: &MerchantState, out: &mut Vec<NewEvent>) {
-        record_events::<R>(state, &self.actions, out);
+        let written = |id| {
+            self.changed
+                .iter()
+                .rev()
+                .find(|(_, r)| r.id() == id)
+                .map(|(_, r)| r)
+        };
+        record_events::<R>(state, &self.actions, written, out);
     }
 }
 
@@ -538,6 +550,7 @@ impl<R: Resource> Job for DeleteJob<R> {
     fn events(&self, state: &MerchantState, out: &mut Vec<NewEvent>) {
         let actions: Vec<(i64, &'static str)> =
             self.changed.iter().map(|r| (r.id(), "deleted")).collect();
-        record_events::<R>(state, &actions, out);
+        let written = |id| self.changed.iter().find(|r| r.id() == id);
+        record_events::<R>(state, &actions, written, out);
     }
 }

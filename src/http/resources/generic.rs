@@ -80,7 +80,7 @@ pub async fn list<R: Resource + IdHeaders>(
     let deleted = show_deleted(req.headers())?;
     let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
     let delta::Narrowed { ids, deleted } =
-        delta::narrow(req.headers(), &state, &snapshot, R::EVENT, ids, deleted).await?;
+        delta::narrow(req.headers(), &state, &snapshot, &[R::EVENT], ids, deleted).await?;
     let reply = Reply::ok().raw_field(
         R::PLURAL,
         render::<R>(&snapshot, ids.as_ref(), deleted, |_| true),

@@ -34,7 +34,12 @@ pub async fn list(
         headers,
         &state,
         &snapshot,
-        ProductRecord::EVENT,
+        // With a store's stock columns, a sale changes what the list shows.
+        if store.is_some() {
+            &[ProductRecord::EVENT, "stock"]
+        } else {
+            &[ProductRecord::EVENT]
+        },
         ids,
         deleted,
     )

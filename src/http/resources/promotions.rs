@@ -64,7 +64,7 @@ async fn list(
         headers,
         &state,
         &snapshot,
-        PromotionRecord::EVENT,
+        &[PromotionRecord::EVENT],
         ids,
         deleted,
     )

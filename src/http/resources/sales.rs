@@ -119,7 +119,7 @@ pub async fn list<R: SalesFilters>(
             &state,
             caller.merchant_id,
             position,
-            R::EVENT,
+            &[R::EVENT],
             since,
             query.ids.take(),
         )

@@ -33,7 +33,7 @@ async fn list_stores(
     let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
     let event = SupplierStoreRecord::EVENT;
     let delta::Narrowed { ids, deleted } =
-        delta::narrow(req.headers(), &state, &snapshot, event, ids, deleted).await?;
+        delta::narrow(req.headers(), &state, &snapshot, &[event], ids, deleted).await?;
     let records = generic::render::<SupplierStoreRecord>(&snapshot, ids.as_ref(), deleted, |s| {
         suppliers
             .as_ref()
