@@ -108,7 +108,11 @@ pub trait Resource: Record + Clone + Send + Sync + 'static {
     /// Records of other collections this change brings with it (the wastage basket a stock
     /// count books). They go into the working state after the record, and the record's own
     /// `persist` writes them in the same transaction. They move no stock of their own.
-    fn side_records(&self, _before: Option<&Self>, _state: &mut MerchantState) {}
+    ///
+    /// Gives the ids of the baskets it booked, for their events.
+    fn side_records(&self, _before: Option<&Self>, _state: &mut MerchantState) -> Vec<i64> {
+        Vec::new()
+    }
 
     /// A record with nothing written yet, which [`Resource::write`] makes into a new one.
     fn blank(id: i64, now: i64) -> Self;

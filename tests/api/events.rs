@@ -356,3 +356,26 @@ backend_tests! {
         assert_eq!(event.id, their_start + 1);
     }
 }
+
+backend_tests! {
+    async fn a_stock_count_appends_the_wastage_basket_it_books(app) {
+        let token = app.owner_token().await;
+        let shop = app.tenant("demo").stores["high-street"];
+        let latte = crate::shop_day::product(&app, &token, "Latte", "300").await;
+        crate::shop_day::receive(&app, &token, shop, latte, 10).await;
+        let mut stream = Stream::open(&app, &token, &[("types", "basket, stock_count.completed")]).await;
+        let counted = crate::shop_day::count(&app, &token, shop, latte, 7).await;
+        let wastage = counted["wastageBasketId"].as_i64().expect("a wastage basket");
+        let events = stream.take(3).await;
+        let kinds: Vec<(&str, i64)> = events
+            .iter()
+            .map(|e| (e.kind.as_str(), e.data["objectId"].as_i64().unwrap()))
+            .collect();
+        let count_id = counted["id"].as_i64().unwrap();
+        assert_eq!(
+            kinds,
+            [("stock_count.completed", count_id), ("basket.created", wastage), ("basket.completed", wastage)]
+        );
+        assert_eq!(events[2].data["object"]["type"], "wastage");
+    }
+}

@@ -139,9 +139,13 @@ impl Resource for StockReconciliation {
 
     /// The wastage basket joins the baskets as it is: completed, and without stock moves of
     /// its own (the count's moves book the shortfall).
-    fn side_records(&self, before: Option<&Self>, state: &mut MerchantState) {
-        if let (true, Some(basket)) = (just_completed(self, before), &self.booked_basket) {
-            state.put(basket.as_ref().clone());
+    fn side_records(&self, before: Option<&Self>, state: &mut MerchantState) -> Vec<i64> {
+        match (just_completed(self, before), &self.booked_basket) {
+            (true, Some(basket)) => {
+                state.put(basket.as_ref().clone());
+                vec![basket.id]
+            }
+            _ => Vec::new(),
         }
     }
 

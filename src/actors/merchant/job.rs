@@ -166,6 +166,8 @@ pub(crate) struct WriteJob<R> {
     changed: Vec<(Change, R)>,
     /// What each write did, for its events: (id, `created` | `updated` | a completion).
     actions: Vec<(i64, &'static str)>,
+    /// Baskets its records booked (a stock count's wastage), for their events.
+    booked: Vec<(i64, &'static str)>,
     moves: Vec<StockMove>,
     failure: Option<Failure>,
     replay: Replay<Vec<ObjectOutcome>>,
@@ -188,6 +190,7 @@ impl<R: Resource> WriteJob<R> {
             outcomes: Vec::new(),
             changed: Vec::new(),
             actions: Vec::new(),
+            booked: Vec::new(),
             moves: Vec::new(),
             failure: None,
             replay: Replay::new(key),
@@ -256,6 +259,7 @@ impl<R: Resource> Job for WriteJob<R> {
         self.outcomes.clear();
         self.changed.clear();
         self.actions.clear();
+        self.booked.clear();
         self.moves.clear();
         if self.settled() {
             return;
@@ -289,7 +293,10 @@ impl<R: Resource> Job for WriteJob<R> {
                 let moves = record.stock_moves(before);
                 state.add_pending_stock(&moves);
                 self.moves.extend(moves);
-                record.side_records(before, state);
+                for basket in record.side_records(before, state) {
+                    self.booked.push((basket, "created"));
+                    self.booked.push((basket, "completed"));
+                }
                 let id = record.id();
                 let change = match before {
                     _ if is_new => Change::New,
@@ -370,6 +377,7 @@ impl<R: Resource> Job for WriteJob<R> {
                 .map(|(_, r)| r)
         };
         record_events::<R>(state, &self.actions, written, out);
+        record_events::<crate::domain::basket::BasketRecord>(state, &self.booked, |_| None, out);
     }
 }
 
