@@ -52,6 +52,11 @@ pub enum Command {
         #[command(subcommand)]
         command: EmployeeCommand,
     },
+    /// Issue tokens without the browser flow (operators, scripts, smoke tests).
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
     /// Print the API's OpenAPI 3.1 document (what `/openapi.json` serves), or write it to a file.
     Openapi {
         /// Write here instead of standard output (the repository keeps it at docs/openapi.json).
@@ -71,6 +76,29 @@ pub enum EmployeeCommand {
         /// The merchant's manifest key, needed when the email belongs to several merchants.
         #[arg(long)]
         merchant: Option<String>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Issues an access and refresh token pair exactly as the consent flow would (the role
+    /// caps the scope; a family of its own) and prints the token response as JSON. The tokens
+    /// are printed once and never logged.
+    Issue {
+        /// The merchant's manifest key.
+        #[arg(long)]
+        merchant: String,
+        /// The application's client id (one of the merchant's).
+        #[arg(long)]
+        client: String,
+        /// The employee the tokens act for.
+        #[arg(long)]
+        email: String,
+        /// Scopes asked for; the employee's role may grant less.
+        #[arg(long, default_value = "read write admin")]
+        scope: String,
         #[command(flatten)]
         db: DbArgs,
     },
@@ -116,6 +144,9 @@ impl Cli {
             } => db,
             Command::Tenant {
                 command: TenantCommand::Apply { db, .. },
+            } => db,
+            Command::Token {
+                command: TokenCommand::Issue { db, .. },
             } => db,
             Command::Openapi { .. } => return Ok(settings),
         };
@@ -199,7 +230,99 @@ impl Cli {
                 println!("{}", serde_json::to_string_pretty(&applied)?);
                 Ok(())
             }
+            Command::Token {
+                command:
+                    TokenCommand::Issue {
+                        merchant,
+                        client,
+                        email,
+                        scope,
+                        ..
+                    },
+            } => {
+                let database = Db::connect(&settings.database_url, Metrics::new()).await?;
+                database.migrate().await?;
+                let grant = Grant {
+                    merchant: &merchant,
+                    client: &client,
+                    email: &email,
+                    scope: &scope,
+                };
+                let issued = issue_tokens(&database, &settings, grant).await;
+                database.close().await;
+                println!("{}", serde_json::to_string_pretty(&issued?)?);
+                Ok(())
+            }
             Command::Openapi { .. } => Ok(()),
         }
     }
+}
+
+/// What `merchantd token issue` was asked for.
+struct Grant<'a> {
+    merchant: &'a str,
+    client: &'a str,
+    email: &'a str,
+    scope: &'a str,
+}
+
+/// Stores a new family with its first pair, the scope capped by the employee's role as the
+/// consent page caps it, and gives the token response.
+async fn issue_tokens(
+    db: &Db,
+    settings: &Settings,
+    grant: Grant<'_>,
+) -> anyhow::Result<serde_json::Value> {
+    use crate::crypto::{random_token, sha256_hex};
+    use crate::domain::token::{NewFamily, NewPair};
+    use crate::domain::{now_millis, Role, ScopeSet};
+
+    let asked = ScopeSet::parse(grant.scope)
+        .map_err(|e| anyhow::anyhow!("--scope: {e}"))?
+        .ok_or_else(|| anyhow::anyhow!("--scope: name at least one of read, write, admin"))?;
+    let subject = db
+        .grant_subject(
+            grant.merchant,
+            grant.client,
+            &grant.email.trim().to_lowercase(),
+        )
+        .await?;
+    let role = Role::from_id(subject.role_id)
+        .ok_or_else(|| anyhow::anyhow!("the employee has an unknown role {}", subject.role_id))?;
+    let scope = asked.capped(role.highest_scope()).to_scope_string();
+    let (access, refresh) = (random_token("mcd_at_"), random_token("mcd_rt_"));
+    let now = now_millis();
+    let ttl = settings.access_token_ttl_secs;
+    let family = NewFamily {
+        id: uuid::Uuid::new_v4().to_string(),
+        merchant_id: subject.merchant_id,
+        employee_id: subject.employee_id,
+        application_id: subject.application_id,
+        scope: scope.clone(),
+    };
+    let pair = NewPair {
+        access_hash: sha256_hex(&access),
+        access_expires_at: now + i64::try_from(ttl)? * 1000,
+        access_scope: scope.clone(),
+        refresh_hash: sha256_hex(&refresh),
+        refresh_expires_at: now + i64::try_from(settings.refresh_token_ttl_secs)? * 1000,
+    };
+    db.issue_family_pair(&family, &pair).await?;
+    tracing::info!(
+        target: "merchantd::audit",
+        event = "token_issued",
+        merchant_id = subject.merchant_id,
+        application_id = subject.application_id,
+        employee_id = subject.employee_id,
+        scope = %scope,
+        outcome = "issued by CLI",
+        "token pair issued by the command line"
+    );
+    Ok(serde_json::json!({
+        "access_token": access,
+        "token_type": "Bearer",
+        "expires_in": ttl,
+        "refresh_token": refresh,
+        "scope": scope,
+    }))
 }

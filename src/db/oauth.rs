@@ -10,8 +10,8 @@ use sqlx::AnyConnection;
 use super::{Announcement, Db, DbError, Tx};
 use crate::domain::now_millis;
 use crate::domain::token::{
-    AccessTokenRecord, Client, CodeFacts, FamilyRecord, NewFamily, NewPair, SessionRecord,
-    SignInCandidate, Spent, TakenCode, TokenInfo, TokenSteps,
+    AccessTokenRecord, Client, CodeFacts, FamilyRecord, GrantSubject, NewFamily, NewPair,
+    SessionRecord, SignInCandidate, Spent, TakenCode, TokenInfo, TokenSteps,
 };
 
 type FamilyRow = (String, i64, i64, i64, String, Option<i64>);
@@ -107,6 +107,65 @@ async fn revoke_family(
 }
 
 impl Db {
+    /// The merchant (by manifest key), its live application (by client id) and its live
+    /// employee (by email) an operator's grant is for. Each missing one is named.
+    pub async fn grant_subject(
+        &self,
+        merchant_key: &str,
+        client_id: &str,
+        email: &str,
+    ) -> Result<GrantSubject, DbError> {
+        let merchant: Option<(i64,)> =
+            sqlx::query_as("SELECT id FROM merchants WHERE manifest_key = $1")
+                .bind(merchant_key)
+                .fetch_optional(self.pool())
+                .await?;
+        let (merchant_id,) = merchant
+            .ok_or_else(|| DbError::Conflict(format!("no merchant has the key {merchant_key}")))?;
+        let application: Option<(i64,)> = sqlx::query_as(
+            "SELECT id FROM applications \
+             WHERE merchant_id = $1 AND client_id = $2 AND delete_date IS NULL",
+        )
+        .bind(merchant_id)
+        .bind(client_id)
+        .fetch_optional(self.pool())
+        .await?;
+        let (application_id,) = application.ok_or_else(|| {
+            DbError::Conflict(format!(
+                "{merchant_key} has no live application {client_id}"
+            ))
+        })?;
+        let employee: Option<(i64, i64)> = sqlx::query_as(
+            "SELECT id, role_id FROM employees WHERE merchant_id = $1 AND email = $2 \
+             AND delete_date IS NULL AND (exit_date IS NULL OR exit_date > $3)",
+        )
+        .bind(merchant_id)
+        .bind(email)
+        .bind(now_millis())
+        .fetch_optional(self.pool())
+        .await?;
+        let (employee_id, role_id) = employee.ok_or_else(|| {
+            DbError::Conflict(format!("{merchant_key} has no current employee {email}"))
+        })?;
+        Ok(GrantSubject {
+            merchant_id,
+            application_id,
+            employee_id,
+            role_id,
+        })
+    }
+
+    /// Stores an operator's grant: a new family with its first pair.
+    pub async fn issue_family_pair(
+        &self,
+        family: &NewFamily,
+        pair: &NewPair,
+    ) -> Result<(), DbError> {
+        let mut tx = self.begin().await?;
+        tx.insert_family_with_pair(family, pair).await?;
+        tx.commit().await
+    }
+
     /// Starts a family with an access token and no code, in a transaction of its own (tests,
     /// benchmarks, operator tools).
     pub async fn issue_access_token(
@@ -379,6 +438,27 @@ impl Tx {
         let revoked = vec![hash.to_owned()];
         self.announce(Announcement::TokensRevoked(Some(revoked.clone())));
         Ok(revoked)
+    }
+
+    /// Starts a family with its first access and refresh tokens in one transaction: an
+    /// operator's grant without a code (`merchantd token issue`), stored as a code exchange
+    /// would store it.
+    pub async fn insert_family_with_pair(
+        &mut self,
+        family: &NewFamily,
+        pair: &NewPair,
+    ) -> Result<(), DbError> {
+        let now = now_millis();
+        insert_family(self.conn()?, family, now).await?;
+        let record = FamilyRecord {
+            id: family.id.clone(),
+            merchant_id: family.merchant_id,
+            employee_id: family.employee_id,
+            application_id: family.application_id,
+            scope: family.scope.clone(),
+            revoked: false,
+        };
+        self.insert_pair(&record, pair, now).await
     }
 
     /// Starts a family and stores its first access token, for grants that need no code (tests

@@ -57,6 +57,16 @@ pub struct NewFamily {
     pub scope: String,
 }
 
+/// Whom an operator's grant is for: a merchant's application acting for one of its live
+/// employees, with the role that caps the scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GrantSubject {
+    pub merchant_id: i64,
+    pub application_id: i64,
+    pub employee_id: i64,
+    pub role_id: i64,
+}
+
 /// A family as stored.
 #[derive(Debug, Clone)]
 pub struct FamilyRecord {

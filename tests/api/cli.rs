@@ -73,3 +73,56 @@ backend_tests! {
         assert!(String::from_utf8_lossy(&unknown.stderr).contains("no live employee"));
     }
 }
+
+fn issue(db_url: &str, args: &[&str]) -> std::process::Output {
+    Command::new(binary())
+        .args(["token", "issue", "--database-url", db_url])
+        .args(args)
+        .env("RUST_LOG", "info")
+        .output()
+        .expect("run merchantd")
+}
+
+backend_tests! {
+    async fn token_issue_gives_a_working_pair_capped_by_role_and_never_logs_it(app) {
+        let out = issue(&app.database.url, &["--merchant", "demo", "--client", "demo-pos", "--email", "owner@demo.test"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let answer: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+        let access = answer["access_token"].as_str().unwrap();
+        let refresh = answer["refresh_token"].as_str().unwrap();
+        assert_eq!(answer["token_type"], "Bearer");
+        assert_eq!(answer["scope"], "read write admin");
+        assert!(!stderr.contains(access) && !stderr.contains(refresh), "tokens never logged: {stderr}");
+        assert!(stderr.contains("issued by CLI"), "an audit line: {stderr}");
+
+        let res = app.api(Method::POST, "/category", access)
+            .json(&json!({"categories": {"k": {"title": "From the CLI"}}}))
+            .send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::CREATED);
+        // The refresh token works like one from the consent flow, and only once.
+        let refreshed = reqwest::Client::new()
+            .post(app.url("/oauth/token"))
+            .basic_auth("demo-pos", Some("demo-pos-secret"))
+            .form(&[("grant_type", "refresh_token"), ("refresh_token", refresh)])
+            .send().await.unwrap();
+        assert_eq!(refreshed.status(), StatusCode::OK);
+        let pair: Value = refreshed.json().await.unwrap();
+        assert_eq!(pair["scope"], "read write admin");
+
+        // A guest asking for everything gets what a guest may have.
+        let out = issue(&app.database.url, &["--merchant", "second", "--client", "second-till", "--email", "guest@second.test"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(answer["scope"], "read");
+
+        // Each missing part is named; nothing is issued.
+        let out = issue(&app.database.url, &["--merchant", "demo", "--client", "second-till", "--email", "owner@demo.test"]);
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no live application second-till"));
+        let out = issue(&app.database.url, &["--merchant", "demo", "--client", "demo-pos", "--email", "nobody@demo.test"]);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no current employee nobody@demo.test"));
+        let out = issue(&app.database.url, &["--merchant", "demo", "--client", "demo-pos", "--email", "owner@demo.test", "--scope", "superpowers"]);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--scope"));
+    }
+}
