@@ -8,10 +8,8 @@
 
 use std::time::{Duration, Instant};
 
-use merchantd::config::Settings;
-use merchantd::domain::now_millis;
-use merchantd::domain::token::NewFamily;
-use merchantd::startup::{Application, Signals};
+mod support;
+
 use serde_json::json;
 
 const READS: usize = 400;
@@ -73,40 +71,10 @@ impl Bench {
 
 fn main() {
     actix_rt::System::new().block_on(async {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let settings = Settings {
-            bind: "127.0.0.1:0".into(),
-            database_url: format!("sqlite://{}", dir.path().join("bench.db").display()),
-            tenants: std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tenants")),
-            pbkdf2_iterations: 1_000,
-            log_level: "off".into(),
-            // One client measuring latency on purpose sends more than a token's share.
-            api_requests_per_second_per_token: 0,
-            api_requests_per_second_per_merchant: 0,
-            ..Settings::default()
-        };
-        let app = Application::build(settings, Signals::Ignore).await.expect("server");
-        let demo = app.tenants().iter().find(|t| t.key == "demo").expect("demo tenant").clone();
-        let token = merchantd::crypto::random_token("mcd_at_");
-        app.db()
-            .issue_access_token(
-                &NewFamily {
-                    id: "bench".into(),
-                    merchant_id: demo.id,
-                    employee_id: demo.users["owner@demo.test"],
-                    application_id: demo.applications["demo-pos"],
-                    scope: "read write admin".into(),
-                },
-                &merchantd::crypto::sha256_hex(&token),
-                now_millis() + 3_600_000,
-            )
-            .await
-            .expect("token");
-        let base = format!("http://127.0.0.1:{}", app.port());
-        actix_rt::spawn(app.run_until_stopped());
+        let server = support::start().await;
         let bench = Bench {
-            base,
-            token,
+            base: server.base.clone(),
+            token: server.token.clone(),
             client: reqwest::Client::new(),
         };
 

@@ -7,10 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use merchantd::config::Settings;
-use merchantd::domain::now_millis;
-use merchantd::domain::token::NewFamily;
-use merchantd::startup::{Application, Signals};
+mod support;
+
 use serde_json::{json, Value};
 
 const PRODUCTS: usize = 10_000;
@@ -71,50 +69,14 @@ impl Client {
     }
 }
 
-async fn start() -> (Client, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let settings = Settings {
-        bind: "127.0.0.1:0".into(),
-        database_url: format!("sqlite://{}", dir.path().join("bench.db").display()),
-        tenants: std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tenants")),
-        pbkdf2_iterations: 1_000,
-        log_level: "off".into(),
-        api_requests_per_second_per_token: 0,
-        api_requests_per_second_per_merchant: 0,
-        ..Settings::default()
-    };
-    let app = Application::build(settings, Signals::Ignore)
-        .await
-        .expect("server");
-    let demo = app
-        .tenants()
-        .iter()
-        .find(|t| t.key == "demo")
-        .expect("demo")
-        .clone();
-    let token = merchantd::crypto::random_token("mcd_at_");
-    app.db()
-        .issue_access_token(
-            &NewFamily {
-                id: "bench-events".into(),
-                merchant_id: demo.id,
-                employee_id: demo.users["owner@demo.test"],
-                application_id: demo.applications["demo-pos"],
-                scope: "read write admin".into(),
-            },
-            &merchantd::crypto::sha256_hex(&token),
-            now_millis() + 3_600_000,
-        )
-        .await
-        .expect("token");
-    let base = format!("http://127.0.0.1:{}", app.port());
-    actix_rt::spawn(app.run_until_stopped());
+async fn start() -> (Client, support::Server) {
+    let server = support::start().await;
     let client = Client {
-        base,
-        token,
+        base: server.base.clone(),
+        token: server.token.clone(),
         http: reqwest::Client::new(),
     };
-    (client, dir)
+    (client, server)
 }
 
 async fn seed(client: &Client) -> Vec<i64> {
@@ -184,7 +146,7 @@ async fn stream_lag(client: &Client) -> Vec<Duration> {
 
 fn main() {
     actix_rt::System::new().block_on(async {
-        let (client, _dir) = start().await;
+        let (client, _server) = start().await;
         let seeding = Instant::now();
         let ids = seed(&client).await;
         let seeded = seeding.elapsed();

@@ -302,10 +302,11 @@ async fn issue_tokens(
     };
     let pair = NewPair {
         access_hash: sha256_hex(&access),
-        access_expires_at: now + i64::try_from(ttl)? * 1000,
+        access_expires_at: now.saturating_add(i64::try_from(ttl)?.saturating_mul(1000)),
         access_scope: scope.clone(),
         refresh_hash: sha256_hex(&refresh),
-        refresh_expires_at: now + i64::try_from(settings.refresh_token_ttl_secs)? * 1000,
+        refresh_expires_at: now
+            .saturating_add(i64::try_from(settings.refresh_token_ttl_secs)?.saturating_mul(1000)),
     };
     db.issue_family_pair(&family, &pair).await?;
     tracing::info!(

@@ -5,12 +5,35 @@ use std::collections::BTreeSet;
 
 use sqlx::Row;
 
+use super::rows::{self, TableRow, Val};
 use super::{Db, DbError, Tx};
 use crate::domain::event::{Event, NewEvent};
 
-/// Rows one INSERT carries (six values each: 3,000 binds, under SQLite's 32,766 and
-/// PostgreSQL's 65,535).
-const ROWS_PER_INSERT: usize = 500;
+impl TableRow for Event {
+    const TABLE: &'static str = "events";
+    const COLUMNS: &'static [&'static str] =
+        &["seq", "event_type", "object_id", "occurred_at", "data"];
+
+    fn values(&self) -> Vec<Val> {
+        vec![
+            self.seq.into(),
+            (&self.kind).into(),
+            self.object_id.into(),
+            self.occurred_at.into(),
+            (&self.data).into(),
+        ]
+    }
+
+    fn from_row(row: &rows::Row<'_>) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            seq: rows::get(row, "seq")?,
+            kind: rows::get(row, "event_type")?,
+            object_id: rows::get(row, "object_id")?,
+            occurred_at: rows::get(row, "occurred_at")?,
+            data: rows::get(row, "data")?,
+        })
+    }
+}
 
 impl Tx {
     /// Appends a write's events for the merchant, numbered after `after`: the last number the
@@ -24,45 +47,19 @@ impl Tx {
         events: &[NewEvent],
         now: i64,
     ) -> Result<i64, DbError> {
-        let anonymous = self.conn()?.backend_name() == "SQLite";
-        let mut seq = after;
-        for chunk in events.chunks(ROWS_PER_INSERT) {
-            let tuples: Vec<String> = (0..chunk.len())
-                .map(|row| match anonymous {
-                    true => "(?, ?, ?, ?, ?, ?)".to_owned(),
-                    false => {
-                        let b = row * 6;
-                        format!(
-                            "(${}, ${}, ${}, ${}, ${}, ${})",
-                            b + 1,
-                            b + 2,
-                            b + 3,
-                            b + 4,
-                            b + 5,
-                            b + 6
-                        )
-                    }
-                })
-                .collect();
-            let sql = format!(
-                "INSERT INTO events (merchant_id, seq, event_type, object_id, occurred_at, data) \
-                 VALUES {}",
-                tuples.join(", ")
-            );
-            let mut query = sqlx::query(&sql);
-            for event in chunk {
-                seq += 1;
-                query = query
-                    .bind(merchant_id)
-                    .bind(seq)
-                    .bind(event.kind.as_str())
-                    .bind(event.object_id)
-                    .bind(now)
-                    .bind(event.data.as_str());
-            }
-            query.execute(self.conn()?).await?;
-        }
-        Ok(seq)
+        let numbered: Vec<Event> = (after + 1..)
+            .zip(events)
+            .map(|(seq, event)| Event {
+                seq,
+                kind: event.kind.as_str().to_owned(),
+                object_id: event.object_id,
+                occurred_at: now,
+                data: event.data.clone(),
+            })
+            .collect();
+        let refs: Vec<&Event> = numbered.iter().collect();
+        rows::insert_many(self.conn()?, merchant_id, &refs).await?;
+        Ok(numbered.last().map_or(after, |e| e.seq))
     }
 }
 
@@ -89,6 +86,17 @@ impl Db {
             last: newest.max(pruned_through),
             pruned_through,
         })
+    }
+
+    /// The last sequence number retention removed from the merchant's log.
+    async fn pruned_through(&self, merchant_id: i64) -> Result<i64, DbError> {
+        let row: Option<(i64,)> =
+            sqlx::query_as("SELECT events_pruned_through FROM merchants WHERE id = $1")
+                .bind(merchant_id)
+                .fetch_optional(self.pool())
+                .await?;
+        row.map(|(n,)| n)
+            .ok_or_else(|| DbError::Conflict(format!("merchant {merchant_id} does not exist")))
     }
 
     /// Up to `limit` events after `after`, oldest first.
@@ -130,9 +138,6 @@ impl Db {
         after: i64,
         upto: i64,
     ) -> Result<Option<BTreeSet<i64>>, DbError> {
-        if after < self.event_position(merchant_id).await?.pruned_through {
-            return Ok(None);
-        }
         // LIKE, not a range of text: a range follows the database's collation, which may
         // order punctuation unlike ASCII. Object names hold no `%`; a `_` in one matches only
         // itself among the types there are.
@@ -146,8 +151,9 @@ impl Db {
         .bind(format!("{object}.%"))
         .fetch_all(self.pool())
         .await?;
-        // A prune between the check and the read would leave a gap: look again.
-        if after < self.event_position(merchant_id).await?.pruned_through {
+        // Checked after the read: a prune before or during it shows here, and the rows read
+        // may then have gaps.
+        if after < self.pruned_through(merchant_id).await? {
             return Ok(None);
         }
         Ok(Some(rows.into_iter().map(|(id,)| id).collect()))

@@ -74,18 +74,22 @@ backend_tests! {
     }
 }
 
-fn issue(db_url: &str, args: &[&str]) -> std::process::Output {
-    Command::new(binary())
+/// Runs `merchantd token issue` off the test's thread: the server under test runs on that
+/// thread, and a blocked thread could not commit a write the command waits behind.
+async fn issue(db_url: &str, args: &[&str]) -> std::process::Output {
+    let mut command = Command::new(binary());
+    command
         .args(["token", "issue", "--database-url", db_url])
         .args(args)
-        .env("RUST_LOG", "info")
-        .output()
-        .expect("run merchantd")
+        .env("RUST_LOG", "info");
+    tokio::task::spawn_blocking(move || command.output().expect("run merchantd"))
+        .await
+        .expect("the command ran")
 }
 
 backend_tests! {
     async fn token_issue_gives_a_working_pair_capped_by_role_and_never_logs_it(app) {
-        let out = issue(&app.database.url, &["--merchant", "demo", "--client", "demo-pos", "--email", "owner@demo.test"]);
+        let out = issue(&app.database.url, &["--merchant", "demo", "--client", "demo-pos", "--email", "owner@demo.test"]).await;
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
         let answer: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
@@ -111,18 +115,18 @@ backend_tests! {
         assert_eq!(pair["scope"], "read write admin");
 
         // A guest asking for everything gets what a guest may have.
-        let out = issue(&app.database.url, &["--merchant", "second", "--client", "second-till", "--email", "guest@second.test"]);
+        let out = issue(&app.database.url, &["--merchant", "second", "--client", "second-till", "--email", "guest@second.test"]).await;
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(answer["scope"], "read");
 
         // Each missing part is named; nothing is issued.
-        let out = issue(&app.database.url, &["--merchant", "demo", "--client", "second-till", "--email", "owner@demo.test"]);
+        let out = issue(&app.database.url, &["--merchant", "demo", "--client", "second-till", "--email", "owner@demo.test"]).await;
         assert!(!out.status.success());
         assert!(String::from_utf8_lossy(&out.stderr).contains("no live application second-till"));
-        let out = issue(&app.database.url, &["--merchant", "demo", "--client", "demo-pos", "--email", "nobody@demo.test"]);
+        let out = issue(&app.database.url, &["--merchant", "demo", "--client", "demo-pos", "--email", "nobody@demo.test"]).await;
         assert!(String::from_utf8_lossy(&out.stderr).contains("no current employee nobody@demo.test"));
-        let out = issue(&app.database.url, &["--merchant", "demo", "--client", "demo-pos", "--email", "owner@demo.test", "--scope", "superpowers"]);
+        let out = issue(&app.database.url, &["--merchant", "demo", "--client", "demo-pos", "--email", "owner@demo.test", "--scope", "superpowers"]).await;
         assert!(String::from_utf8_lossy(&out.stderr).contains("--scope"));
     }
 }

@@ -7,9 +7,6 @@
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use merchantd::db::Db;
-use merchantd::domain::token::NewFamily;
-use merchantd::metrics::Metrics;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
@@ -30,30 +27,8 @@ async fn pair(db: &TestDb, b_settings: &[(&str, &str)]) -> Pair {
     // One after the other: both migrate and apply the manifests at start-up.
     let a = serve(db, "info");
     let b = serve_with(db, "info", b_settings);
+    let (token, store) = crate::crash::token_for_demo_owner(db).await;
     let sql = raw_pool(&db.url).await;
-    let (merchant_id, employee_id, application_id, store): (i64, i64, i64, i64) = sqlx::query_as(
-        "SELECT e.merchant_id, e.id, a.id, s.id FROM employees e \
-         JOIN applications a ON a.merchant_id = e.merchant_id \
-         JOIN stores s ON s.merchant_id = e.merchant_id WHERE e.email = 'owner@demo.test'",
-    )
-    .fetch_one(&sql)
-    .await
-    .unwrap();
-    let database = Db::connect(&db.url, Metrics::new()).await.unwrap();
-    let token = merchantd::crypto::random_token("mcd_at_");
-    let family = NewFamily {
-        id: uuid::Uuid::new_v4().to_string(),
-        merchant_id,
-        employee_id,
-        application_id,
-        scope: "admin".into(),
-    };
-    let expires = merchantd::domain::now_millis() + 3_600_000;
-    database
-        .issue_access_token(&family, &merchantd::crypto::sha256_hex(&token), expires)
-        .await
-        .unwrap();
-    database.close().await;
     for replica in [&a, &b] {
         wait_ready(replica).await;
     }

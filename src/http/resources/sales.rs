@@ -108,17 +108,20 @@ pub async fn list<R: SalesFilters>(
     state: web::Data<AppState>,
 ) -> Result<Reply, ApiError> {
     let mut query = query::<R>(req.headers())?;
-    // The position first: records read after it are as new as it or newer, never older.
-    let position = state
-        .merchants
-        .snapshot(caller.merchant_id)
-        .await?
-        .event_seq;
+    // A delta read narrows to the changes up to a position taken first; the records read
+    // after it are as new as it or newer, never older. A plain list answers the position of
+    // the state it was read from.
+    let mut position = None;
     if let Some(since) = delta::changed_since(req.headers())? {
+        let upto = state
+            .merchants
+            .snapshot(caller.merchant_id)
+            .await?
+            .event_seq;
         let narrowed = delta::narrow_to(
             &state,
             caller.merchant_id,
-            position,
+            upto,
             &[R::EVENT],
             since,
             query.ids.take(),
@@ -126,11 +129,13 @@ pub async fn list<R: SalesFilters>(
         .await?;
         query.ids = narrowed.ids;
         query.deleted = narrowed.deleted;
+        position = Some(upto);
     }
     let found = state
         .merchants
         .sales::<R>(caller.merchant_id, &query)
         .await?;
+    let position = position.unwrap_or(found.state.event_seq);
     Ok(delta::positioned(
         Reply::ok().raw_field(R::PLURAL, found.render()),
         position,
