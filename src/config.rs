@@ -72,6 +72,24 @@ pub struct Settings {
     /// Event streams (`GET /events`) one token family may hold open at once; a newer one
     /// closes the oldest.
     pub max_event_streams_per_token: usize,
+    /// Deliver webhooks to loopback, private, link-local and metadata addresses too (for
+    /// tests and private networks; off, such URLs are refused).
+    pub webhook_allow_private_addresses: bool,
+    /// How long one delivery may take, connecting included; a replica's lease on an endpoint
+    /// lasts three times this.
+    pub webhook_timeout_ms: u64,
+    /// How long connecting to a receiver may take.
+    pub webhook_connect_timeout_ms: u64,
+    /// The wait after a first failed attempt; it doubles with each (at most 6 hours), with
+    /// jitter.
+    pub webhook_retry_base_ms: u64,
+    /// How long deliveries to a failing endpoint are retried before it is turned off.
+    pub webhook_retry_for_secs: u64,
+    /// How often the dispatcher looks for endpoints with work.
+    pub webhook_poll_ms: u64,
+    /// Endpoints one process delivers to at once (deliveries to one endpoint are in order,
+    /// one at a time); 0 turns this process's dispatcher off.
+    pub webhook_concurrency: usize,
     /// Test-only routes under `/__test/` (panic, slow request). Never enable in production.
     pub test_hooks: bool,
     /// With `test_hooks`: how long every merchant write holds its transaction open, to show
@@ -119,6 +137,13 @@ impl Default for Settings {
             event_retention_days: 30,
             max_event_streams_per_token: 4,
             oauth_failed_auths_per_minute: 20,
+            webhook_allow_private_addresses: false,
+            webhook_timeout_ms: 10_000,
+            webhook_connect_timeout_ms: 3_000,
+            webhook_retry_base_ms: 5_000,
+            webhook_retry_for_secs: 3 * 24 * 3600,
+            webhook_poll_ms: 250,
+            webhook_concurrency: 8,
             test_hooks: false,
             test_write_delay_ms: 0,
             test_listen_retry_ms: 0,

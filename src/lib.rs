@@ -5,7 +5,8 @@
 //! write groups, store actors, token actors) and `services` (logs, files, the report) →
 //! `db` (the only module that speaks SQL: `Db` for reads, `Tx` for writes). `oauth` holds the
 //! grants' rules, `domain` typed records, values and rules with no I/O, and `tenants` the
-//! manifest importer. `tests/api/layers.rs` keeps these rules.
+//! manifest importer, `webhooks` the dispatcher that delivers the event log to merchants'
+//! endpoints. `tests/api/layers.rs` keeps these rules.
 
 #![forbid(unsafe_code)]
 
@@ -23,3 +24,4 @@ pub mod startup;
 pub mod telemetry;
 pub mod tenants;
 pub mod tls;
+pub mod webhooks;

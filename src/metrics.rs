@@ -28,6 +28,22 @@ pub struct Metrics {
     pub api_rate_limited: IntCounterVec,
     pub events_appended: IntCounter,
     pub event_streams: IntGauge,
+    pub webhooks: WebhookMetrics,
+}
+
+/// The webhook dispatcher's figures.
+#[derive(Clone, Debug)]
+pub struct WebhookMetrics {
+    /// Attempts by result: `succeeded`, `retrying` (failed, will retry), `gave_up`.
+    pub deliveries: IntCounterVec,
+    /// From an event's commit to its successful delivery.
+    pub latency: Histogram,
+    /// One attempt's request, from connecting to the receiver's answer.
+    pub attempt_duration: Histogram,
+    /// Deliveries waiting (all replicas, as this one last counted them).
+    pub queue_depth: IntGauge,
+    /// How long the oldest waiting delivery has waited, in seconds.
+    pub oldest_pending: prometheus::Gauge,
 }
 
 impl Metrics {
@@ -47,6 +63,7 @@ impl Metrics {
             &["limit"],
         );
         let (events_appended, event_streams) = event_family(&r);
+        let webhooks = webhook_family(&r);
         let cache_requests = counter_vec(
             &r,
             "cache_requests_total",
@@ -74,6 +91,7 @@ impl Metrics {
             api_rate_limited,
             events_appended,
             event_streams,
+            webhooks,
         }
     }
 
@@ -108,6 +126,54 @@ fn event_family(r: &Registry) -> (IntCounter, IntGauge) {
         ),
     );
     (appended, streams)
+}
+
+fn webhook_family(r: &Registry) -> WebhookMetrics {
+    let seconds = vec![
+        0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 3600.0,
+    ];
+    WebhookMetrics {
+        deliveries: counter_vec(
+            r,
+            "webhook_deliveries_total",
+            "Webhook delivery attempts by result (succeeded, retrying, gave_up).",
+            &["result"],
+        ),
+        latency: register(
+            r,
+            Histogram::with_opts(
+                HistogramOpts::new(
+                    "webhook_delivery_latency_seconds",
+                    "From an event's commit to its successful delivery.",
+                )
+                .buckets(seconds.clone()),
+            ),
+        ),
+        attempt_duration: register(
+            r,
+            Histogram::with_opts(
+                HistogramOpts::new(
+                    "webhook_attempt_duration_seconds",
+                    "One delivery attempt, from connecting to the receiver's answer.",
+                )
+                .buckets(seconds),
+            ),
+        ),
+        queue_depth: register(
+            r,
+            IntGauge::new(
+                "webhook_queue_depth",
+                "Webhook deliveries waiting, all replicas (counted every few seconds).",
+            ),
+        ),
+        oldest_pending: register(
+            r,
+            prometheus::Gauge::new(
+                "webhook_oldest_pending_seconds",
+                "How long the oldest waiting webhook delivery has waited.",
+            ),
+        ),
+    }
 }
 
 /// Requests answered, and the time to the response head.

@@ -97,6 +97,12 @@ impl Application {
             ),
         });
         listen_for_replicas(&settings, &database, &state, &metrics).await;
+        crate::webhooks::start(
+            database.clone(),
+            state.merchants.clone(),
+            metrics.webhooks.clone(),
+            crate::webhooks::DispatcherConfig::from_settings(&settings),
+        );
         spawn_maintenance(
             tokens,
             database.clone(),
@@ -303,6 +309,14 @@ fn spawn_maintenance(
                 Ok(n) if n > 0 => tracing::info!(removed = n, "events past their retention pruned"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "pruning events failed"),
+            }
+            match db.prune_webhook_deliveries(kept_from).await {
+                Ok(n) if n > 0 => tracing::info!(
+                    removed = n,
+                    "finished webhook deliveries past their retention pruned"
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "pruning webhook deliveries failed"),
             }
             if round % 6 == 5 {
                 if let Err(e) = db.optimize().await {

@@ -14,9 +14,15 @@ pub struct Server {
 }
 
 /// Starts the server (in this actix system) and mints the demo owner's token.
+#[allow(dead_code)] // each bench is its own crate; not all of them use every helper
 pub async fn start() -> Server {
+    start_with(|_| {}).await
+}
+
+/// [`start`] with settings changed first.
+pub async fn start_with(tweak: impl FnOnce(&mut Settings)) -> Server {
     let dir = tempfile::tempdir().expect("temp dir");
-    let settings = Settings {
+    let mut settings = Settings {
         bind: "127.0.0.1:0".into(),
         database_url: format!("sqlite://{}", dir.path().join("bench.db").display()),
         tenants: std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tenants")),
@@ -27,6 +33,7 @@ pub async fn start() -> Server {
         api_requests_per_second_per_merchant: 0,
         ..Settings::default()
     };
+    tweak(&mut settings);
     let app = Application::build(settings, Signals::Ignore)
         .await
         .expect("server");

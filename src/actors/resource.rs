@@ -14,8 +14,10 @@ pub type Ids<'a> = &'a mut dyn Iterator<Item = i64>;
 /// One object to create or update, with the facts the server adds to it.
 pub struct Input {
     pub fields: Map<String, Value>,
-    /// The SHA-256 (hex) of a client secret the server generated for this object.
-    pub secret_hash: Option<String>,
+    /// A secret the server generated for this object (see `BatchObject::secret`).
+    pub secret: Option<String>,
+    /// The webhook dispatcher turns the endpoint off, for this reason.
+    pub disabled_because: Option<String>,
     /// The employee the writing token acts as.
     pub caller: i64,
 }
@@ -186,6 +188,12 @@ pub trait Resource: Record + Clone + Send + Sync + 'static {
         } else {
             "created"
         }
+    }
+
+    /// The action of an event this change appends beside `created`/`updated` (a webhook the
+    /// dispatcher turned off appends `webhook.disabled`).
+    fn also_event(&self, _before: Option<&Self>) -> Option<&'static str> {
+        None
     }
 
     /// The details of the success message: "<Noun> <id> <verb>." unless a resource says more.

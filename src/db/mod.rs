@@ -28,6 +28,7 @@ pub mod stock;
 pub mod suppliers;
 pub mod tenants;
 mod tx;
+pub mod webhooks;
 mod writer;
 
 use std::sync::Arc;

@@ -15,6 +15,7 @@ use crate::domain::reconcile::StockReconciliation;
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
+use crate::domain::webhook::WebhookRecord;
 
 /// Most values bound in one statement's `IN (...)` list; longer lists are split.
 const CHUNK: usize = 500;
@@ -287,7 +288,8 @@ plain_rows!(
     SupplierStoreRecord,
     PromotionRecord,
     TransactionRecord,
-    OrderRecord
+    OrderRecord,
+    WebhookRecord
 );
 parent_rows!(ProductRecord, BasketRecord, InvoiceRecord);
 
@@ -359,6 +361,21 @@ impl Record for ApplicationRecord {
 
     async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
         tx.persist_application(merchant_id, self, is_new).await
+    }
+}
+
+impl Record for WebhookRecord {
+    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
+        let mut conn = db.pool().acquire().await?;
+        rows::select(&mut conn, db.backend(), merchant_id, "", &[]).await
+    }
+
+    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
+        find_chunked(db, merchant_id, ids, false).await
+    }
+
+    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
+        tx.persist_webhook(merchant_id, self, is_new).await
     }
 }
 

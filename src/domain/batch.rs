@@ -9,8 +9,11 @@ pub struct BatchObject {
     pub key: String,
     /// Its fields, or why it is not an object.
     pub fields: Result<Map<String, Value>, String>,
-    /// The SHA-256 (hex) of a client secret the server generated for this object.
-    pub secret_hash: Option<String>,
+    /// A secret the server generated for this object: the SHA-256 (hex) of an application's
+    /// client secret, or a webhook's signing secret.
+    pub secret: Option<String>,
+    /// Set by the webhook dispatcher alone: it turns the endpoint off, for this reason.
+    pub disabled_because: Option<String>,
 }
 
 impl BatchObject {
@@ -18,7 +21,8 @@ impl BatchObject {
         Self {
             key,
             fields,
-            secret_hash: None,
+            secret: None,
+            disabled_because: None,
         }
     }
 }

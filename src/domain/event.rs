@@ -37,6 +37,21 @@ pub struct Event {
     pub data: String,
 }
 
+impl Event {
+    /// The event as streams and webhooks send it:
+    /// `{"sequence", "type", "occurredAt", "objectId", "object"}`.
+    pub fn payload(&self) -> String {
+        format!(
+            "{{\"sequence\":{},\"type\":{},\"occurredAt\":{},\"objectId\":{},\"object\":{}}}",
+            self.seq,
+            serde_json::Value::from(self.kind.as_str()),
+            serde_json::Value::from(super::dates::to_iso(self.occurred_at).unwrap_or_default()),
+            self.object_id,
+            self.data
+        )
+    }
+}
+
 /// Which events a subscriber wants: exact types (`basket.completed`) or objects (`product`,
 /// meaning every `product.*`). Empty: every event.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -48,8 +63,17 @@ const MAX_ENTRY: usize = 64;
 impl TypeFilter {
     /// Parses a comma-separated list; an entry is letters, digits, `_` and at most one `.`.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let mut entries = Vec::new();
-        for (i, raw) in text.split(',').enumerate() {
+        let entries: Vec<String> = text.split(',').map(|e| e.trim().to_owned()).collect();
+        Self::from_entries(&entries)
+    }
+
+    /// The same rules for a list (a webhook's `events`).
+    pub fn from_entries(entries: &[String]) -> Result<Self, String> {
+        if entries.len() > 50 {
+            return Err("at most 50 types.".into());
+        }
+        let mut kept = Vec::with_capacity(entries.len());
+        for (i, raw) in entries.iter().enumerate() {
             let entry = raw.trim();
             let valid = !entry.is_empty()
                 && entry.len() <= MAX_ENTRY
@@ -63,12 +87,9 @@ impl TypeFilter {
                     i + 1
                 ));
             }
-            entries.push(entry.trim_end_matches('.').to_owned());
-            if entries.len() > 50 {
-                return Err("at most 50 types.".into());
-            }
+            kept.push(entry.trim_end_matches('.').to_owned());
         }
-        Ok(Self(entries))
+        Ok(Self(kept))
     }
 
     pub fn matches(&self, kind: &str) -> bool {

@@ -28,6 +28,7 @@ pub mod store;
 pub mod supplier;
 pub mod tenant;
 pub mod token;
+pub mod webhook;
 
 pub use clock::now_millis;
 pub use failure::Failure;

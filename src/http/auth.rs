@@ -121,6 +121,10 @@ pub async fn authenticate(state: &AppState, req: &ServiceRequest) -> Result<Call
 /// The scope a request needs (DESIGN §5).
 pub fn needed_scope(method: &Method, path: &str) -> Scope {
     let is_application = path == "/application" || path.starts_with("/application/");
+    // Webhook URLs and deliveries show where a merchant's data goes: admin even to read.
+    if path == "/webhook" || path.starts_with("/webhook/") {
+        return Scope::Admin;
+    }
     match *method {
         Method::GET | Method::HEAD | Method::OPTIONS => Scope::Read,
         Method::DELETE => Scope::Admin,

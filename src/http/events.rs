@@ -18,7 +18,7 @@ use super::auth::{self, Caller};
 use super::error::ApiError;
 use super::AppState;
 use crate::domain::event::{Event, TypeFilter};
-use crate::domain::{dates, now_millis};
+use crate::domain::now_millis;
 
 /// The longest an idle stream sleeps between looks at its token and heartbeat; a write wakes
 /// it at once (the merchant's published position moves).
@@ -309,18 +309,6 @@ fn frame(event: &Event) -> String {
         "id: {}\nevent: {}\ndata: {}\n\n",
         event.seq,
         event.kind,
-        payload(event)
-    )
-}
-
-/// The JSON every consumer of the log gets for an event.
-pub fn payload(event: &Event) -> String {
-    format!(
-        "{{\"sequence\":{},\"type\":{},\"occurredAt\":{},\"objectId\":{},\"object\":{}}}",
-        event.seq,
-        serde_json::Value::from(event.kind.as_str()),
-        serde_json::Value::from(dates::to_iso(event.occurred_at).unwrap_or_default()),
-        event.object_id,
-        event.data
+        event.payload()
     )
 }

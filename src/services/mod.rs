@@ -6,6 +6,7 @@ mod events;
 mod files;
 mod logs;
 mod reports;
+pub mod webhooks;
 
 use crate::db::Db;
 use crate::domain::merchant::MerchantRecord;

@@ -238,6 +238,11 @@ pub fn test_settings(db: &TestDb) -> Settings {
         // Tests send bursts far beyond a client's share; tests/api/limits.rs turns them on.
         api_requests_per_second_per_token: 0,
         api_requests_per_second_per_merchant: 0,
+        // Receivers in tests listen on loopback; retries come quickly.
+        webhook_allow_private_addresses: true,
+        webhook_poll_ms: 50,
+        webhook_retry_base_ms: 100,
+        webhook_timeout_ms: 2_000,
         ..Settings::default()
     }
 }

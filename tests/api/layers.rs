@@ -29,6 +29,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "actors", "services", "oauth", "domain", "config", "metrics", "crypto",
         ],
     ),
+    // The webhook dispatcher: the log's deliveries out over HTTP, endpoints turned off through
+    // their merchant's writer.
+    (
+        "webhooks",
+        &[
+            "actors", "services", "domain", "db", "metrics", "config", "crypto",
+        ],
+    ),
     // Serving HTTPS: certificates in, a TLS configuration out.
     ("tls", &[]),
     ("startup", &["*"]),

@@ -41,3 +41,4 @@ mod suppliers;
 mod tenants;
 mod tls;
 mod uploads;
+mod webhooks;

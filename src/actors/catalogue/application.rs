@@ -43,7 +43,7 @@ impl Resource for ApplicationRecord {
         _: i64,
         creating: bool,
     ) -> Result<Self, Vec<String>> {
-        self.apply(input.fields, creating, input.secret_hash.as_deref())
+        self.apply(input.fields, creating, input.secret.as_deref())
     }
 
     /// A new application gets a client id no other application has.

@@ -9,3 +9,4 @@ mod reconcile;
 mod sales;
 mod store;
 mod supplier;
+mod webhook;

@@ -266,10 +266,11 @@ impl<R: Resource> Job for WriteJob<R> {
         }
         let mut touched = BTreeSet::new();
         for object in &self.objects {
-            let rotates = object.secret_hash.is_some();
+            let rotates = object.secret.is_some();
             let input = object.fields.clone().map(|fields| Input {
                 fields,
-                secret_hash: object.secret_hash.clone(),
+                secret: object.secret.clone(),
+                disabled_because: object.disabled_because.clone(),
                 caller: self.caller,
             });
             let decided = input
@@ -309,6 +310,9 @@ impl<R: Resource> Job for WriteJob<R> {
                     if record.locked() && !before.is_some_and(|b| b.locked()) {
                         self.actions.push((id, completes));
                     }
+                }
+                if let Some(action) = record.also_event(before) {
+                    self.actions.push((id, action));
                 }
                 if rotates && !is_new {
                     self.actions.push((id, "secret_rotated"));

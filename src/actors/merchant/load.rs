@@ -18,6 +18,7 @@ use crate::domain::reconcile::StockReconciliation;
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
+use crate::domain::webhook::WebhookRecord;
 
 #[tracing::instrument(level = "debug", skip(db, files_base))]
 pub(super) async fn load(
@@ -47,6 +48,7 @@ pub(super) async fn load(
                 EmployeeRecord::load(db, merchant_id),
                 ApplicationRecord::load(db, merchant_id),
                 PromotionRecord::load(db, merchant_id),
+                WebhookRecord::load(db, merchant_id),
             )
         },
         async {
@@ -70,10 +72,11 @@ pub(super) async fn load(
     fill(&mut state, products);
     fill(&mut state, suppliers);
     fill(&mut state, supplier_stores);
-    let (employees, applications, promotions) = people;
+    let (employees, applications, promotions, webhooks) = people;
     fill(&mut state, employees);
     fill(&mut state, applications);
     fill(&mut state, promotions);
+    fill(&mut state, webhooks);
     let (baskets, transactions, orders, invoices, counts) = sales;
     fill(&mut state, baskets);
     fill(&mut state, transactions);

@@ -26,6 +26,7 @@ use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::stock::{StockLevel, StockMove};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
+use crate::domain::webhook::WebhookRecord;
 
 /// A record with its JSON, rendered on first use and shared by every snapshot holding it.
 #[derive(Debug)]
@@ -133,6 +134,7 @@ pub struct MerchantState {
     pub orders: Collection<OrderRecord>,
     pub invoices: Collection<InvoiceRecord>,
     pub stock_reconciliations: Collection<StockReconciliation>,
+    pub webhooks: Collection<WebhookRecord>,
     pub index: Indexes,
     /// Finished sales records still cached, oldest first; beyond `window` they are dropped.
     history: Vector<(Kind, i64)>,

@@ -508,6 +508,78 @@ fn events() -> PathItem {
     item(vec![(HttpMethod::Get, with(op, &["410"]).build())])
 }
 
+fn webhook_deliveries() -> PathItem {
+    let op = api_operation(
+        &Method::GET,
+        "/webhook/delivery",
+        "listWebhookDeliveries".into(),
+        "An endpoint's deliveries and their attempts, newest first".into(),
+    )
+    .parameter(header_param(
+        "webhookId",
+        schemas::pattern("^[0-9]{1,18}$"),
+        true,
+        "The endpoint.",
+    ))
+    .parameter(header_param(
+        "status",
+        schemas::choice(&["pending", "succeeded", "failed"]),
+        false,
+        "Only deliveries in this state.",
+    ))
+    .parameter(header_param(
+        "limit",
+        schemas::pattern("^[0-9]{1,4}$"),
+        false,
+        "At most this many (1 to 1,000; 100 by default).",
+    ))
+    .response(
+        "200",
+        ok(
+            "`{webhookId, sequence, messageId, eventType, status, attemptCount, createDate, \
+             nextAttemptDate, completeDate, attempts: [{attempt, attemptDate, statusCode, \
+             durationMs, response, error}]}` per delivery.",
+            envelope_with("deliveries", schemas::array_of_objects()),
+            None,
+        ),
+    );
+    item(vec![(HttpMethod::Get, with(op, &["404"]).build())])
+}
+
+fn webhook_resend() -> PathItem {
+    let body = ObjectBuilder::new()
+        .schema_type(SchemaType::new(Type::Object))
+        .property("webhookId", schemas::integer())
+        .property("sequences", schemas::integers())
+        .required("webhookId")
+        .required("sequences")
+        .build();
+    let op = api_operation(
+        &Method::POST,
+        "/webhook/resend",
+        "resendWebhookDeliveries".into(),
+        "Queue finished deliveries again".into(),
+    )
+    .request_body(Some(
+        RequestBodyBuilder::new()
+            .required(Some(Required::True))
+            .content("application/json", json_content(Schema::Object(body), None))
+            .build(),
+    ))
+    .response(
+        "200",
+        ok(
+            "The sequences queued again (finished deliveries only; pending ones are queued).",
+            envelope_with("resent", schemas::integers()),
+            None,
+        ),
+    );
+    item(vec![(
+        HttpMethod::Post,
+        with(op, &["404", "413", "415"]).build(),
+    )])
+}
+
 fn contract() -> Vec<(&'static str, PathItem)> {
     let document = public("openapi", "This document", "contract")
         .response(
@@ -546,6 +618,8 @@ pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     items.push(("/uploader", uploader(all)));
     items.push(("/report/basket", report()));
     items.push(("/events", events()));
+    items.push(("/webhook/delivery", webhook_deliveries()));
+    items.push(("/webhook/resend", webhook_resend()));
     items.push(("/files/{fileName}", files()));
     items.extend(health(all));
     items.extend(oauth(all));

@@ -20,6 +20,7 @@ use crate::actors::resource::Resource;
 use crate::domain::fields::Shape;
 use crate::domain::{
     application, basket, category, employee, product, promotion, reconcile, sales, store, supplier,
+    webhook,
 };
 use crate::http::auth::needed_scope;
 use crate::http::resources::generic::IdHeaders;
@@ -132,6 +133,7 @@ fn resources() -> Vec<ResourceDoc> {
             ..doc::<application::ApplicationRecord>("/application", &application::SHAPE)
                 .requires(&["name", "redirectUris"])
         },
+        doc::<webhook::WebhookRecord>("/webhook", &webhook::SHAPE).requires(&["url"]),
         doc::<promotion::PromotionRecord>("/promotion", &promotion::SHAPE)
             .filter(Filter::Ids("storeIds"))
             .filter(Filter::Bool("active"))

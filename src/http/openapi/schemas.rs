@@ -58,18 +58,20 @@ pub fn kind_of(resource: &str, field: &str) -> Option<Kind> {
         | "description" | "note" | "reference" | "firstName" | "lastName" | "terms"
         | "customerName" | "customerEmail" | "customerPhone" | "deliveryAddress"
         | "tableNumber" | "clientId" | "clientSecret" | "logo" | "size" | "companyNumber"
-        | "vatNumber" => Text,
+        | "vatNumber" | "url" | "secret" | "disabledReason" => Text,
         "countryId" => Text,
         "price" | "originalPrice" | "total" | "totalTax" | "totalPrice" | "totalVat"
         | "totalIncVat" | "unitPrice" | "costPrice" => Money,
         "taxPercentage" | "vatPercentage" => Rate,
         "activeDate" | "deleteDate" | "completeDate" | "joinedDate" | "exitDate" | "startDate"
-        | "endDate" | "dueDate" | "invoiceDate" | "addedDate" | "timestamp" => Date,
-        "sandbox" | "completed" | "automatic" | "regenerateSecret" => Bool,
+        | "endDate" | "dueDate" | "invoiceDate" | "addedDate" | "timestamp" | "createDate" => Date,
+        "sandbox" | "completed" | "automatic" | "regenerateSecret" | "rotateSecret" | "active" => {
+            Bool
+        }
         "lat" | "lng" | "unit" => Number,
         "x" | "y" => Decimal,
         "storeIds" | "productIds" | "categoryIds" | "daysAvailable" | "surplusEntryIds" => Ids,
-        "redirectUris" | "images" => Texts,
+        "redirectUris" | "images" | "events" => Texts,
         "stores" => StoreRoles,
         "categories" => Categories,
         "instances" | "basketProducts" | "items" | "products" => Nested,
@@ -297,6 +299,14 @@ pub fn string() -> Schema {
 
 pub fn boolean() -> Schema {
     typed(Type::Boolean).build().into()
+}
+
+pub fn integers() -> Schema {
+    array_of(integer())
+}
+
+pub fn array_of_objects() -> Schema {
+    array_of(object())
 }
 
 pub fn integer() -> Schema {

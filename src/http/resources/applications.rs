@@ -8,7 +8,6 @@ use std::collections::HashMap;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web;
-use serde_json::{Map, Value};
 
 use super::batch_reply;
 use super::generic::{self, IdHeaders, WriteHooks};
@@ -40,13 +39,13 @@ impl WriteHooks for ApplicationRecord {
     );
 
     /// A create or a regeneration gets a fresh secret; only its hash goes to the actor.
-    fn before(objects: &mut [BatchObject], mode: WriteMode) -> Secrets {
+    async fn before(objects: &mut [BatchObject], mode: WriteMode, _: &AppState) -> Secrets {
         let mut secrets = HashMap::new();
         for object in objects {
             let Ok(fields) = &object.fields else { continue };
             if wants_secret(fields, mode == WriteMode::Upsert) {
                 let secret = crypto::random_token("");
-                object.secret_hash = Some(crypto::sha256_hex(&secret));
+                object.secret = Some(crypto::sha256_hex(&secret));
                 secrets.insert(object.key.clone(), secret);
             }
         }
@@ -83,40 +82,27 @@ impl WriteHooks for ApplicationRecord {
     const DELETE_REVOKES_TOKENS: bool = true;
 }
 
-/// Adds the secret to a successful object's answer (after `clientId`) and says so in its
-/// message. False when the object failed: its secret was never stored and is dropped.
+/// Adds the secret to a successful object's answer and says so in its message. False when
+/// the object failed: its secret was never stored and is dropped.
 fn reveal(
     outcome: &mut ObjectOutcome,
     secret: String,
     caller: &Caller,
     replaced: &mut bool,
 ) -> bool {
-    let Ok(saved) = &mut outcome.result else {
+    let Some((id, created)) = super::show_secret(
+        outcome,
+        "clientSecret",
+        "clientId",
+        ("client secret", secret),
+    ) else {
         return false;
     };
-    let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(&saved.json) else {
-        return false;
-    };
-    let id = fields.get("id").and_then(Value::as_i64).unwrap_or_default();
-    let mut with_secret = Map::with_capacity(fields.len() + 1);
-    for (name, value) in fields {
-        let after = name == "clientId";
-        with_secret.insert(name, value);
-        if after {
-            with_secret.insert("clientSecret".into(), Value::String(secret.clone()));
-        }
-    }
-    with_secret
-        .entry("clientSecret")
-        .or_insert_with(|| Value::String(secret));
-    saved.json = Value::Object(with_secret).to_string();
-    if saved.created {
-        saved
-            .detail
-            .push_str(" Keep the client secret now: it is never shown again.");
-    } else {
+    if !created {
         *replaced = true;
-        saved.detail = format!("Secret of {id} replaced.");
+        if let Ok(saved) = &mut outcome.result {
+            saved.detail = format!("Secret of {id} replaced.");
+        }
         tracing::info!(
             merchant_id = caller.merchant_id,
             application_id = id,

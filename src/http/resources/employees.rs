@@ -28,7 +28,7 @@ pub struct AffectsTokens(bool);
 impl WriteHooks for EmployeeRecord {
     type Notes = AffectsTokens;
 
-    fn before(objects: &mut [BatchObject], _: WriteMode) -> AffectsTokens {
+    async fn before(objects: &mut [BatchObject], _: WriteMode, _: &AppState) -> AffectsTokens {
         AffectsTokens(objects.iter().any(|o| {
             o.fields
                 .as_ref()

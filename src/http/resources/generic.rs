@@ -23,11 +23,16 @@ pub trait IdHeaders {
 
 /// What the HTTP side adds to a resource's writes, around the merchant actor's work: facts the
 /// server makes (a client secret) before, and the answer's extras and cache effects after.
+// Only this crate implements it, and its handlers need no `Send` futures (actix runs each on
+// its worker's thread).
+#[allow(async_fn_in_trait)]
 pub trait WriteHooks: Resource {
     /// What `before` hands to `after` (the clear secrets, say).
     type Notes;
 
-    fn before(objects: &mut [BatchObject], mode: WriteMode) -> Self::Notes;
+    /// Runs before the write goes to the merchant actor: may add server facts to objects, or
+    /// refuse one (its `fields` become the reason).
+    async fn before(objects: &mut [BatchObject], mode: WriteMode, state: &AppState) -> Self::Notes;
 
     /// The answer for the outcomes. By default the batch reply.
     fn after(
@@ -52,7 +57,7 @@ macro_rules! plain_writes {
     ($($t:ty),*) => {
         $(impl WriteHooks for $t {
             type Notes = ();
-            fn before(_: &mut [BatchObject], _: WriteMode) {}
+            async fn before(_: &mut [BatchObject], _: WriteMode, _: &AppState) {}
         })*
     };
 }
@@ -125,7 +130,7 @@ async fn write<R: WriteHooks>(
         idempotency::refuse_key(&req, why)?;
     }
     let key = idempotency::key(&req, &caller, &body)?;
-    let notes = R::before(&mut objects, mode);
+    let notes = R::before(&mut objects, mode, &state).await;
     let answer = state
         .merchants
         .write::<R>(caller.merchant_id, mode, objects, caller.employee_id, key)

@@ -1,0 +1,582 @@
+//! Webhooks (migration 0016): the endpoint records the merchant's writer stores, their signing
+//! secrets, and the dispatcher's queue: per endpoint a cursor over the event log, deliveries
+//! and their attempts, and a lease one replica holds while it delivers.
+
+use sqlx::{AnyConnection, Row};
+
+use super::rows::{self, TableRow, Val};
+use super::{Backend, Db, DbError, Tx};
+use crate::domain::event::{Event, TypeFilter};
+use crate::domain::webhook::{
+    Attempt, AttemptOutcome, Delivery, DeliveryStatus, Endpoint, WebhookRecord, ROTATION_OVERLAP_MS,
+};
+
+impl TableRow for WebhookRecord {
+    const TABLE: &'static str = "webhooks";
+    const COLUMNS: &'static [&'static str] = &[
+        "id",
+        "url",
+        "events",
+        "active",
+        "description",
+        "disabled_reason",
+        "create_date",
+        "delete_date",
+    ];
+
+    fn values(&self) -> Vec<Val> {
+        vec![
+            self.id.into(),
+            (&self.url).into(),
+            rows::json_text(&self.events),
+            self.active.into(),
+            (&self.description).into(),
+            (&self.disabled_reason).into(),
+            self.create_date.into(),
+            self.delete_date.into(),
+        ]
+    }
+
+    fn from_row(row: &rows::Row<'_>) -> Result<Self, sqlx::Error> {
+        let events: String = rows::get(row, "events")?;
+        let active: i64 = rows::get(row, "active")?;
+        Ok(Self {
+            id: rows::get(row, "id")?,
+            url: rows::get(row, "url")?,
+            events: serde_json::from_str(&events).map_err(|e| rows::decode_error("events", e))?,
+            active: active != 0,
+            description: rows::get(row, "description")?,
+            disabled_reason: rows::get(row, "disabled_reason")?,
+            create_date: rows::get(row, "create_date")?,
+            delete_date: rows::get(row, "delete_date")?,
+            new_secret: None,
+        })
+    }
+}
+
+/// A new endpoint's row: its own columns, its secret, and where its deliveries start (the
+/// log's position when it was created: it gets the events after it).
+struct NewWebhook<'a> {
+    record: &'a WebhookRecord,
+    secret: &'a str,
+    cursor: i64,
+}
+
+impl TableRow for NewWebhook<'_> {
+    const TABLE: &'static str = WebhookRecord::TABLE;
+    const COLUMNS: &'static [&'static str] = &[
+        "id",
+        "url",
+        "events",
+        "active",
+        "description",
+        "disabled_reason",
+        "create_date",
+        "delete_date",
+        "secret",
+        "cursor_seq",
+    ];
+
+    fn values(&self) -> Vec<Val> {
+        let mut values = self.record.values();
+        values.push(self.secret.into());
+        values.push(self.cursor.into());
+        values
+    }
+
+    fn from_row(_: &rows::Row<'_>) -> Result<Self, sqlx::Error> {
+        Err(sqlx::Error::Decode(
+            "a webhook's secret is read by the dispatcher alone".into(),
+        ))
+    }
+}
+
+impl Tx {
+    /// Writes an endpoint. A new secret is stored with it; on an existing endpoint the old
+    /// secret keeps signing beside the new one for the overlap.
+    pub(super) async fn persist_webhook(
+        &mut self,
+        merchant_id: i64,
+        record: &WebhookRecord,
+        is_new: bool,
+    ) -> Result<(), DbError> {
+        let now = crate::domain::now_millis();
+        let conn = self.conn()?;
+        if is_new {
+            let secret = record
+                .new_secret
+                .as_deref()
+                .ok_or_else(|| DbError::Corrupt(format!("webhook {} has no secret", record.id)))?;
+            let cursor = log_head(conn, merchant_id).await?;
+            return rows::insert(
+                conn,
+                merchant_id,
+                &NewWebhook {
+                    record,
+                    secret,
+                    cursor,
+                },
+            )
+            .await;
+        }
+        rows::update(conn, merchant_id, record).await?;
+        if let Some(secret) = &record.new_secret {
+            sqlx::query(
+                "UPDATE webhooks SET previous_secret = secret, previous_secret_until = $1, \
+                 secret = $2 WHERE merchant_id = $3 AND id = $4",
+            )
+            .bind(now + ROTATION_OVERLAP_MS)
+            .bind(secret)
+            .bind(merchant_id)
+            .bind(record.id)
+            .execute(&mut *conn)
+            .await?;
+        }
+        Ok(())
+    }
+}
+
+/// The last event of a merchant's log, pruned or not.
+async fn log_head(conn: &mut AnyConnection, merchant_id: i64) -> Result<i64, DbError> {
+    let (head,): (i64,) = sqlx::query_as(
+        "SELECT COALESCE((SELECT MAX(seq) FROM events WHERE merchant_id = $1), \
+                         (SELECT events_pruned_through FROM merchants WHERE id = $1), 0)",
+    )
+    .bind(merchant_id)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(head)
+}
+
+/// The pending deliveries, and how old the oldest is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueDepth {
+    pub pending: i64,
+    pub oldest_created_at: Option<i64>,
+}
+
+/// An attempt as the dispatcher records it.
+pub struct AttemptRecord<'a> {
+    pub endpoint: &'a Endpoint,
+    pub seq: i64,
+    pub attempt: &'a Attempt,
+    pub outcome: AttemptOutcome,
+}
+
+/// Endpoints with work due: on, not leased, due, and with events past the cursor or pending
+/// deliveries (`$1`: now).
+const DUE: &str = "FROM webhooks w \
+     WHERE w.active = 1 AND w.delete_date IS NULL AND w.lease_until < $1 \
+       AND w.next_attempt_at <= $1 \
+       AND (w.cursor_seq < COALESCE((SELECT MAX(e.seq) FROM events e \
+                                     WHERE e.merchant_id = w.merchant_id), 0) \
+            OR EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.merchant_id = w.merchant_id \
+                       AND d.webhook_id = w.id AND d.status = 'pending'))";
+
+const CLAIM: &str = "UPDATE webhooks SET lease_owner = $2, lease_until = $3 \
+     WHERE (merchant_id, id) IN ( \
+       SELECT w.merchant_id, w.id {DUE} ORDER BY w.next_attempt_at LIMIT $4 {LOCK}) \
+     RETURNING merchant_id, id, url, events, secret, previous_secret, previous_secret_until, \
+       cursor_seq";
+
+impl Db {
+    /// Takes up to `limit` endpoints with work due, for `owner` until `lease_until`. Another
+    /// replica's claim skips the rows this one is taking (`FOR UPDATE SKIP LOCKED`), and a
+    /// leased endpoint is nobody else's until its lease runs out; on SQLite the one writer
+    /// serializes claims.
+    pub async fn claim_webhooks(
+        &self,
+        owner: &str,
+        now: i64,
+        lease_until: i64,
+        limit: i64,
+    ) -> Result<Vec<Endpoint>, DbError> {
+        // A read first: most polls find nothing, and a write transaction each time would
+        // take SQLite's one write lock from the merchants' writers for nothing.
+        let due: Option<(i64,)> = sqlx::query_as(&format!("SELECT 1 {DUE} LIMIT 1"))
+            .bind(now)
+            .fetch_optional(self.pool())
+            .await?;
+        if due.is_none() {
+            return Ok(Vec::new());
+        }
+        let lock = match self.backend() {
+            Backend::Postgres => "FOR UPDATE OF w SKIP LOCKED",
+            Backend::Sqlite => "",
+        };
+        let sql = CLAIM.replace("{DUE}", DUE).replace("{LOCK}", lock);
+        let mut tx = self.begin().await?;
+        let rows = sqlx::query(&sql)
+            .bind(now)
+            .bind(owner)
+            .bind(lease_until)
+            .bind(limit)
+            .fetch_all(tx.conn()?)
+            .await?;
+        tx.commit().await?;
+        rows.iter()
+            .map(|row| endpoint(row, now))
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(DbError::from)
+    }
+
+    /// Turns the events after the endpoint's cursor (up to `limit`) into deliveries for those
+    /// its filter passes, and moves the cursor past all of them. False when the lease was lost.
+    pub async fn enqueue_deliveries(
+        &self,
+        endpoint: &mut Endpoint,
+        owner: &str,
+        now: i64,
+        limit: i64,
+    ) -> Result<bool, DbError> {
+        let events: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT seq, event_type FROM events WHERE merchant_id = $1 AND seq > $2 \
+             ORDER BY seq LIMIT $3",
+        )
+        .bind(endpoint.merchant_id)
+        .bind(endpoint.cursor)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        let Some(&(last, _)) = events.last() else {
+            return Ok(true);
+        };
+        let mut tx = self.begin().await?;
+        let moved = sqlx::query(
+            "UPDATE webhooks SET cursor_seq = $1 \
+             WHERE merchant_id = $2 AND id = $3 AND lease_owner = $4 AND cursor_seq = $5",
+        )
+        .bind(last)
+        .bind(endpoint.merchant_id)
+        .bind(endpoint.id)
+        .bind(owner)
+        .bind(endpoint.cursor)
+        .execute(tx.conn()?)
+        .await?;
+        if moved.rows_affected() == 0 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        let wanted = events
+            .iter()
+            .filter(|(_, kind)| endpoint.filter.matches(kind));
+        for (seq, kind) in wanted {
+            sqlx::query(
+                "INSERT INTO webhook_deliveries \
+                 (merchant_id, webhook_id, seq, event_type, status, created_at, next_attempt_at) \
+                 VALUES ($1, $2, $3, $4, 'pending', $5, $5)",
+            )
+            .bind(endpoint.merchant_id)
+            .bind(endpoint.id)
+            .bind(seq)
+            .bind(kind)
+            .bind(now)
+            .execute(tx.conn()?)
+            .await?;
+        }
+        tx.commit().await?;
+        endpoint.cursor = last;
+        Ok(true)
+    }
+
+    /// The endpoint's oldest pending delivery: (sequence, attempts so far, first attempt, when
+    /// the next is due).
+    pub async fn next_delivery(
+        &self,
+        endpoint: &Endpoint,
+    ) -> Result<Option<(i64, i64, Option<i64>, i64)>, DbError> {
+        Ok(sqlx::query_as(
+            "SELECT seq, attempts, first_attempt_at, next_attempt_at FROM webhook_deliveries \
+             WHERE merchant_id = $1 AND webhook_id = $2 AND status = 'pending' \
+             ORDER BY seq LIMIT 1",
+        )
+        .bind(endpoint.merchant_id)
+        .bind(endpoint.id)
+        .fetch_optional(self.pool())
+        .await?)
+    }
+
+    /// One event of a merchant's log.
+    pub async fn event(&self, merchant_id: i64, seq: i64) -> Result<Option<Event>, DbError> {
+        Ok(self
+            .events_after(merchant_id, seq - 1, 1)
+            .await?
+            .into_iter()
+            .find(|e| e.seq == seq))
+    }
+
+    /// Records an attempt and what it leaves the delivery as, and renews the lease. False
+    /// (nothing recorded) when the lease was lost.
+    pub async fn record_attempt(
+        &self,
+        record: AttemptRecord<'_>,
+        owner: &str,
+        lease_until: i64,
+    ) -> Result<bool, DbError> {
+        let AttemptRecord {
+            endpoint,
+            seq,
+            attempt,
+            outcome,
+        } = record;
+        let mut tx = self.begin().await?;
+        let renewed = sqlx::query(
+            "UPDATE webhooks SET lease_until = $1 \
+             WHERE merchant_id = $2 AND id = $3 AND lease_owner = $4",
+        )
+        .bind(lease_until)
+        .bind(endpoint.merchant_id)
+        .bind(endpoint.id)
+        .bind(owner)
+        .execute(tx.conn()?)
+        .await?;
+        if renewed.rows_affected() == 0 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        insert_attempt(tx.conn()?, endpoint, seq, attempt).await?;
+        let (status, next, completed) = match outcome {
+            AttemptOutcome::Succeeded => (
+                "succeeded",
+                attempt.attempted_at,
+                Some(attempt.attempted_at),
+            ),
+            AttemptOutcome::RetryAt(at) => ("pending", at, None),
+            AttemptOutcome::GaveUp => ("failed", attempt.attempted_at, Some(attempt.attempted_at)),
+        };
+        sqlx::query(
+            "UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, \
+               completed_at = $4, first_attempt_at = COALESCE(first_attempt_at, $5) \
+             WHERE merchant_id = $6 AND webhook_id = $7 AND seq = $8",
+        )
+        .bind(status)
+        .bind(attempt.attempt)
+        .bind(next)
+        .bind(completed)
+        .bind(attempt.attempted_at)
+        .bind(endpoint.merchant_id)
+        .bind(endpoint.id)
+        .bind(seq)
+        .execute(tx.conn()?)
+        .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Gives the endpoint back, to be claimed again from `next_attempt_at`.
+    pub async fn release_webhook(
+        &self,
+        endpoint: &Endpoint,
+        owner: &str,
+        next_attempt_at: i64,
+    ) -> Result<(), DbError> {
+        sqlx::query(
+            "UPDATE webhooks SET lease_owner = NULL, lease_until = 0, next_attempt_at = $1 \
+             WHERE merchant_id = $2 AND id = $3 AND lease_owner = $4",
+        )
+        .bind(next_attempt_at)
+        .bind(endpoint.merchant_id)
+        .bind(endpoint.id)
+        .bind(owner)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// An endpoint's deliveries, newest first, with their attempts.
+    pub async fn webhook_deliveries(
+        &self,
+        merchant_id: i64,
+        webhook_id: i64,
+        status: Option<DeliveryStatus>,
+        limit: i64,
+    ) -> Result<Vec<Delivery>, DbError> {
+        let rows = sqlx::query(
+            "SELECT seq, event_type, status, attempts, created_at, next_attempt_at, \
+               first_attempt_at, completed_at FROM webhook_deliveries \
+             WHERE merchant_id = $1 AND webhook_id = $2 AND ($3 = '' OR status = $3) \
+             ORDER BY seq DESC LIMIT $4",
+        )
+        .bind(merchant_id)
+        .bind(webhook_id)
+        .bind(status.map_or("", DeliveryStatus::as_str))
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        let mut deliveries = rows
+            .iter()
+            .map(|row| delivery(row, webhook_id))
+            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        let (Some(newest), Some(oldest)) = (deliveries.first(), deliveries.last()) else {
+            return Ok(deliveries);
+        };
+        let attempts = sqlx::query(
+            "SELECT seq, attempt, attempted_at, status_code, duration_ms, response, error \
+             FROM webhook_attempts WHERE merchant_id = $1 AND webhook_id = $2 \
+               AND seq >= $3 AND seq <= $4 ORDER BY seq, attempt",
+        )
+        .bind(merchant_id)
+        .bind(webhook_id)
+        .bind(oldest.seq)
+        .bind(newest.seq)
+        .fetch_all(self.pool())
+        .await?;
+        for row in &attempts {
+            let seq: i64 = row.try_get("seq")?;
+            if let Some(d) = deliveries.iter_mut().find(|d| d.seq == seq) {
+                d.attempts.push(attempt(row)?);
+            }
+        }
+        Ok(deliveries)
+    }
+
+    /// Puts finished deliveries back in the queue, due now. Gives the sequences it found
+    /// finished (pending and unknown ones are left as they are).
+    pub async fn resend_deliveries(
+        &self,
+        merchant_id: i64,
+        webhook_id: i64,
+        seqs: &[i64],
+        now: i64,
+    ) -> Result<Vec<i64>, DbError> {
+        let mut tx = self.begin().await?;
+        let mut resent = Vec::new();
+        for seq in seqs {
+            let done = sqlx::query(
+                "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, \
+                   completed_at = NULL \
+                 WHERE merchant_id = $2 AND webhook_id = $3 AND seq = $4 AND status <> 'pending'",
+            )
+            .bind(now)
+            .bind(merchant_id)
+            .bind(webhook_id)
+            .bind(seq)
+            .execute(tx.conn()?)
+            .await?;
+            if done.rows_affected() > 0 {
+                resent.push(*seq);
+            }
+        }
+        if !resent.is_empty() {
+            sqlx::query(
+                "UPDATE webhooks SET next_attempt_at = $1 WHERE merchant_id = $2 AND id = $3",
+            )
+            .bind(now)
+            .bind(merchant_id)
+            .bind(webhook_id)
+            .execute(tx.conn()?)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(resent)
+    }
+
+    /// How many deliveries wait, and since when the oldest.
+    pub async fn webhook_queue_depth(&self) -> Result<QueueDepth, DbError> {
+        let (pending, oldest_created_at): (i64, Option<i64>) = sqlx::query_as(
+            "SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE status = 'pending'",
+        )
+        .fetch_one(self.pool())
+        .await?;
+        Ok(QueueDepth {
+            pending,
+            oldest_created_at,
+        })
+    }
+
+    /// Removes finished deliveries (and their attempts) completed before `before`.
+    pub async fn prune_webhook_deliveries(&self, before: i64) -> Result<u64, DbError> {
+        let mut tx = self.begin().await?;
+        sqlx::query(
+            "DELETE FROM webhook_attempts WHERE (merchant_id, webhook_id, seq) IN ( \
+               SELECT merchant_id, webhook_id, seq FROM webhook_deliveries \
+               WHERE status <> 'pending' AND completed_at < $1)",
+        )
+        .bind(before)
+        .execute(tx.conn()?)
+        .await?;
+        let done = sqlx::query(
+            "DELETE FROM webhook_deliveries WHERE status <> 'pending' AND completed_at < $1",
+        )
+        .bind(before)
+        .execute(tx.conn()?)
+        .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected())
+    }
+}
+
+async fn insert_attempt(
+    conn: &mut AnyConnection,
+    endpoint: &Endpoint,
+    seq: i64,
+    attempt: &Attempt,
+) -> Result<(), DbError> {
+    sqlx::query(
+        "INSERT INTO webhook_attempts (merchant_id, webhook_id, seq, attempt, attempted_at, \
+           status_code, duration_ms, response, error) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(endpoint.merchant_id)
+    .bind(endpoint.id)
+    .bind(seq)
+    .bind(attempt.attempt)
+    .bind(attempt.attempted_at)
+    .bind(attempt.status_code)
+    .bind(attempt.duration_ms)
+    .bind(attempt.response.as_deref())
+    .bind(attempt.error.as_deref())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+fn endpoint(row: &sqlx::any::AnyRow, now: i64) -> Result<Endpoint, sqlx::Error> {
+    let events: String = row.try_get("events")?;
+    let entries: Vec<String> =
+        serde_json::from_str(&events).map_err(|e| rows::decode_error("events", e))?;
+    let mut secrets = vec![row.try_get::<String, _>("secret")?];
+    let previous: Option<String> = row.try_get("previous_secret")?;
+    let until: Option<i64> = row.try_get("previous_secret_until")?;
+    if let (Some(previous), Some(until)) = (previous, until) {
+        if until > now {
+            secrets.push(previous);
+        }
+    }
+    Ok(Endpoint {
+        merchant_id: row.try_get("merchant_id")?,
+        id: row.try_get("id")?,
+        url: row.try_get("url")?,
+        filter: TypeFilter::from_entries(&entries).unwrap_or_default(),
+        secrets,
+        cursor: row.try_get("cursor_seq")?,
+    })
+}
+
+fn delivery(row: &sqlx::any::AnyRow, webhook_id: i64) -> Result<Delivery, sqlx::Error> {
+    let status: String = row.try_get("status")?;
+    Ok(Delivery {
+        webhook_id,
+        seq: row.try_get("seq")?,
+        event_type: row.try_get("event_type")?,
+        status: DeliveryStatus::parse(&status)
+            .ok_or_else(|| rows::decode_error("status", status))?,
+        attempt_count: row.try_get("attempts")?,
+        created_at: row.try_get("created_at")?,
+        next_attempt_at: row.try_get("next_attempt_at")?,
+        first_attempt_at: row.try_get("first_attempt_at")?,
+        completed_at: row.try_get("completed_at")?,
+        attempts: Vec::new(),
+    })
+}
+
+fn attempt(row: &sqlx::any::AnyRow) -> Result<Attempt, sqlx::Error> {
+    Ok(Attempt {
+        attempt: row.try_get("attempt")?,
+        attempted_at: row.try_get("attempted_at")?,
+        status_code: row.try_get("status_code")?,
+        duration_ms: row.try_get("duration_ms")?,
+        response: row.try_get("response")?,
+        error: row.try_get("error")?,
+    })
+}

@@ -1,0 +1,283 @@
+//! `/webhook` → `webhooks` (docs/events.md, "Webhooks"), admin scope for every method (the
+//! gate checks it). A create or a `rotateSecret` gets a fresh signing secret, generated here
+//! and shown once in an answer sent with `Cache-Control: no-store`. A URL is refused when its
+//! host is, or resolves to, a loopback, private, link-local or metadata address, unless the
+//! operator allows them (`webhook_allow_private_addresses`).
+//!
+//! `/webhook/delivery` lists an endpoint's deliveries with their attempts; `/webhook/resend`
+//! queues finished ones again.
+
+use std::collections::HashMap;
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{web, HttpRequest};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use serde_json::{json, Value};
+
+use super::batch_reply;
+use super::generic::{self, IdHeaders, WriteHooks};
+use crate::actors::merchant::job::ObjectOutcome;
+use crate::actors::resource::Resource;
+use crate::crypto;
+use crate::domain::batch::{BatchObject, WriteMode};
+use crate::domain::dates::to_iso;
+use crate::domain::now_millis;
+use crate::domain::webhook::{
+    message_id, wants_secret, Delivery, DeliveryStatus, WebhookRecord, SECRET_BYTES, SECRET_PREFIX,
+};
+use crate::http::auth::Caller;
+use crate::http::envelope::Reply;
+use crate::http::error::ApiError;
+use crate::http::filters::HeaderCheck;
+use crate::http::{batch, AppState};
+use crate::services::webhooks::refused_url;
+
+impl IdHeaders for WebhookRecord {
+    const ID_HEADERS: [&'static str; 2] = ["webhookIds", "webhookId"];
+}
+
+/// Deliveries a listing shows at most, and by default.
+const MAX_LISTED: i64 = 1000;
+const DEFAULT_LISTED: i64 = 100;
+/// Deliveries one resend names at most.
+const MAX_RESEND: usize = 1000;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    generic::routes::<WebhookRecord>(cfg, "/webhook");
+    cfg.service(web::resource("/webhook/delivery").route(web::get().to(deliveries)));
+    cfg.service(web::resource("/webhook/resend").route(web::post().to(resend)));
+}
+
+/// Client key → the clear secret that rides with that object.
+pub struct Secrets(HashMap<String, String>);
+
+impl WriteHooks for WebhookRecord {
+    type Notes = Secrets;
+
+    const NOT_REPLAYABLE: Option<&'static str> =
+        Some("a webhook's answer shows a new signing secret once, and it is never shown again.");
+
+    /// Refuses URLs at forbidden addresses; a create or a rotation gets a fresh secret.
+    async fn before(objects: &mut [BatchObject], mode: WriteMode, state: &AppState) -> Secrets {
+        if !state.settings.webhook_allow_private_addresses {
+            // All URLs at once: each check may wait on DNS (at most 3 s), a batch no longer.
+            let checks = objects.iter().map(|object| async move {
+                match &object.fields {
+                    Ok(fields) => match fields.get("url") {
+                        Some(Value::String(url)) => refused_url(url.trim()).await,
+                        _ => None,
+                    },
+                    Err(_) => None,
+                }
+            });
+            let refused = futures_util::future::join_all(checks).await;
+            for (object, why) in objects.iter_mut().zip(refused) {
+                if let Some(why) = why {
+                    object.fields = Err(format!("url: {why}"));
+                }
+            }
+        }
+        let mut secrets = HashMap::new();
+        for object in objects {
+            let Ok(fields) = &object.fields else { continue };
+            if wants_secret(fields, mode == WriteMode::Upsert) {
+                let secret = format!(
+                    "{SECRET_PREFIX}{}",
+                    STANDARD.encode(crypto::random_bytes::<SECRET_BYTES>())
+                );
+                object.secret = Some(secret.clone());
+                secrets.insert(object.key.clone(), secret);
+            }
+        }
+        Secrets(secrets)
+    }
+
+    /// Each saved object shows its secret once, in an answer that is never cached.
+    fn after(
+        Secrets(mut secrets): Secrets,
+        mut outcomes: Vec<ObjectOutcome>,
+        caller: &Caller,
+        _: &AppState,
+    ) -> Reply {
+        let mut shown = false;
+        for outcome in &mut outcomes {
+            let Some(secret) = secrets.remove(&outcome.key) else {
+                continue;
+            };
+            let Some((id, created)) =
+                super::show_secret(outcome, "secret", "url", ("signing secret", secret))
+            else {
+                continue;
+            };
+            shown = true;
+            if !created {
+                if let Ok(saved) = &mut outcome.result {
+                    saved.detail = format!(
+                        "Secret of {id} rotated; the old one keeps signing beside it for 24 hours."
+                    );
+                }
+                tracing::info!(
+                    merchant_id = caller.merchant_id,
+                    webhook_id = id,
+                    employee_id = caller.employee_id,
+                    outcome = "rotated",
+                    "webhook signing secret rotated"
+                );
+            }
+        }
+        let reply = batch_reply(WebhookRecord::PLURAL, outcomes);
+        if shown {
+            reply.header(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))
+        } else {
+            reply
+        }
+    }
+}
+
+/// The merchant's live or deleted endpoint, or the 404 an unknown id gets (another
+/// merchant's id included).
+async fn own_webhook(state: &AppState, caller: &Caller, id: i64) -> Result<(), ApiError> {
+    let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
+    match snapshot.entry::<WebhookRecord>(id) {
+        Some(_) => Ok(()),
+        None => Err(ApiError::NotFound {
+            detail: format!("webhookId: {id} is not a webhook of this merchant."),
+        }),
+    }
+}
+
+/// `GET /webhook/delivery`: headers `webhookId` (required), `status`
+/// (`pending`/`succeeded`/`failed`) and `limit` (1–1000, 100 by default); newest first.
+pub async fn deliveries(
+    req: HttpRequest,
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    let mut check = HeaderCheck::new(req.headers());
+    let id = check.parsed("webhookId", parse_id);
+    let status = check.parsed("status", |text| {
+        DeliveryStatus::parse(text).ok_or_else(|| "must be pending, succeeded or failed.".into())
+    });
+    let limit = check.parsed("limit", |text| match text.parse::<i64>() {
+        Ok(n) if (1..=MAX_LISTED).contains(&n) => Ok(n),
+        _ => Err(format!("must be a whole number from 1 to {MAX_LISTED}.")),
+    });
+    if id.is_none() {
+        check.missing("webhookId");
+    }
+    check.finish(&["webhookId", "status", "limit"])?;
+    let id = id.unwrap_or_default();
+    own_webhook(&state, &caller, id).await?;
+    let found = state
+        .services
+        .webhook_deliveries(
+            caller.merchant_id,
+            id,
+            status,
+            limit.unwrap_or(DEFAULT_LISTED),
+        )
+        .await?;
+    let listed: Vec<Value> = found
+        .iter()
+        .map(|d| delivery_json(caller.merchant_id, d))
+        .collect();
+    Ok(Reply::ok().field("deliveries", listed))
+}
+
+/// `POST /webhook/resend` with `{"webhookId": 5, "sequences": [42, 43]}`: the named finished
+/// deliveries (succeeded or failed) are queued again, due now. Pending ones are already queued
+/// and are left alone.
+pub async fn resend(
+    req: HttpRequest,
+    body: web::Bytes,
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    let document = batch::json_document(&req, &body)?;
+    let (id, seqs) = resend_body(document)?;
+    own_webhook(&state, &caller, id).await?;
+    let resent = state
+        .services
+        .resend_deliveries(caller.merchant_id, id, &seqs, now_millis())
+        .await?;
+    if resent.is_empty() {
+        return Err(ApiError::NotFound {
+            detail: "sequences: no finished delivery of this webhook has these sequence numbers \
+                     (pending ones are queued already)."
+                .into(),
+        });
+    }
+    Ok(Reply::ok().field("resent", resent))
+}
+
+fn resend_body(document: Value) -> Result<(i64, Vec<i64>), ApiError> {
+    let shape = || {
+        ApiError::bad_body(
+            "The body must be {\"webhookId\": <id>, \"sequences\": [<sequence>, ...]}.",
+        )
+    };
+    let Value::Object(top) = document else {
+        return Err(shape());
+    };
+    if let Some(other) = top.keys().find(|k| *k != "webhookId" && *k != "sequences") {
+        return Err(ApiError::bad_body(format!("{other}: unexpected field.")));
+    }
+    let id = top
+        .get("webhookId")
+        .and_then(Value::as_i64)
+        .filter(|id| *id > 0)
+        .ok_or_else(|| ApiError::bad_body("webhookId: must be a webhook's id."))?;
+    let Some(Value::Array(items)) = top.get("sequences") else {
+        return Err(shape());
+    };
+    if items.is_empty() || items.len() > MAX_RESEND {
+        return Err(ApiError::bad_body(format!(
+            "sequences: name from 1 to {MAX_RESEND} deliveries."
+        )));
+    }
+    let seqs = items
+        .iter()
+        .map(|v| v.as_i64().filter(|n| *n > 0))
+        .collect::<Option<Vec<i64>>>()
+        .ok_or_else(|| {
+            ApiError::bad_body("sequences: every item must be a positive whole number.")
+        })?;
+    Ok((id, seqs))
+}
+
+fn parse_id(text: &str) -> Result<i64, String> {
+    text.parse::<i64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| "must be a webhook's id (a positive whole number).".into())
+}
+
+fn delivery_json(merchant_id: i64, d: &Delivery) -> Value {
+    let attempts: Vec<Value> = d
+        .attempts
+        .iter()
+        .map(|a| {
+            json!({
+                "attempt": a.attempt,
+                "attemptDate": to_iso(a.attempted_at),
+                "statusCode": a.status_code,
+                "durationMs": a.duration_ms,
+                "response": a.response,
+                "error": a.error,
+            })
+        })
+        .collect();
+    json!({
+        "webhookId": d.webhook_id,
+        "sequence": d.seq,
+        "messageId": message_id(merchant_id, d.seq),
+        "eventType": d.event_type,
+        "status": d.status.as_str(),
+        "attemptCount": d.attempt_count,
+        "createDate": to_iso(d.created_at),
+        "nextAttemptDate": (d.status == DeliveryStatus::Pending).then(|| to_iso(d.next_attempt_at)),
+        "completeDate": d.completed_at.and_then(to_iso),
+        "attempts": attempts,
+    })
+}

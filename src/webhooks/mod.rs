@@ -1,0 +1,345 @@
+//! The webhook dispatcher: delivers each merchant's change events to its endpoints, signed
+//! (docs/events.md, "Webhooks").
+//!
+//! Every process runs one. Each poll it claims endpoints with work due (a lease in the
+//! database, taken with `FOR UPDATE SKIP LOCKED` on PostgreSQL, so replicas share the work and
+//! never take the same endpoint). For a claimed endpoint it turns new events of the log into
+//! deliveries, then sends the oldest pending one, records the attempt, and goes on to the next
+//! only after a success: deliveries to one endpoint are in order. A failure is retried with
+//! exponential backoff and jitter; when an endpoint has failed for `webhook_retry_for_secs`
+//! the delivery is given up and the endpoint turned off through its merchant's writer, which
+//! appends `webhook.disabled` with the reason.
+//!
+//! At least once: an attempt is recorded after it is sent, so a process killed in between
+//! sends it again once its lease runs out, with the same `webhook-id`.
+
+mod send;
+pub mod sign;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map};
+use tokio::sync::Semaphore;
+
+use crate::actors::registry::Merchants;
+use crate::config::Settings;
+use crate::db::webhooks::AttemptRecord;
+use crate::db::{Db, DbError};
+use crate::domain::batch::{Answered, BatchObject, WriteMode};
+use crate::domain::now_millis;
+use crate::domain::webhook::{
+    backoff_ms, message_id, Attempt, AttemptOutcome, Endpoint, WebhookRecord,
+};
+use crate::metrics::WebhookMetrics;
+
+/// Deliveries one claim sends at most before the endpoint goes back (fairness).
+const BUDGET: usize = 100;
+/// Events turned into deliveries at a time.
+const ENQUEUE_BATCH: i64 = 500;
+/// How often the queue's depth is counted for the metrics.
+const DEPTH_EVERY: Duration = Duration::from_secs(5);
+
+/// What the dispatcher needs of the settings.
+#[derive(Clone, Debug)]
+pub struct DispatcherConfig {
+    pub allow_private: bool,
+    pub timeout: Duration,
+    pub connect_timeout: Duration,
+    pub retry_base_ms: i64,
+    pub retry_for_ms: i64,
+    pub poll: Duration,
+    pub concurrency: usize,
+}
+
+impl DispatcherConfig {
+    pub fn from_settings(settings: &Settings) -> Self {
+        Self {
+            allow_private: settings.webhook_allow_private_addresses,
+            timeout: Duration::from_millis(settings.webhook_timeout_ms.max(1)),
+            connect_timeout: Duration::from_millis(settings.webhook_connect_timeout_ms.max(1)),
+            retry_base_ms: i64::try_from(settings.webhook_retry_base_ms.max(1)).unwrap_or(5_000),
+            retry_for_ms: i64::try_from(settings.webhook_retry_for_secs)
+                .unwrap_or(i64::MAX / 1000)
+                .saturating_mul(1000),
+            poll: Duration::from_millis(settings.webhook_poll_ms.max(10)),
+            concurrency: settings.webhook_concurrency,
+        }
+    }
+
+    /// How long a claim holds an endpoint: enough for an attempt and its bookkeeping, short
+    /// enough that a killed process's endpoints are taken over soon.
+    fn lease_ms(&self) -> i64 {
+        i64::try_from(self.timeout.as_millis().saturating_mul(3)).unwrap_or(i64::MAX / 4)
+    }
+}
+
+struct Dispatcher {
+    db: Db,
+    merchants: Merchants,
+    metrics: WebhookMetrics,
+    config: DispatcherConfig,
+    sender: send::Sender,
+    /// This process's name on the leases it takes.
+    owner: String,
+}
+
+/// Starts this process's dispatcher on the current arbiter (none when `concurrency` is 0).
+pub fn start(db: Db, merchants: Merchants, metrics: WebhookMetrics, config: DispatcherConfig) {
+    if config.concurrency == 0 {
+        return;
+    }
+    let sender = match send::Sender::new(
+        config.timeout,
+        config.connect_timeout,
+        config.allow_private,
+    ) {
+        Ok(sender) => sender,
+        Err(e) => {
+            tracing::error!(error = %e, "the webhook dispatcher's HTTP client could not be built; no webhooks are delivered");
+            return;
+        }
+    };
+    let dispatcher = Arc::new(Dispatcher {
+        db,
+        merchants,
+        metrics,
+        config,
+        sender,
+        owner: uuid::Uuid::new_v4().to_string(),
+    });
+    actix_rt::spawn(dispatcher.run());
+}
+
+impl Dispatcher {
+    async fn run(self: Arc<Self>) {
+        let slots = Arc::new(Semaphore::new(self.config.concurrency));
+        let mut tick = tokio::time::interval(self.config.poll);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut counted = Instant::now() - DEPTH_EVERY;
+        loop {
+            tick.tick().await;
+            if counted.elapsed() >= DEPTH_EVERY {
+                counted = Instant::now();
+                self.count_queue().await;
+            }
+            let free = slots.available_permits();
+            if free == 0 {
+                continue;
+            }
+            let now = now_millis();
+            let limit = i64::try_from(free).unwrap_or(1);
+            let claimed = self
+                .db
+                .claim_webhooks(&self.owner, now, now + self.config.lease_ms(), limit)
+                .await;
+            let endpoints = match claimed {
+                Ok(endpoints) => endpoints,
+                Err(e) => {
+                    tracing::warn!(error = %e, "claiming webhook endpoints failed");
+                    continue;
+                }
+            };
+            for endpoint in endpoints {
+                let Ok(permit) = slots.clone().try_acquire_owned() else {
+                    break;
+                };
+                let this = self.clone();
+                actix_rt::spawn(async move {
+                    let (merchant_id, webhook_id) = (endpoint.merchant_id, endpoint.id);
+                    if let Err(e) = this.drain(endpoint).await {
+                        tracing::warn!(merchant_id, webhook_id, error = %e, "webhook delivery interrupted; the lease will run out and it is taken up again");
+                    }
+                    drop(permit);
+                });
+            }
+        }
+    }
+
+    async fn count_queue(&self) {
+        match self.db.webhook_queue_depth().await {
+            Ok(depth) => {
+                self.metrics.queue_depth.set(depth.pending);
+                let waited = depth
+                    .oldest_created_at
+                    .map_or(0, |at| (now_millis() - at).max(0));
+                // Milliseconds to seconds for a gauge: precision beyond 2^53 ms is moot.
+                #[allow(clippy::cast_precision_loss)]
+                self.metrics.oldest_pending.set(waited as f64 / 1000.0);
+            }
+            Err(e) => tracing::debug!(error = %e, "counting the webhook queue failed"),
+        }
+    }
+
+    /// Delivers an endpoint's due deliveries in order until one fails, none is due, or the
+    /// budget is spent; then gives the endpoint back with when it next has work.
+    async fn drain(&self, mut endpoint: Endpoint) -> Result<(), DbError> {
+        for _ in 0..BUDGET {
+            let now = now_millis();
+            let mut next = self.db.next_delivery(&endpoint).await?;
+            if next.is_none() {
+                if !self
+                    .db
+                    .enqueue_deliveries(&mut endpoint, &self.owner, now, ENQUEUE_BATCH)
+                    .await?
+                {
+                    return Ok(()); // the lease ran out; whoever has it now goes on
+                }
+                next = self.db.next_delivery(&endpoint).await?;
+            }
+            let Some((seq, attempts, first_attempt_at, due)) = next else {
+                return self.db.release_webhook(&endpoint, &self.owner, now).await;
+            };
+            if due > now {
+                return self.db.release_webhook(&endpoint, &self.owner, due).await;
+            }
+            match self
+                .deliver(&endpoint, seq, attempts + 1, first_attempt_at)
+                .await?
+            {
+                Some(AttemptOutcome::Succeeded) => continue,
+                Some(AttemptOutcome::RetryAt(at)) => {
+                    return self.db.release_webhook(&endpoint, &self.owner, at).await
+                }
+                Some(AttemptOutcome::GaveUp) | None => return Ok(()),
+            }
+        }
+        self.db
+            .release_webhook(&endpoint, &self.owner, now_millis())
+            .await
+    }
+
+    /// One attempt at one delivery, recorded. `None` when the lease was lost (nothing was
+    /// recorded; the next holder sends it again).
+    async fn deliver(
+        &self,
+        endpoint: &Endpoint,
+        seq: i64,
+        attempt_no: i64,
+        first_attempt_at: Option<i64>,
+    ) -> Result<Option<AttemptOutcome>, DbError> {
+        let now = now_millis();
+        let Some(event) = self.db.event(endpoint.merchant_id, seq).await? else {
+            // Pruned by retention before it could be delivered (the endpoint was off longer
+            // than the log keeps events): nothing left to send.
+            let attempt = Attempt {
+                attempt: attempt_no,
+                attempted_at: now,
+                status_code: None,
+                duration_ms: 0,
+                response: None,
+                error: Some("the event is no longer in the log (past event_retention_days)".into()),
+            };
+            return self
+                .record(endpoint, seq, &attempt, AttemptOutcome::GaveUp)
+                .await;
+        };
+        let id = message_id(endpoint.merchant_id, seq);
+        let message = send::Message {
+            url: &endpoint.url,
+            secrets: &endpoint.secrets,
+            id: &id,
+            body: event.payload(),
+        };
+        let attempt = self.sender.send(message, attempt_no, now).await;
+        // Milliseconds to seconds for a histogram.
+        #[allow(clippy::cast_precision_loss)]
+        self.metrics
+            .attempt_duration
+            .observe(attempt.duration_ms as f64 / 1000.0);
+        let succeeded = attempt.status_code.is_some_and(|s| (200..300).contains(&s));
+        let outcome = if succeeded {
+            #[allow(clippy::cast_precision_loss)]
+            self.metrics
+                .latency
+                .observe((now_millis() - event.occurred_at).max(0) as f64 / 1000.0);
+            AttemptOutcome::Succeeded
+        } else if now - first_attempt_at.unwrap_or(now) >= self.config.retry_for_ms {
+            self.give_up(endpoint, &attempt).await
+        } else {
+            let wait = backoff_ms(attempt_no, self.config.retry_base_ms, rand_unit());
+            AttemptOutcome::RetryAt(now + wait)
+        };
+        self.record(endpoint, seq, &attempt, outcome).await
+    }
+
+    async fn record(
+        &self,
+        endpoint: &Endpoint,
+        seq: i64,
+        attempt: &Attempt,
+        outcome: AttemptOutcome,
+    ) -> Result<Option<AttemptOutcome>, DbError> {
+        let record = AttemptRecord {
+            endpoint,
+            seq,
+            attempt,
+            outcome,
+        };
+        let lease_until = now_millis() + self.config.lease_ms();
+        if !self
+            .db
+            .record_attempt(record, &self.owner, lease_until)
+            .await?
+        {
+            return Ok(None);
+        }
+        let result = match outcome {
+            AttemptOutcome::Succeeded => "succeeded",
+            AttemptOutcome::RetryAt(_) => "retrying",
+            AttemptOutcome::GaveUp => "gave_up",
+        };
+        self.metrics.deliveries.with_label_values(&[result]).inc();
+        Ok(Some(outcome))
+    }
+
+    /// Turns the endpoint off through its merchant's writer (so reads and the log see it, with
+    /// `webhook.disabled` and the reason). If that write fails, the delivery is retried later
+    /// instead, and giving up is tried again then.
+    async fn give_up(&self, endpoint: &Endpoint, last: &Attempt) -> AttemptOutcome {
+        let hours = self.config.retry_for_ms as f64 / 3_600_000.0;
+        let last_said = match (last.status_code, &last.error) {
+            (Some(status), _) => format!("HTTP {status}"),
+            (None, Some(error)) => error.clone(),
+            (None, None) => "no answer".into(),
+        };
+        let reason = format!(
+            "Deliveries failed for {hours:.1} hours and were given up; the last attempt: {last_said}. Fix the receiver, then set active to true (failed deliveries can be resent)."
+        );
+        let mut fields = Map::new();
+        fields.insert("id".into(), json!(endpoint.id));
+        let mut object = BatchObject::new("dispatcher".into(), Ok(fields));
+        object.disabled_because = Some(reason);
+        let written = self
+            .merchants
+            .write::<WebhookRecord>(
+                endpoint.merchant_id,
+                WriteMode::UpdateOnly,
+                vec![object],
+                0,
+                None,
+            )
+            .await;
+        match written {
+            Ok(Answered::Fresh(outcomes)) if outcomes.iter().all(|o| o.result.is_ok()) => {
+                tracing::warn!(
+                    merchant_id = endpoint.merchant_id,
+                    webhook_id = endpoint.id,
+                    "webhook endpoint turned off after failing for the retry window"
+                );
+                AttemptOutcome::GaveUp
+            }
+            Ok(_) => AttemptOutcome::GaveUp, // deleted meanwhile: nothing to turn off
+            Err(e) => {
+                tracing::warn!(merchant_id = endpoint.merchant_id, webhook_id = endpoint.id, error = %e, "turning a failing webhook endpoint off failed; retrying later");
+                AttemptOutcome::RetryAt(now_millis() + self.config.retry_base_ms)
+            }
+        }
+    }
+}
+
+/// A number in `0..1` for jitter (not for secrets).
+fn rand_unit() -> f64 {
+    let bytes = crate::crypto::random_bytes::<4>();
+    f64::from(u32::from_le_bytes(bytes)) / f64::from(u32::MAX)
+}
