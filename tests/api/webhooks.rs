@@ -19,6 +19,8 @@ use crate::{backend_tests, backend_tests_with, db_tests};
 /// One request the receiver got.
 #[derive(Clone, Debug)]
 struct Received {
+    /// The path and query it was sent to.
+    endpoint: String,
     headers: reqwest::header::HeaderMap,
     body: Vec<u8>,
     /// What the receiver answered.
@@ -67,6 +69,7 @@ async fn receive(req: HttpRequest, body: web::Bytes, shared: web::Data<Shared>) 
     let failing = shared.failing.load(Ordering::SeqCst);
     let status = if failing { 500 } else { 204 };
     shared.got.lock().unwrap().push(Received {
+        endpoint: req.uri().to_string(),
         headers,
         body: body.to_vec(),
         status,
@@ -441,12 +444,7 @@ db_tests! {
 }
 
 async fn sigkill_mid_delivery(db: &TestDb) {
-    let settings = [
-        ("MERCHANTD_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", "true"),
-        ("MERCHANTD_WEBHOOK_POLL_MS", "50"),
-        ("MERCHANTD_WEBHOOK_TIMEOUT_MS", "1000"),
-        ("MERCHANTD_WEBHOOK_RETRY_BASE_MS", "100"),
-    ];
+    let settings = PROCESS_SETTINGS;
     let receiver = Receiver::start().await;
     receiver.shared.delay_ms.store(15, Ordering::SeqCst);
     let served = serve_with(db, "info", &settings);
@@ -545,4 +543,113 @@ async fn sigkill_mid_delivery(db: &TestDb) {
         expected.len(),
         got.len() - expected.len()
     );
+}
+
+/// The webhook settings of the process tests: loopback receivers, quick polls and retries.
+const PROCESS_SETTINGS: [(&str, &str); 4] = [
+    ("MERCHANTD_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", "true"),
+    ("MERCHANTD_WEBHOOK_POLL_MS", "50"),
+    ("MERCHANTD_WEBHOOK_TIMEOUT_MS", "1000"),
+    ("MERCHANTD_WEBHOOK_RETRY_BASE_MS", "100"),
+];
+
+async fn succeeded_on(client: &reqwest::Client, served: &crate::process::Served) -> f64 {
+    let text = client
+        .get(served.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    crate::helpers::metric_value(&text, "webhook_deliveries_total", "result=\"succeeded\"")
+}
+
+// Two replicas on one PostgreSQL share the endpoints (leases claimed with SKIP LOCKED) and never
+// send an attempt twice: every event reaches every endpoint exactly once, in order, and the
+// replicas' success counts add up to exactly the deliveries made.
+#[actix_rt::test]
+async fn two_replicas_share_the_endpoints_and_send_each_event_once() {
+    let Some(db) = TestDb::new(crate::helpers::Backend::Postgres).await else {
+        return;
+    };
+    let receiver = Receiver::start().await;
+    let a = serve_with(&db, "info", &PROCESS_SETTINGS);
+    let b = serve_with(&db, "info", &PROCESS_SETTINGS);
+    let (token, _) = crate::crash::token_for_demo_owner(&db).await;
+    let client = reqwest::Client::new();
+    let post = |on: &crate::process::Served, path: &str, body: Value| {
+        client
+            .post(on.url(path))
+            .bearer_auth(&token)
+            .header("x-accept-version", "2.0")
+            .json(&body)
+            .send()
+    };
+    let endpoints = 4;
+    for e in 0..endpoints {
+        let url = format!("{}&endpoint={e}", receiver.url);
+        let res = post(
+            &a,
+            "/webhook",
+            json!({"webhooks": {"w": {"url": url, "events": ["category"]}}}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(res.status(), StatusCode::CREATED);
+    }
+    for i in 0..150 {
+        let on = if i % 2 == 0 { &a } else { &b };
+        let res = post(
+            on,
+            "/category",
+            json!({"categories": {"c": {"title": format!("replicated-{i}")}}}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(res.status(), StatusCode::CREATED);
+    }
+    let total = 150 * endpoints;
+    wait_for(Duration::from_secs(60), "every delivery", || {
+        receiver.got().len() >= total
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let got = receiver.got();
+    assert_eq!(got.len(), total, "no attempt sent twice");
+    let mut per_endpoint: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    let sql = crate::helpers::raw_pool(&db.url).await;
+    let (merchant,): (i64,) =
+        sqlx::query_as("SELECT merchant_id FROM employees WHERE email = 'owner@demo.test'")
+            .fetch_one(&sql)
+            .await
+            .unwrap();
+    let expected: Vec<i64> = logged(&sql, merchant, "category.")
+        .await
+        .iter()
+        .map(|e| e.0)
+        .collect();
+    for received in &got {
+        per_endpoint
+            .entry(received.endpoint.clone())
+            .or_default()
+            .push(received.seq());
+    }
+    assert_eq!(per_endpoint.len(), endpoints);
+    for (endpoint, seqs) in &per_endpoint {
+        assert_eq!(
+            seqs, &expected,
+            "endpoint {endpoint}: each event once, in order"
+        );
+    }
+    let (on_a, on_b) = (
+        succeeded_on(&client, &a).await,
+        succeeded_on(&client, &b).await,
+    );
+    assert_eq!(
+        on_a + on_b,
+        total as f64,
+        "the replicas' attempts add up to the deliveries"
+    );
+    eprintln!("two replicas: {on_a} deliveries from a, {on_b} from b");
 }
