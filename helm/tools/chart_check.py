@@ -200,6 +200,9 @@ CRD_SCHEMAS = {
 # dashboard take from Prometheus itself and kube-state-metrics. merchant_cached_records and
 # db_commits_total arrive with the scale-out work; the dashboard shows them when they exist.
 KNOWN_METRICS = {
+    "webhook_deliveries_total", "webhook_delivery_latency_seconds",
+    "webhook_attempt_duration_seconds", "webhook_queue_depth", "webhook_oldest_pending_seconds",
+    "events_appended_total", "event_stream_clients",
     "http_requests_total", "http_request_duration_seconds", "merchant_actors_active",
     "merchant_actor_activations_total", "actor_mailbox_wait_seconds", "merchant_write_batch_size",
     "cache_requests_total", "oauth_tokens_issued_total", "oauth_token_errors_total",
