@@ -130,3 +130,71 @@ backend_tests! {
         assert!(String::from_utf8_lossy(&out.stderr).contains("--scope"));
     }
 }
+
+/// Reads a child's stderr to its end on a thread of its own, handing over the authorize URL
+/// when it comes (the pipe stays open: the child may write more).
+fn authorize_url(stderr: std::process::ChildStderr) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let (Some(at), true) = (line.find("http"), line.contains("/oauth/authorize?")) {
+                let _ = tx.send(line[at..].trim().to_owned());
+            }
+        }
+    });
+    rx
+}
+
+backend_tests! {
+    // Issue 13, acceptance 2: `merchantd login` against a running server, the test playing the
+    // browser with the forms the browser test posts; the demo application's loopback redirect
+    // matches the port the command listens on (RFC 8252 §7.3).
+    async fn login_completes_the_loopback_flow_and_prints_a_working_token(app) {
+        let mut child = Command::new(binary())
+            .args(["login", "--server", &app.address, "--no-browser", "--scope", "read write", "--wait-secs", "60"])
+            .env("MERCHANTD_LOGIN_CLIENT_SECRET", "demo-pos-secret")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("merchantd login");
+        let stderr = child.stderr.take().unwrap();
+        let urls = authorize_url(stderr);
+        let url = tokio::task::spawn_blocking(move || urls.recv_timeout(std::time::Duration::from_secs(30)))
+            .await.unwrap().expect("merchantd login prints the URL");
+        let parsed = url::Url::parse(&url).unwrap();
+        let params: std::collections::HashMap<String, String> = parsed.query_pairs().into_owned().collect();
+        assert_eq!(params["client_id"], "demo-pos");
+        assert_eq!(params["code_challenge_method"], "S256");
+        assert!(params["redirect_uri"].starts_with("http://127.0.0.1:") && params["redirect_uri"].ends_with("/callback"));
+        assert_ne!(params["redirect_uri"], "http://127.0.0.1:8976/callback", "a port of its own");
+        let request = Authorize {
+            redirect_uri: params["redirect_uri"].clone(),
+            scope: params["scope"].clone(),
+            state: Some(params["state"].clone()),
+            code_challenge: Some(params["code_challenge"].clone()),
+            ..Authorize::demo(None)
+        };
+        let answer = Browser::new(&app).authorize(&request, "approve").await;
+        assert_eq!(answer.status, StatusCode::FOUND, "{}", answer.body);
+        let back = answer.location.unwrap();
+        assert!(back.starts_with(&params["redirect_uri"]), "{back}");
+        // The browser follows the redirect to the command's listener.
+        let page = reqwest::get(&back).await.unwrap();
+        assert_eq!(page.status(), StatusCode::OK);
+        assert!(page.text().await.unwrap().contains("Signed in"));
+        let out = tokio::task::spawn_blocking(move || child.wait_with_output()).await.unwrap().unwrap();
+        assert!(out.status.success());
+        let token: Value = serde_json::from_slice(&out.stdout).expect("the token response on stdout");
+        assert_eq!(token["token_type"], "Bearer");
+        assert_eq!(token["scope"], "read write");
+        let access = token["access_token"].as_str().unwrap();
+        let res = app.api(Method::POST, "/category", access)
+            .json(&json!({"categories": {"k": {"title": "From merchantd login"}}}))
+            .send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::CREATED);
+    }
+}

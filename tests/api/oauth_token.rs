@@ -92,11 +92,12 @@ backend_tests! {
         assert_protected_page(&page);
     }
 
-    async fn a_redirect_uri_not_exactly_registered_is_a_400_page_and_no_redirect(app) {
+    async fn a_redirect_uri_not_registered_is_a_400_page_and_no_redirect(app) {
         for uri in [
             "http://127.0.0.1:8976/callback/",
             "http://127.0.0.1:8976/callback?next=1",
-            "http://127.0.0.1:8977/callback",
+            "http://127.0.0.2:8976/callback",
+            "http://localhost:8976/callback",
             "http://127.0.0.1:8977/cb", // second-till's, not demo-pos's
         ] {
             let page = Browser::new(&app).open(&demo_query(&[("redirect_uri", uri)])).await;
@@ -104,6 +105,17 @@ backend_tests! {
             assert_eq!(refused, (StatusCode::BAD_REQUEST, None), "{uri}");
             assert!(page.body.contains("redirect_uri_mismatch"), "{uri}: {}", page.body);
         }
+    }
+
+    // RFC 8252 §7.3: a native app's loopback redirect matches on any port (merchantd login
+    // listens on whatever port it gets), and the code goes back to that port.
+    async fn a_loopback_redirect_matches_on_any_port(app) {
+        let uri = "http://127.0.0.1:51234/callback";
+        let page = Browser::new(&app).open(&demo_query(&[("redirect_uri", uri)])).await;
+        assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+        let answer = Browser::new(&app).open(&demo_query(&[("redirect_uri", uri), ("response_type", "token")])).await;
+        assert_eq!(answer.status, StatusCode::FOUND);
+        assert!(answer.location.as_deref().unwrap().starts_with(uri), "{:?}", answer.location);
     }
 
     async fn response_type_token_redirects_with_unsupported_response_type_and_the_state(app) {

@@ -156,12 +156,16 @@ async fn validate(state: &AppState, p: &BTreeMap<String, String>) -> Result<Requ
     let get = |k: &str| p.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let app = registered_client(state, get("client_id")).await?;
     let redirect_uri = get("redirect_uri")
-        .filter(|uri| app.redirect_uris.iter().any(|r| r == uri))
+        .filter(|uri| {
+            app.redirect_uris
+                .iter()
+                .any(|r| crate::domain::redirect_uri::matches(r, uri))
+        })
         .ok_or_else(|| {
             Refusal::Page(
                 StatusCode::BAD_REQUEST,
                 "redirect_uri_mismatch",
-                "The redirect_uri is not exactly one of the URIs registered for this application."
+                "The redirect_uri is not one of the URIs registered for this application (a loopback IP address may differ only in its port)."
                     .into(),
             )
         })?

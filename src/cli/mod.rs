@@ -1,5 +1,7 @@
 //! The command line (DESIGN §2).
 
+mod login;
+
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -56,6 +58,27 @@ pub enum Command {
     Token {
         #[command(subcommand)]
         command: TokenCommand,
+    },
+    /// Sign in through a browser and print a token (the OAuth loopback flow of RFC 8252).
+    Login {
+        /// Where the server is.
+        #[arg(long, default_value = "http://127.0.0.1:8080")]
+        server: String,
+        /// The application to sign in to (the demo tenant's registers a loopback redirect).
+        #[arg(long, default_value = "demo-pos")]
+        client_id: String,
+        /// Its client secret, for a confidential client (better from the environment).
+        #[arg(long, env = "MERCHANTD_LOGIN_CLIENT_SECRET", hide_env_values = true)]
+        client_secret: Option<String>,
+        /// The scope to ask for.
+        #[arg(long, default_value = "read write")]
+        scope: String,
+        /// Only print the address to open; do not try to start a browser.
+        #[arg(long)]
+        no_browser: bool,
+        /// How long to wait for the browser, in seconds.
+        #[arg(long, default_value_t = 300)]
+        wait_secs: u64,
     },
     /// Print the API's OpenAPI 3.1 document (what `/openapi.json` serves), or write it to a file.
     Openapi {
@@ -148,7 +171,7 @@ impl Cli {
             Command::Token {
                 command: TokenCommand::Issue { db, .. },
             } => db,
-            Command::Openapi { .. } => return Ok(settings),
+            Command::Openapi { .. } | Command::Login { .. } => return Ok(settings),
         };
         if let Some(url) = &db.database_url {
             settings.database_url = url.clone();
@@ -158,14 +181,11 @@ impl Cli {
 
     /// Runs the command; the result is the process's exit status.
     pub async fn run(self) -> anyhow::Result<()> {
-        // The document depends on the code only: no settings, no database.
-        if let Command::Openapi { out } = &self.command {
-            let text = crate::http::openapi::pretty();
-            match out {
-                Some(path) => std::fs::write(path, text)?,
-                None => print!("{text}"),
-            }
-            return Ok(());
+        if matches!(
+            self.command,
+            Command::Login { .. } | Command::Openapi { .. }
+        ) {
+            return without_settings(self.command).await;
         }
         let settings = self.settings()?;
         telemetry::init(&settings);
@@ -253,9 +273,44 @@ impl Cli {
                 println!("{}", serde_json::to_string_pretty(&issued?)?);
                 Ok(())
             }
-            Command::Openapi { .. } => Ok(()),
+            Command::Openapi { .. } | Command::Login { .. } => Ok(()),
         }
     }
+}
+
+/// The commands that need no settings and no database: `openapi` (the document depends on the
+/// code only) and `login` (a client of a server, not one; nothing logged).
+async fn without_settings(command: Command) -> anyhow::Result<()> {
+    if let Command::Openapi { out } = &command {
+        let text = crate::http::openapi::pretty();
+        match out {
+            Some(path) => std::fs::write(path, text)?,
+            None => print!("{text}"),
+        }
+        return Ok(());
+    }
+    let Command::Login {
+        server,
+        client_id,
+        client_secret,
+        scope,
+        no_browser,
+        wait_secs,
+    } = command
+    else {
+        return Ok(());
+    };
+    let answer = login::run(login::Login {
+        server,
+        client_id,
+        client_secret,
+        scope,
+        open_browser: !no_browser,
+        wait: std::time::Duration::from_secs(wait_secs),
+    })
+    .await?;
+    println!("{}", serde_json::to_string_pretty(&answer)?);
+    Ok(())
 }
 
 /// What `merchantd token issue` was asked for.
