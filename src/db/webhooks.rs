@@ -156,11 +156,19 @@ pub struct QueueDepth {
 }
 
 /// An attempt as the dispatcher records it.
-pub struct AttemptRecord<'a> {
-    pub endpoint: &'a Endpoint,
+pub struct AttemptRecord {
     pub seq: i64,
-    pub attempt: &'a Attempt,
+    pub attempt: Attempt,
     pub outcome: AttemptOutcome,
+}
+
+/// A pending delivery: its event, the attempts so far, the first one's time, when it is due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pending {
+    pub seq: i64,
+    pub attempts: i64,
+    pub first_attempt_at: Option<i64>,
+    pub due: i64,
 }
 
 /// Endpoints with work due: on, not leased, due, and with events past the cursor or pending
@@ -279,46 +287,53 @@ impl Db {
         Ok(true)
     }
 
-    /// The endpoint's oldest pending delivery: (sequence, attempts so far, first attempt, when
-    /// the next is due).
-    pub async fn next_delivery(
+    /// The endpoint's oldest pending deliveries, in sequence order, at most `limit`.
+    pub async fn pending_deliveries(
         &self,
         endpoint: &Endpoint,
-    ) -> Result<Option<(i64, i64, Option<i64>, i64)>, DbError> {
-        Ok(sqlx::query_as(
+        limit: i64,
+    ) -> Result<Vec<Pending>, DbError> {
+        let rows: Vec<(i64, i64, Option<i64>, i64)> = sqlx::query_as(
             "SELECT seq, attempts, first_attempt_at, next_attempt_at FROM webhook_deliveries \
              WHERE merchant_id = $1 AND webhook_id = $2 AND status = 'pending' \
-             ORDER BY seq LIMIT 1",
+             ORDER BY seq LIMIT $3",
         )
         .bind(endpoint.merchant_id)
         .bind(endpoint.id)
-        .fetch_optional(self.pool())
-        .await?)
-    }
-
-    /// One event of a merchant's log.
-    pub async fn event(&self, merchant_id: i64, seq: i64) -> Result<Option<Event>, DbError> {
-        Ok(self
-            .events_after(merchant_id, seq - 1, 1)
-            .await?
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
             .into_iter()
-            .find(|e| e.seq == seq))
+            .map(|(seq, attempts, first_attempt_at, due)| Pending {
+                seq,
+                attempts,
+                first_attempt_at,
+                due,
+            })
+            .collect())
     }
 
-    /// Records an attempt and what it leaves the delivery as, and renews the lease. False
-    /// (nothing recorded) when the lease was lost.
-    pub async fn record_attempt(
+    /// A merchant's events with sequences in `from..=to`, oldest first.
+    pub async fn events_between(
         &self,
-        record: AttemptRecord<'_>,
+        merchant_id: i64,
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<Event>, DbError> {
+        let limit = (to - from + 1).max(0);
+        self.events_after(merchant_id, from - 1, limit).await
+    }
+
+    /// Records attempts at one endpoint and what they leave their deliveries as, in one
+    /// transaction, and renews the lease. False (nothing recorded) when the lease was lost.
+    pub async fn record_attempts(
+        &self,
+        endpoint: &Endpoint,
+        attempts: &[AttemptRecord],
         owner: &str,
         lease_until: i64,
     ) -> Result<bool, DbError> {
-        let AttemptRecord {
-            endpoint,
-            seq,
-            attempt,
-            outcome,
-        } = record;
         let mut tx = self.begin().await?;
         let renewed = sqlx::query(
             "UPDATE webhooks SET lease_until = $1 \
@@ -334,31 +349,9 @@ impl Db {
             tx.rollback().await?;
             return Ok(false);
         }
-        insert_attempt(tx.conn()?, endpoint, seq, attempt).await?;
-        let (status, next, completed) = match outcome {
-            AttemptOutcome::Succeeded => (
-                "succeeded",
-                attempt.attempted_at,
-                Some(attempt.attempted_at),
-            ),
-            AttemptOutcome::RetryAt(at) => ("pending", at, None),
-            AttemptOutcome::GaveUp => ("failed", attempt.attempted_at, Some(attempt.attempted_at)),
-        };
-        sqlx::query(
-            "UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, \
-               completed_at = $4, first_attempt_at = COALESCE(first_attempt_at, $5) \
-             WHERE merchant_id = $6 AND webhook_id = $7 AND seq = $8",
-        )
-        .bind(status)
-        .bind(attempt.attempt)
-        .bind(next)
-        .bind(completed)
-        .bind(attempt.attempted_at)
-        .bind(endpoint.merchant_id)
-        .bind(endpoint.id)
-        .bind(seq)
-        .execute(tx.conn()?)
-        .await?;
+        for record in attempts {
+            record_one(tx.conn()?, endpoint, record).await?;
+        }
         tx.commit().await?;
         Ok(true)
     }
@@ -506,12 +499,17 @@ impl Db {
     }
 }
 
-async fn insert_attempt(
+async fn record_one(
     conn: &mut AnyConnection,
     endpoint: &Endpoint,
-    seq: i64,
-    attempt: &Attempt,
+    record: &AttemptRecord,
 ) -> Result<(), DbError> {
+    let AttemptRecord {
+        seq,
+        attempt,
+        outcome,
+    } = record;
+    let seq = *seq;
     sqlx::query(
         "INSERT INTO webhook_attempts (merchant_id, webhook_id, seq, attempt, attempted_at, \
            status_code, duration_ms, response, error) \
@@ -526,6 +524,30 @@ async fn insert_attempt(
     .bind(attempt.duration_ms)
     .bind(attempt.response.as_deref())
     .bind(attempt.error.as_deref())
+    .execute(&mut *conn)
+    .await?;
+    let (status, next, completed) = match *outcome {
+        AttemptOutcome::Succeeded => (
+            "succeeded",
+            attempt.attempted_at,
+            Some(attempt.attempted_at),
+        ),
+        AttemptOutcome::RetryAt(at) => ("pending", at, None),
+        AttemptOutcome::GaveUp => ("failed", attempt.attempted_at, Some(attempt.attempted_at)),
+    };
+    sqlx::query(
+        "UPDATE webhook_deliveries SET status = $1, attempts = $2, next_attempt_at = $3, \
+           completed_at = $4, first_attempt_at = COALESCE(first_attempt_at, $5) \
+         WHERE merchant_id = $6 AND webhook_id = $7 AND seq = $8",
+    )
+    .bind(status)
+    .bind(attempt.attempt)
+    .bind(next)
+    .bind(completed)
+    .bind(attempt.attempted_at)
+    .bind(endpoint.merchant_id)
+    .bind(endpoint.id)
+    .bind(seq)
     .execute(&mut *conn)
     .await?;
     Ok(())
