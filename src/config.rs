@@ -85,7 +85,8 @@ pub struct Settings {
     pub webhook_retry_base_ms: u64,
     /// How long deliveries to a failing endpoint are retried before it is turned off.
     pub webhook_retry_for_secs: u64,
-    /// How often the dispatcher looks for endpoints with work.
+    /// How often the dispatcher looks for endpoints with work, besides being woken by this
+    /// process's commits (retries falling due, other replicas' writes).
     pub webhook_poll_ms: u64,
     /// Endpoints one process delivers to at once (deliveries to one endpoint are in order,
     /// one at a time); 0 turns this process's dispatcher off.

@@ -93,6 +93,8 @@ struct Inner {
     /// SQLite's one writer (group commit); PostgreSQL writes use pool transactions.
     writer: Option<Arc<Writer>>,
     ids: ids::IdBlocks,
+    /// Told when a transaction that appended events commits (the webhook dispatcher wakes).
+    events_committed: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for Db {
@@ -180,12 +182,20 @@ impl Db {
                 metrics,
                 writer,
                 ids: ids::IdBlocks::default(),
+                events_committed: tokio::sync::Notify::new(),
             }),
         })
     }
 
     pub fn backend(&self) -> Backend {
         self.inner.backend
+    }
+
+    /// Resolves when this process next commits a transaction that appended events (or at
+    /// once if one committed since the last wait): how the webhook dispatcher hears of work
+    /// without polling fast. Other processes' commits reach it by its poll.
+    pub async fn events_committed(&self) {
+        self.inner.events_committed.notified().await;
     }
 
     /// True when other processes may write to the same database (PostgreSQL): writes then

@@ -18,6 +18,8 @@ pub struct Tx {
     announcements: Vec<Announcement>,
     /// Writes noted by operations that only sometimes write (see [`Tx::note_write`]).
     writes: u64,
+    /// Whether it appended change events (the dispatcher is told when it commits).
+    pub(super) appended: bool,
 }
 
 enum Inner {
@@ -35,6 +37,7 @@ impl Tx {
             started: Instant::now(),
             announcements: Vec::new(),
             writes: 0,
+            appended: false,
         }
     }
 
@@ -45,6 +48,7 @@ impl Tx {
             started: Instant::now(),
             announcements: Vec::new(),
             writes: 0,
+            appended: false,
         }
     }
 
@@ -72,6 +76,7 @@ impl Tx {
             db,
             started,
             announcements,
+            appended,
             ..
         } = self;
         match inner {
@@ -92,6 +97,9 @@ impl Tx {
             }
         }
         db.observe("transaction", started);
+        if appended {
+            db.inner.events_committed.notify_one();
+        }
         Ok(())
     }
 

@@ -46,6 +46,8 @@ const RECORD_EVERY: usize = 32;
 const RECORD_WITHIN: Duration = Duration::from_millis(100);
 /// Events turned into deliveries at a time.
 const ENQUEUE_BATCH: i64 = 500;
+/// The shortest time between two polls when commits wake the dispatcher.
+const MIN_WAKE: Duration = Duration::from_millis(10);
 /// How often the queue's depth is counted for the metrics.
 const DEPTH_EVERY: Duration = Duration::from_secs(5);
 
@@ -146,8 +148,19 @@ impl Dispatcher {
         let mut tick = tokio::time::interval(self.config.poll);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut counted = Instant::now() - DEPTH_EVERY;
+        let mut polled = Instant::now();
         loop {
-            tick.tick().await;
+            tokio::select! {
+                _ = tick.tick() => {}
+                () = self.db.events_committed() => {
+                    // Woken by a commit: at most one poll per MIN_WAKE, however many commits.
+                    let since = polled.elapsed();
+                    if since < MIN_WAKE {
+                        tokio::time::sleep(MIN_WAKE - since).await;
+                    }
+                }
+            }
+            polled = Instant::now();
             if counted.elapsed() >= DEPTH_EVERY {
                 counted = Instant::now();
                 self.count_queue().await;
