@@ -25,7 +25,8 @@ CREATE TABLE webhooks (
     UNIQUE (id)
 );
 
--- One event for one endpoint. `status`: pending, succeeded or failed (gave up).
+-- One event for one endpoint, once attempted. `status`: pending (waiting for a retry or
+-- resent), succeeded, or failed (given up).
 CREATE TABLE webhook_deliveries (
     merchant_id      BIGINT NOT NULL,
     webhook_id       BIGINT NOT NULL,
@@ -41,7 +42,12 @@ CREATE TABLE webhook_deliveries (
     FOREIGN KEY (merchant_id, webhook_id) REFERENCES webhooks (merchant_id, id)
 );
 
-CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (status, created_at);
+-- A delivery has a row once attempted; the log after `cursor_seq` is what has not been tried.
+-- The dispatcher finds an endpoint's retries through the partial index (however long its
+-- history), and pruning finds finished rows by age.
+CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (merchant_id, webhook_id, seq)
+    WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_done ON webhook_deliveries (completed_at);
 
 CREATE TABLE webhook_attempts (
     merchant_id  BIGINT NOT NULL,

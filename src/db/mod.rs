@@ -93,8 +93,8 @@ struct Inner {
     /// SQLite's one writer (group commit); PostgreSQL writes use pool transactions.
     writer: Option<Arc<Writer>>,
     ids: ids::IdBlocks,
-    /// Told when a transaction that appended events commits (the webhook dispatcher wakes).
-    events_committed: tokio::sync::Notify,
+    /// Counts this process's commits that appended events (the webhook dispatcher wakes).
+    events_committed: tokio::sync::watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Db {
@@ -182,7 +182,7 @@ impl Db {
                 metrics,
                 writer,
                 ids: ids::IdBlocks::default(),
-                events_committed: tokio::sync::Notify::new(),
+                events_committed: tokio::sync::watch::Sender::new(0),
             }),
         })
     }
@@ -191,11 +191,17 @@ impl Db {
         self.inner.backend
     }
 
-    /// Resolves when this process next commits a transaction that appended events (or at
-    /// once if one committed since the last wait): how the webhook dispatcher hears of work
-    /// without polling fast. Other processes' commits reach it by its poll.
-    pub async fn events_committed(&self) {
-        self.inner.events_committed.notified().await;
+    /// Changes whenever this process commits a transaction that appended events: how the
+    /// webhook dispatcher hears of work without polling fast. Other processes' commits reach
+    /// it by its poll.
+    pub fn commits(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.events_committed.subscribe()
+    }
+
+    pub(crate) fn note_events_committed(&self) {
+        self.inner
+            .events_committed
+            .send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// True when other processes may write to the same database (PostgreSQL): writes then

@@ -98,7 +98,7 @@ impl Tx {
         }
         db.observe("transaction", started);
         if appended {
-            db.inner.events_committed.notify_one();
+            db.note_events_committed();
         }
         Ok(())
     }

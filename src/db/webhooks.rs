@@ -158,6 +158,9 @@ pub struct QueueDepth {
 /// An attempt as the dispatcher records it.
 pub struct AttemptRecord {
     pub seq: i64,
+    pub event_type: String,
+    /// Its event came straight from the log: the delivery has no row yet.
+    pub fresh: bool,
     pub attempt: Attempt,
     pub outcome: AttemptOutcome,
 }
@@ -228,63 +231,24 @@ impl Db {
             .map_err(DbError::from)
     }
 
-    /// Turns the events after the endpoint's cursor (up to `limit`) into deliveries for those
-    /// its filter passes, and moves the cursor past all of them. False when the lease was lost.
-    pub async fn enqueue_deliveries(
+    /// An endpoint as it is now, if it is on and not deleted (the dispatcher reloads it when
+    /// the log says it changed).
+    pub async fn webhook_endpoint(
         &self,
-        endpoint: &mut Endpoint,
-        owner: &str,
+        merchant_id: i64,
+        id: i64,
         now: i64,
-        limit: i64,
-    ) -> Result<bool, DbError> {
-        let events: Vec<(i64, String)> = sqlx::query_as(
-            "SELECT seq, event_type FROM events WHERE merchant_id = $1 AND seq > $2 \
-             ORDER BY seq LIMIT $3",
+    ) -> Result<Option<Endpoint>, DbError> {
+        let row = sqlx::query(
+            "SELECT merchant_id, id, url, events, secret, previous_secret, previous_secret_until, \
+               cursor_seq FROM webhooks \
+             WHERE merchant_id = $1 AND id = $2 AND active = 1 AND delete_date IS NULL",
         )
-        .bind(endpoint.merchant_id)
-        .bind(endpoint.cursor)
-        .bind(limit)
-        .fetch_all(self.pool())
+        .bind(merchant_id)
+        .bind(id)
+        .fetch_optional(self.pool())
         .await?;
-        let Some(&(last, _)) = events.last() else {
-            return Ok(true);
-        };
-        let mut tx = self.begin().await?;
-        let moved = sqlx::query(
-            "UPDATE webhooks SET cursor_seq = $1 \
-             WHERE merchant_id = $2 AND id = $3 AND lease_owner = $4 AND cursor_seq = $5",
-        )
-        .bind(last)
-        .bind(endpoint.merchant_id)
-        .bind(endpoint.id)
-        .bind(owner)
-        .bind(endpoint.cursor)
-        .execute(tx.conn()?)
-        .await?;
-        if moved.rows_affected() == 0 {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-        let wanted = events
-            .iter()
-            .filter(|(_, kind)| endpoint.filter.matches(kind));
-        for (seq, kind) in wanted {
-            sqlx::query(
-                "INSERT INTO webhook_deliveries \
-                 (merchant_id, webhook_id, seq, event_type, status, created_at, next_attempt_at) \
-                 VALUES ($1, $2, $3, $4, 'pending', $5, $5)",
-            )
-            .bind(endpoint.merchant_id)
-            .bind(endpoint.id)
-            .bind(seq)
-            .bind(kind)
-            .bind(now)
-            .execute(tx.conn()?)
-            .await?;
-        }
-        tx.commit().await?;
-        endpoint.cursor = last;
-        Ok(true)
+        Ok(row.map(|row| endpoint(&row, now)).transpose()?)
     }
 
     /// The endpoint's oldest pending deliveries, in sequence order, at most `limit`.
@@ -325,24 +289,28 @@ impl Db {
         self.events_after(merchant_id, from - 1, limit).await
     }
 
-    /// Records attempts at one endpoint and what they leave their deliveries as, in one
-    /// transaction, and renews the lease. False (nothing recorded) when the lease was lost.
+    /// Records attempts at one endpoint and what they leave their deliveries as, moves its
+    /// cursor to `cursor` (the last event of the log it has handled, delivered or filtered
+    /// out), and renews the lease, in one transaction. False (nothing recorded) when the lease
+    /// was lost.
     pub async fn record_attempts(
         &self,
         endpoint: &Endpoint,
         attempts: &[AttemptRecord],
-        owner: &str,
-        lease_until: i64,
+        cursor: i64,
+        (owner, lease_until): (&str, i64),
     ) -> Result<bool, DbError> {
         let mut tx = self.begin().await?;
         let renewed = sqlx::query(
-            "UPDATE webhooks SET lease_until = $1 \
+            "UPDATE webhooks SET lease_until = $1, \
+               cursor_seq = CASE WHEN cursor_seq < $5 THEN $5 ELSE cursor_seq END \
              WHERE merchant_id = $2 AND id = $3 AND lease_owner = $4",
         )
         .bind(lease_until)
         .bind(endpoint.merchant_id)
         .bind(endpoint.id)
         .bind(owner)
+        .bind(cursor)
         .execute(tx.conn()?)
         .await?;
         if renewed.rows_affected() == 0 {
@@ -464,16 +432,30 @@ impl Db {
         Ok(resent)
     }
 
-    /// How many deliveries wait, and since when the oldest.
+    /// How many deliveries wait, and since when the oldest: rows waiting for a retry, and the
+    /// events of the log after each live endpoint's cursor (before its type filter).
     pub async fn webhook_queue_depth(&self) -> Result<QueueDepth, DbError> {
-        let (pending, oldest_created_at): (i64, Option<i64>) = sqlx::query_as(
+        let (rows, oldest_row): (i64, Option<i64>) = sqlx::query_as(
             "SELECT COUNT(*), MIN(created_at) FROM webhook_deliveries WHERE status = 'pending'",
         )
         .fetch_one(self.pool())
         .await?;
+        let (logged, oldest_event): (Option<i64>, Option<i64>) = sqlx::query_as(
+            "SELECT CAST(SUM(n) AS BIGINT), MIN(oldest) FROM ( \
+               SELECT (SELECT COUNT(*) FROM events e \
+                       WHERE e.merchant_id = w.merchant_id AND e.seq > w.cursor_seq) AS n, \
+                      (SELECT MIN(e.occurred_at) FROM events e \
+                       WHERE e.merchant_id = w.merchant_id AND e.seq > w.cursor_seq) AS oldest \
+               FROM webhooks w WHERE w.active = 1 AND w.delete_date IS NULL) AS behind",
+        )
+        .fetch_one(self.pool())
+        .await?;
         Ok(QueueDepth {
-            pending,
-            oldest_created_at,
+            pending: rows + logged.unwrap_or(0),
+            oldest_created_at: match (oldest_row, oldest_event) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
         })
     }
 
@@ -506,10 +488,25 @@ async fn record_one(
 ) -> Result<(), DbError> {
     let AttemptRecord {
         seq,
+        event_type,
+        fresh,
         attempt,
         outcome,
     } = record;
     let seq = *seq;
+    if *fresh {
+        sqlx::query(
+            "INSERT INTO webhook_deliveries (merchant_id, webhook_id, seq, event_type, status, \
+               created_at, next_attempt_at) VALUES ($1, $2, $3, $4, 'pending', $5, $5)",
+        )
+        .bind(endpoint.merchant_id)
+        .bind(endpoint.id)
+        .bind(seq)
+        .bind(event_type)
+        .bind(attempt.attempted_at)
+        .execute(&mut *conn)
+        .await?;
+    }
     sqlx::query(
         "INSERT INTO webhook_attempts (merchant_id, webhook_id, seq, attempt, attempted_at, \
            status_code, duration_ms, response, error) \

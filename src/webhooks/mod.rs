@@ -36,7 +36,7 @@ use crate::metrics::WebhookMetrics;
 
 /// Deliveries one claim sends at most before the endpoint goes back (fairness).
 const BUDGET: usize = 500;
-/// Pending deliveries read at a time.
+/// Pending deliveries, or events of the log, read at a time.
 const FETCH: i64 = 64;
 /// Successful attempts recorded together at most, and how long one may wait to be recorded:
 /// one transaction (one fsync on SQLite) per delivery would cap an endpoint at a few hundred
@@ -44,8 +44,10 @@ const FETCH: i64 = 64;
 /// before recording sends those again (at least once, same `webhook-id`).
 const RECORD_EVERY: usize = 32;
 const RECORD_WITHIN: Duration = Duration::from_millis(100);
-/// Events turned into deliveries at a time.
-const ENQUEUE_BATCH: i64 = 500;
+/// How long a drain keeps an endpoint after the last event it sent, woken by commits (and
+/// looking every [`LINGER_POLL`] for other replicas' writes).
+const LINGER: Duration = Duration::from_secs(1);
+const LINGER_POLL: Duration = Duration::from_millis(50);
 /// The shortest time between two polls when commits wake the dispatcher.
 const MIN_WAKE: Duration = Duration::from_millis(10);
 /// How often the queue's depth is counted for the metrics.
@@ -122,14 +124,26 @@ pub fn start(db: Db, merchants: Merchants, metrics: WebhookMetrics, config: Disp
     actix_rt::spawn(dispatcher.run());
 }
 
-/// Attempts sent but not yet recorded.
-#[derive(Default)]
+/// Attempts sent but not yet recorded, and how far the log has been handled.
 struct Unrecorded {
     records: Vec<AttemptRecord>,
+    /// The last event of the log handled (delivered or filtered out).
+    cursor: i64,
+    /// The cursor moved since the last flush.
+    moved: bool,
     since: Option<Instant>,
 }
 
 impl Unrecorded {
+    fn new(cursor: i64) -> Self {
+        Self {
+            records: Vec::new(),
+            cursor,
+            moved: false,
+            since: None,
+        }
+    }
+
     fn push(&mut self, record: AttemptRecord) {
         self.since.get_or_insert_with(Instant::now);
         self.records.push(record);
@@ -142,6 +156,29 @@ impl Unrecorded {
     }
 }
 
+/// What a step of a drain found.
+enum Step {
+    /// Something was sent.
+    Sent,
+    /// Nothing to send now.
+    Nothing,
+    /// A delivery failed or is not due: the endpoint is due again then.
+    Later(i64),
+    /// Given up (the endpoint was turned off) or the lease was lost.
+    Stop,
+}
+
+impl Step {
+    /// Where a drain goes after an attempt: on only after a success.
+    fn after(outcome: AttemptOutcome) -> Option<Step> {
+        match outcome {
+            AttemptOutcome::Succeeded => None,
+            AttemptOutcome::RetryAt(at) => Some(Step::Later(at)),
+            AttemptOutcome::GaveUp => Some(Step::Stop),
+        }
+    }
+}
+
 impl Dispatcher {
     async fn run(self: Arc<Self>) {
         let slots = Arc::new(Semaphore::new(self.config.concurrency));
@@ -149,10 +186,11 @@ impl Dispatcher {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut counted = Instant::now() - DEPTH_EVERY;
         let mut polled = Instant::now();
+        let mut commits = self.db.commits();
         loop {
             tokio::select! {
                 _ = tick.tick() => {}
-                () = self.db.events_committed() => {
+                _ = commits.changed() => {
                     // Woken by a commit: at most one poll per MIN_WAKE, however many commits.
                     let since = polled.elapsed();
                     if since < MIN_WAKE {
@@ -213,81 +251,149 @@ impl Dispatcher {
         }
     }
 
-    /// Delivers an endpoint's due deliveries in order until one fails, none is due, or the
-    /// budget is spent; then gives the endpoint back with when it next has work. Attempts are
-    /// recorded in batches (see [`Unrecorded`]).
+    /// Delivers to an endpoint, in order: first the deliveries waiting for a retry (or
+    /// resent), then the log after its cursor. Stops when one fails (due again later), when
+    /// the budget is spent, or when nothing new came for [`LINGER`]; then gives the endpoint
+    /// back. While a merchant keeps writing, the endpoint stays with this task, which wakes on
+    /// each commit: no claim, no release and no transaction per event (see [`Unrecorded`]).
     async fn drain(&self, mut endpoint: Endpoint) -> Result<(), DbError> {
-        let mut unrecorded = Unrecorded::default();
+        let mut batch = Unrecorded::new(endpoint.cursor);
+        let mut commits = self.db.commits();
+        let mut idle_since = Instant::now();
         let mut sent = 0;
         loop {
-            let now = now_millis();
-            let mut pending = self.db.pending_deliveries(&endpoint, FETCH).await?;
-            if pending.is_empty() {
-                if !self
-                    .db
-                    .enqueue_deliveries(&mut endpoint, &self.owner, now, ENQUEUE_BATCH)
-                    .await?
-                {
-                    return Ok(()); // the lease ran out; whoever has it now goes on
+            let step = match self.retries(&endpoint, &mut batch).await? {
+                Step::Nothing => {
+                    self.new_events(&mut endpoint, &mut batch, &mut sent)
+                        .await?
                 }
-                pending = self.db.pending_deliveries(&endpoint, FETCH).await?;
-            }
-            let (Some(first), Some(last)) = (pending.first(), pending.last()) else {
-                return self.db.release_webhook(&endpoint, &self.owner, now).await;
+                other => other,
             };
-            let events = self
-                .db
-                .events_between(endpoint.merchant_id, first.seq, last.seq)
-                .await?;
-            for delivery in pending {
-                if delivery.due > now_millis() {
-                    return self
-                        .give_back(&endpoint, &mut unrecorded, delivery.due)
-                        .await;
-                }
-                let event = events.iter().find(|e| e.seq == delivery.seq);
-                let (attempt, outcome) = self.deliver(&endpoint, event, delivery).await;
-                unrecorded.push(AttemptRecord {
-                    seq: delivery.seq,
-                    attempt,
-                    outcome,
-                });
-                sent += 1;
-                match outcome {
-                    AttemptOutcome::Succeeded if sent < BUDGET => {
-                        if unrecorded.due() && !self.flush(&endpoint, &mut unrecorded).await? {
-                            return Ok(());
-                        }
-                    }
-                    AttemptOutcome::Succeeded => {
-                        return self
-                            .give_back(&endpoint, &mut unrecorded, now_millis())
-                            .await
-                    }
-                    AttemptOutcome::RetryAt(at) => {
-                        return self.give_back(&endpoint, &mut unrecorded, at).await
-                    }
-                    AttemptOutcome::GaveUp => {
-                        self.flush(&endpoint, &mut unrecorded).await?;
+            match step {
+                Step::Sent => idle_since = Instant::now(),
+                Step::Nothing if idle_since.elapsed() < LINGER && sent < BUDGET => {
+                    if !self.flush(&endpoint, &mut batch).await? {
                         return Ok(());
                     }
+                    let _ = tokio::time::timeout(LINGER_POLL, commits.changed()).await;
                 }
+                Step::Nothing => return self.give_back(&endpoint, &mut batch, now_millis()).await,
+                Step::Later(at) => return self.give_back(&endpoint, &mut batch, at).await,
+                Step::Stop => return self.flush(&endpoint, &mut batch).await.map(|_| ()),
             }
-            // The next fetch reads the database: it must see what was sent.
-            if !self.flush(&endpoint, &mut unrecorded).await? {
-                return Ok(());
+            if sent >= BUDGET {
+                return self.give_back(&endpoint, &mut batch, now_millis()).await;
             }
         }
+    }
+
+    /// Sends the deliveries waiting for a retry or resent, in sequence order, and records them.
+    async fn retries(&self, endpoint: &Endpoint, batch: &mut Unrecorded) -> Result<Step, DbError> {
+        // What is unrecorded here came from the log and has no row yet: nothing read below
+        // can be sent twice.
+        let pending = self.db.pending_deliveries(endpoint, FETCH).await?;
+        let (Some(first), Some(last)) = (pending.first(), pending.last()) else {
+            return Ok(Step::Nothing);
+        };
+        let events = self
+            .db
+            .events_between(endpoint.merchant_id, first.seq, last.seq)
+            .await?;
+        for delivery in pending {
+            if delivery.due > now_millis() {
+                return Ok(Step::Later(delivery.due));
+            }
+            let event = events.iter().find(|e| e.seq == delivery.seq);
+            let kind = event.map_or_else(String::new, |e| e.kind.clone());
+            let (attempt, outcome) = self.deliver(endpoint, event, delivery).await;
+            batch.push(AttemptRecord {
+                seq: delivery.seq,
+                event_type: kind,
+                fresh: false,
+                attempt,
+                outcome,
+            });
+            if let Some(step) = Step::after(outcome) {
+                return Ok(step);
+            }
+        }
+        if self.flush(endpoint, batch).await? {
+            Ok(Step::Sent)
+        } else {
+            Ok(Step::Stop)
+        }
+    }
+
+    /// Sends the events of the log after the cursor that the endpoint's filter passes.
+    async fn new_events(
+        &self,
+        endpoint: &mut Endpoint,
+        batch: &mut Unrecorded,
+        sent: &mut usize,
+    ) -> Result<Step, DbError> {
+        let events = self
+            .db
+            .events_after(endpoint.merchant_id, batch.cursor, FETCH)
+            .await?;
+        if events.is_empty() {
+            return Ok(Step::Nothing);
+        }
+        for event in &events {
+            batch.cursor = event.seq;
+            // The endpoint itself changed (URL, filter, secret, turned off): what follows goes
+            // out as it is now. Every change through the API appends such an event.
+            if event.object_id == endpoint.id && event.kind.starts_with("webhook.") {
+                match self
+                    .db
+                    .webhook_endpoint(endpoint.merchant_id, endpoint.id, now_millis())
+                    .await?
+                {
+                    Some(now) => {
+                        *endpoint = Endpoint {
+                            cursor: endpoint.cursor,
+                            ..now
+                        }
+                    }
+                    None => return Ok(Step::Later(now_millis())),
+                }
+            }
+            if !endpoint.filter.matches(&event.kind) {
+                continue;
+            }
+            let fresh = Pending {
+                seq: event.seq,
+                attempts: 0,
+                first_attempt_at: None,
+                due: 0,
+            };
+            let (attempt, outcome) = self.deliver(endpoint, Some(event), fresh).await;
+            batch.push(AttemptRecord {
+                seq: event.seq,
+                event_type: event.kind.clone(),
+                fresh: true,
+                attempt,
+                outcome,
+            });
+            *sent += 1;
+            if let Some(step) = Step::after(outcome) {
+                return Ok(step);
+            }
+            if batch.due() && !self.flush(endpoint, batch).await? {
+                return Ok(Step::Stop);
+            }
+        }
+        batch.moved = true;
+        Ok(Step::Sent)
     }
 
     /// Records what was sent and gives the endpoint back, due again at `next_attempt_at`.
     async fn give_back(
         &self,
         endpoint: &Endpoint,
-        unrecorded: &mut Unrecorded,
+        batch: &mut Unrecorded,
         next_attempt_at: i64,
     ) -> Result<(), DbError> {
-        if self.flush(endpoint, unrecorded).await? {
+        if self.flush(endpoint, batch).await? {
             self.db
                 .release_webhook(endpoint, &self.owner, next_attempt_at)
                 .await?;
@@ -295,22 +401,20 @@ impl Dispatcher {
         Ok(())
     }
 
-    /// Records the attempts made since the last flush (renewing the lease). False when the
-    /// lease was lost: nothing is recorded, and the next holder sends them again.
-    async fn flush(
-        &self,
-        endpoint: &Endpoint,
-        unrecorded: &mut Unrecorded,
-    ) -> Result<bool, DbError> {
-        if unrecorded.records.is_empty() {
+    /// Records the attempts made and the cursor reached since the last flush (renewing the
+    /// lease). False when the lease was lost: nothing is recorded, and the next holder sends
+    /// them again.
+    async fn flush(&self, endpoint: &Endpoint, batch: &mut Unrecorded) -> Result<bool, DbError> {
+        if batch.records.is_empty() && !batch.moved {
             return Ok(true);
         }
-        let lease_until = now_millis() + self.config.lease_ms();
-        let records = std::mem::take(&mut unrecorded.records);
-        unrecorded.since = None;
+        let lease = (self.owner.as_str(), now_millis() + self.config.lease_ms());
+        let records = std::mem::take(&mut batch.records);
+        batch.since = None;
+        batch.moved = false;
         if !self
             .db
-            .record_attempts(endpoint, &records, &self.owner, lease_until)
+            .record_attempts(endpoint, &records, batch.cursor, lease)
             .await?
         {
             return Ok(false);
