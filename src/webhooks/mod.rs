@@ -97,7 +97,8 @@ struct Dispatcher {
     owner: String,
 }
 
-/// Starts this process's dispatcher on the current arbiter (none when `concurrency` is 0).
+/// Starts this process's dispatcher on an arbiter (thread) of its own (none when
+/// `concurrency` is 0).
 pub fn start(db: Db, merchants: Merchants, metrics: WebhookMetrics, config: DispatcherConfig) {
     if config.concurrency == 0 {
         return;
@@ -121,7 +122,10 @@ pub fn start(db: Db, merchants: Merchants, metrics: WebhookMetrics, config: Disp
         sender,
         owner: uuid::Uuid::new_v4().to_string(),
     });
-    actix_rt::spawn(dispatcher.run());
+    // A thread of its own: on the main arbiter it would share a thread with the merchants'
+    // supervisors, and every delivery's HTTP work would delay the writes they serialize.
+    let arbiter = actix_rt::Arbiter::new();
+    arbiter.spawn(dispatcher.run());
 }
 
 /// Attempts sent but not yet recorded, and how far the log has been handled.
