@@ -36,6 +36,8 @@ use crate::metrics::WebhookMetrics;
 
 /// Deliveries one claim sends at most before the endpoint goes back (fairness).
 const BUDGET: usize = 500;
+/// How often a drain that keeps its endpoint looks again for retries and resends.
+const RETRIES_EVERY: Duration = Duration::from_millis(500);
 /// Pending deliveries, or events of the log, read at a time.
 const FETCH: i64 = 64;
 /// Successful attempts recorded together at most, and how long one may wait to be recorded:
@@ -136,6 +138,8 @@ struct Unrecorded {
     /// The cursor moved since the last flush.
     moved: bool,
     since: Option<Instant>,
+    /// When the drain last looked for retries and resends.
+    retries_looked: Option<Instant>,
 }
 
 impl Unrecorded {
@@ -145,6 +149,7 @@ impl Unrecorded {
             cursor,
             moved: false,
             since: None,
+            retries_looked: None,
         }
     }
 
@@ -293,6 +298,12 @@ impl Dispatcher {
 
     /// Sends the deliveries waiting for a retry or resent, in sequence order, and records them.
     async fn retries(&self, endpoint: &Endpoint, batch: &mut Unrecorded) -> Result<Step, DbError> {
+        // Looked for first, then every RETRIES_EVERY: a read per event would double what a
+        // delivery costs the database.
+        if batch.retries_looked.is_some_and(|at| at.elapsed() < RETRIES_EVERY) {
+            return Ok(Step::Nothing);
+        }
+        batch.retries_looked = Some(Instant::now());
         // What is unrecorded here came from the log and has no row yet: nothing read below
         // can be sent twice.
         let pending = self.db.pending_deliveries(endpoint, FETCH).await?;
