@@ -211,6 +211,13 @@ pub trait Resource: Record + Clone + Send + Sync + 'static {
     /// [`Resource::LIVE_KEY`].
     fn to_json(&self, state: &MerchantState) -> Value;
 
+    /// The record as its change events show it, when that differs from a read: events reach
+    /// readers with less scope than the resource's own (a `read` stream, other merchants'
+    /// receivers never, but other endpoints of the merchant). `None`: as a read renders it.
+    fn event_json(&self, _state: &MerchantState) -> Option<String> {
+        None
+    }
+
     /// The key (as `"key":{}`) of the part of [`Resource::to_json`] that shows other records,
     /// which [`Resource::write_live`] writes at every read instead.
     const LIVE_KEY: Option<&'static str> = None;

@@ -173,6 +173,21 @@ impl Db {
         .await?;
         let mut removed = 0;
         for (merchant_id, through) in cuts {
+            // Events an active webhook endpoint has yet to send stay, however old: it is
+            // retrying them (and is turned off after its retry window, which lets them go).
+            let (held,): (Option<i64>,) = sqlx::query_as(
+                "SELECT MIN(x) FROM ( \
+                   SELECT cursor_seq AS x FROM webhooks \
+                   WHERE merchant_id = $1 AND active = 1 AND delete_date IS NULL \
+                   UNION ALL SELECT d.seq - 1 AS x FROM webhook_deliveries d \
+                   JOIN webhooks w ON w.merchant_id = d.merchant_id AND w.id = d.webhook_id \
+                   WHERE d.merchant_id = $1 AND d.status = 'pending' AND w.active = 1 \
+                     AND w.delete_date IS NULL) AS needed",
+            )
+            .bind(merchant_id)
+            .fetch_one(self.pool())
+            .await?;
+            let through = held.map_or(through, |held| through.min(held));
             let mut tx = self.begin().await?;
             sqlx::query(
                 "UPDATE merchants SET events_pruned_through = $2 \

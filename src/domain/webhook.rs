@@ -13,7 +13,7 @@ use super::dates::to_iso;
 use super::event::TypeFilter;
 use super::fields::{Fields, Shape};
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct WebhookRecord {
     pub id: i64,
     pub url: String,
@@ -29,6 +29,21 @@ pub struct WebhookRecord {
     /// A signing secret this write sets (create or rotation); `None` on every record loaded or
     /// carried over, so a later write never touches the stored secrets.
     pub new_secret: Option<String>,
+}
+
+/// Never the secret, even in a debug print.
+impl std::fmt::Debug for WebhookRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookRecord")
+            .field("id", &self.id)
+            .field("events", &self.events)
+            .field("active", &self.active)
+            .field(
+                "new_secret",
+                &self.new_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .finish_non_exhaustive()
+    }
 }
 
 /// `{"id": N, "rotateSecret": true}` replaces the secret; the old one keeps signing beside it
@@ -90,6 +105,16 @@ impl WebhookRecord {
             "createDate": to_iso(self.create_date),
             "deleteDate": self.delete_date.and_then(to_iso),
         })
+    }
+
+    /// The record as change events show it: the URL cut to its origin (`https://host:port`).
+    pub fn event_view(&self) -> Value {
+        let mut view = self.to_json();
+        let origin = url::Url::parse(&self.url)
+            .map(|u| u.origin().ascii_serialization())
+            .unwrap_or_default();
+        view["url"] = Value::String(origin);
+        view
     }
 
     /// The filter its events pass.
@@ -217,6 +242,8 @@ pub fn forbidden_ip(ip: IpAddr) -> Option<&'static str> {
                 || v4.is_documentation()
                 || a == 0
                 || a >= 240
+                || (a == 198 && (18..20).contains(&b))
+                || (a == 192 && b == 0 && v4.octets()[2] == 0)
             {
                 Some("a reserved address")
             } else {
@@ -224,13 +251,33 @@ pub fn forbidden_ip(ip: IpAddr) -> Option<&'static str> {
             }
         }
         IpAddr::V6(v6) => {
+            let seg = v6.segments();
+            // IPv4 inside IPv6: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d), NAT64
+            // (64:ff9b::a.b.c.d) and 6to4 (2002:aabb:ccdd::) reach the IPv4 address.
+            let embedded = |hi: u16, lo: u16| {
+                let [a, b] = hi.to_be_bytes();
+                let [c, d] = lo.to_be_bytes();
+                std::net::Ipv4Addr::new(a, b, c, d)
+            };
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return forbidden_ip(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
+            if seg[..6] == [0; 6] && !v6.is_loopback() && !v6.is_unspecified() {
+                return forbidden_ip(IpAddr::V4(embedded(seg[6], seg[7])));
+            }
+            if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                return forbidden_ip(IpAddr::V4(embedded(seg[6], seg[7])));
+            }
+            if seg[0] == 0x2002 {
+                return forbidden_ip(IpAddr::V4(embedded(seg[1], seg[2])));
+            }
+            if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2] == 1 {
+                return Some("a private address");
+            }
+            let first = seg[0];
             if v6.is_loopback() {
                 Some("a loopback address")
-            } else if first & 0xfe00 == 0xfc00 {
+            } else if first & 0xfe00 == 0xfc00 || first & 0xffc0 == 0xfec0 {
                 Some("a private address")
             } else if first & 0xffc0 == 0xfe80 {
                 Some("a link-local address")
@@ -247,7 +294,7 @@ pub fn forbidden_ip(ip: IpAddr) -> Option<&'static str> {
 }
 
 /// An endpoint as the dispatcher holds it while it has the lease.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Endpoint {
     pub merchant_id: i64,
     pub id: i64,
@@ -257,6 +304,17 @@ pub struct Endpoint {
     pub secrets: Vec<String>,
     /// The last event of the log turned into deliveries.
     pub cursor: i64,
+}
+
+/// Never the URL (it may carry credentials) or the secrets, even in a debug print.
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("merchant_id", &self.merchant_id)
+            .field("id", &self.id)
+            .field("cursor", &self.cursor)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Where one event stands for one endpoint.
@@ -330,14 +388,13 @@ pub fn message_id(merchant_id: i64, seq: i64) -> String {
 /// The longest wait between two attempts.
 pub const MAX_BACKOFF_MS: i64 = 6 * 3600 * 1000;
 
-/// The wait after failed attempt `attempt` (1 for the first): `base` doubling each time, at
-/// most [`MAX_BACKOFF_MS`], times a jitter factor in `0.5..1.5` (`jitter` in `0..1`), so
-/// endpoints that failed together do not retry together.
-pub fn backoff_ms(attempt: i64, base_ms: i64, jitter: f64) -> i64 {
-    let exponent = u32::try_from(attempt.saturating_sub(1).clamp(0, 40)).unwrap_or(40);
-    let plain = base_ms
-        .saturating_mul(1i64 << exponent.min(40))
-        .min(MAX_BACKOFF_MS);
+/// The wait after a failed attempt, when the delivery has been failing for `failing_for_ms`
+/// (0 at its first attempt): as long again, at least `base_ms` and at most [`MAX_BACKOFF_MS`],
+/// times a jitter factor in `0.5..1.5` (`jitter` in `0..1`) so endpoints that failed together
+/// do not retry together. Each wait about doubles the time spent failing: exponential backoff
+/// that a resend (which starts the clock again) resets.
+pub fn backoff_ms(failing_for_ms: i64, base_ms: i64, jitter: f64) -> i64 {
+    let plain = failing_for_ms.max(base_ms).clamp(1, MAX_BACKOFF_MS);
     // Rounding a product of finite values in range to whole milliseconds.
     #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
     let jittered = (plain as f64 * (0.5 + jitter.clamp(0.0, 1.0))) as i64;
@@ -413,11 +470,12 @@ mod tests {
 
     #[test]
     fn backoff_doubles_with_jitter_up_to_its_cap() {
-        assert_eq!(backoff_ms(1, 1000, 0.5), 1000);
-        assert_eq!(backoff_ms(4, 1000, 0.5), 8000);
-        assert_eq!(backoff_ms(3, 1000, 0.0), 2000);
-        assert_eq!(backoff_ms(3, 1000, 1.0), 6000);
-        assert_eq!(backoff_ms(60, 1000, 0.5), MAX_BACKOFF_MS);
+        assert_eq!(backoff_ms(0, 1000, 0.5), 1000);
+        assert_eq!(backoff_ms(1000, 1000, 0.5), 1000);
+        assert_eq!(backoff_ms(8000, 1000, 0.5), 8000);
+        assert_eq!(backoff_ms(4000, 1000, 0.0), 2000);
+        assert_eq!(backoff_ms(4000, 1000, 1.0), 6000);
+        assert_eq!(backoff_ms(i64::MAX / 2, 1000, 0.5), MAX_BACKOFF_MS);
         assert_eq!(message_id(3, 42), "msg_3_42");
     }
 
@@ -435,10 +493,26 @@ mod tests {
             ("fd00::1", "a private address"),
             ("fe80::1", "a link-local address"),
             ("::ffff:10.0.0.1", "a private address"),
+            ("::10.0.0.1", "a private address"),
+            (
+                "64:ff9b::a9fe:a9fe",
+                "a link-local (cloud metadata) address",
+            ),
+            ("64:ff9b:1::1", "a private address"),
+            ("2002:0a00:0001::1", "a private address"),
+            ("fec0::1", "a private address"),
+            ("198.18.0.1", "a reserved address"),
+            ("192.0.0.8", "a reserved address"),
         ] {
             assert_eq!(forbidden_ip(ip.parse().unwrap()), Some(why), "{ip}");
         }
-        for public in ["93.184.216.34", "2606:2800:220:1::1", "8.8.8.8"] {
+        for public in [
+            "93.184.216.34",
+            "2606:2800:220:1::1",
+            "8.8.8.8",
+            "64:ff9b::808:808",
+            "2002:0808:0808::1",
+        ] {
             assert_eq!(forbidden_ip(public.parse().unwrap()), None, "{public}");
         }
         assert!(forbidden_name("LOCALHOST.").is_some());

@@ -132,6 +132,9 @@ pub fn start(db: Db, merchants: Merchants, metrics: WebhookMetrics, config: Disp
 
 /// Attempts sent but not yet recorded, and how far the log has been handled.
 struct Unrecorded {
+    /// The claim's token on the endpoint's lease, and until when it holds.
+    token: String,
+    lease_until: i64,
     records: Vec<AttemptRecord>,
     /// The last event of the log handled (delivered or filtered out).
     cursor: i64,
@@ -143,8 +146,10 @@ struct Unrecorded {
 }
 
 impl Unrecorded {
-    fn new(cursor: i64) -> Self {
+    fn new(cursor: i64, token: String, lease_until: i64) -> Self {
         Self {
+            token,
+            lease_until,
             records: Vec::new(),
             cursor,
             moved: false,
@@ -193,9 +198,10 @@ impl Dispatcher {
         let slots = Arc::new(Semaphore::new(self.config.concurrency));
         let mut tick = tokio::time::interval(self.config.poll);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut counted = Instant::now() - DEPTH_EVERY;
+        let mut counted: Option<Instant> = None;
         let mut polled = Instant::now();
         let mut commits = self.db.commits();
+        let mut claims: u64 = 0;
         loop {
             tokio::select! {
                 _ = tick.tick() => {}
@@ -208,8 +214,8 @@ impl Dispatcher {
                 }
             }
             polled = Instant::now();
-            if counted.elapsed() >= DEPTH_EVERY {
-                counted = Instant::now();
+            if counted.is_none_or(|at| at.elapsed() >= DEPTH_EVERY) {
+                counted = Some(Instant::now());
                 self.count_queue().await;
             }
             let free = slots.available_permits();
@@ -218,9 +224,14 @@ impl Dispatcher {
             }
             let now = now_millis();
             let limit = i64::try_from(free).unwrap_or(1);
+            // A token per claim fences a drain whose lease ran out (stalled) from the one that
+            // took the endpoint over, even in this process.
+            claims += 1;
+            let token = format!("{}/{claims}", self.owner);
+            let lease_until = now + self.config.lease_ms();
             let claimed = self
                 .db
-                .claim_webhooks(&self.owner, now, now + self.config.lease_ms(), limit)
+                .claim_webhooks(&token, now, lease_until, limit)
                 .await;
             let endpoints = match claimed {
                 Ok(endpoints) => endpoints,
@@ -234,9 +245,10 @@ impl Dispatcher {
                     break;
                 };
                 let this = self.clone();
+                let hold = Unrecorded::new(endpoint.cursor, token.clone(), lease_until);
                 actix_rt::spawn(async move {
                     let (merchant_id, webhook_id) = (endpoint.merchant_id, endpoint.id);
-                    if let Err(e) = this.drain(endpoint).await {
+                    if let Err(e) = this.drain(endpoint, hold).await {
                         tracing::warn!(merchant_id, webhook_id, error = %e, "webhook delivery interrupted; the lease will run out and it is taken up again");
                     }
                     drop(permit);
@@ -265,8 +277,7 @@ impl Dispatcher {
     /// the budget is spent, or when nothing new came for [`LINGER`]; then gives the endpoint
     /// back. While a merchant keeps writing, the endpoint stays with this task, which wakes on
     /// each commit: no claim, no release and no transaction per event (see [`Unrecorded`]).
-    async fn drain(&self, mut endpoint: Endpoint) -> Result<(), DbError> {
-        let mut batch = Unrecorded::new(endpoint.cursor);
+    async fn drain(&self, mut endpoint: Endpoint, mut batch: Unrecorded) -> Result<(), DbError> {
         let mut commits = self.db.commits();
         let mut idle_since = Instant::now();
         let mut sent = 0;
@@ -281,14 +292,16 @@ impl Dispatcher {
             match step {
                 Step::Sent => idle_since = Instant::now(),
                 Step::Nothing if idle_since.elapsed() < LINGER && sent < BUDGET => {
-                    if !self.flush(&endpoint, &mut batch).await? {
+                    if !self.flush(&endpoint, &mut batch).await?
+                        || !self.keep_lease(&endpoint, &mut batch).await?
+                    {
                         return Ok(());
                     }
                     let _ = tokio::time::timeout(LINGER_POLL, commits.changed()).await;
                 }
                 Step::Nothing => return self.give_back(&endpoint, &mut batch, now_millis()).await,
                 Step::Later(at) => return self.give_back(&endpoint, &mut batch, at).await,
-                Step::Stop => return self.flush(&endpoint, &mut batch).await.map(|_| ()),
+                Step::Stop => return self.give_back(&endpoint, &mut batch, now_millis()).await,
             }
             if sent >= BUDGET {
                 return self.give_back(&endpoint, &mut batch, now_millis()).await;
@@ -300,30 +313,43 @@ impl Dispatcher {
     async fn retries(&self, endpoint: &Endpoint, batch: &mut Unrecorded) -> Result<Step, DbError> {
         // Looked for first, then every RETRIES_EVERY: a read per event would double what a
         // delivery costs the database.
-        if batch.retries_looked.is_some_and(|at| at.elapsed() < RETRIES_EVERY) {
+        if batch
+            .retries_looked
+            .is_some_and(|at| at.elapsed() < RETRIES_EVERY)
+        {
             return Ok(Step::Nothing);
         }
         batch.retries_looked = Some(Instant::now());
         // What is unrecorded here came from the log and has no row yet: nothing read below
         // can be sent twice.
         let pending = self.db.pending_deliveries(endpoint, FETCH).await?;
-        let (Some(first), Some(last)) = (pending.first(), pending.last()) else {
+        if pending.is_empty() {
             return Ok(Step::Nothing);
-        };
-        let events = self
-            .db
-            .events_between(endpoint.merchant_id, first.seq, last.seq)
-            .await?;
+        }
+        let events = self.db.events_pending(endpoint, FETCH).await?;
         for delivery in pending {
             if delivery.due > now_millis() {
                 return Ok(Step::Later(delivery.due));
             }
-            let event = events.iter().find(|e| e.seq == delivery.seq);
-            let kind = event.map_or_else(String::new, |e| e.kind.clone());
+            if !self.keep_lease(endpoint, batch).await? {
+                return Ok(Step::Stop);
+            }
+            let Some(event) = events.iter().find(|e| e.seq == delivery.seq) else {
+                // Pruned by retention before it could be sent: nothing left to send; the
+                // endpoint goes on with the next.
+                batch.push(AttemptRecord {
+                    seq: delivery.seq,
+                    event_type: String::new(),
+                    fresh: false,
+                    attempt: pruned(delivery.attempts + 1),
+                    outcome: AttemptOutcome::GaveUp,
+                });
+                continue;
+            };
             let (attempt, outcome) = self.deliver(endpoint, event, delivery).await;
             batch.push(AttemptRecord {
                 seq: delivery.seq,
-                event_type: kind,
+                event_type: event.kind.clone(),
                 fresh: false,
                 attempt,
                 outcome,
@@ -375,13 +401,16 @@ impl Dispatcher {
             if !endpoint.filter.matches(&event.kind) {
                 continue;
             }
+            if !self.keep_lease(endpoint, batch).await? {
+                return Ok(Step::Stop);
+            }
             let fresh = Pending {
                 seq: event.seq,
                 attempts: 0,
                 first_attempt_at: None,
                 due: 0,
             };
-            let (attempt, outcome) = self.deliver(endpoint, Some(event), fresh).await;
+            let (attempt, outcome) = self.deliver(endpoint, event, fresh).await;
             batch.push(AttemptRecord {
                 seq: event.seq,
                 event_type: event.kind.clone(),
@@ -401,6 +430,26 @@ impl Dispatcher {
         Ok(Step::Sent)
     }
 
+    /// Renews the lease when less than an attempt's time (and a second) is left, so it never
+    /// runs out under a live drain. False when it was lost: the drain stops at once.
+    async fn keep_lease(
+        &self,
+        endpoint: &Endpoint,
+        batch: &mut Unrecorded,
+    ) -> Result<bool, DbError> {
+        let now = now_millis();
+        let margin = i64::try_from(self.config.timeout.as_millis()).unwrap_or(i64::MAX / 4) + 1_000;
+        if batch.lease_until - now > margin {
+            return Ok(true);
+        }
+        let until = now + self.config.lease_ms().max(2 * margin);
+        if !self.db.renew_lease(endpoint, &batch.token, until).await? {
+            return Ok(false);
+        }
+        batch.lease_until = until;
+        Ok(true)
+    }
+
     /// Records what was sent and gives the endpoint back, due again at `next_attempt_at`.
     async fn give_back(
         &self,
@@ -410,7 +459,7 @@ impl Dispatcher {
     ) -> Result<(), DbError> {
         if self.flush(endpoint, batch).await? {
             self.db
-                .release_webhook(endpoint, &self.owner, next_attempt_at)
+                .release_webhook(endpoint, &batch.token, next_attempt_at)
                 .await?;
         }
         Ok(())
@@ -423,10 +472,11 @@ impl Dispatcher {
         if batch.records.is_empty() && !batch.moved {
             return Ok(true);
         }
-        let lease = (self.owner.as_str(), now_millis() + self.config.lease_ms());
+        let until = now_millis() + self.config.lease_ms();
         let records = std::mem::take(&mut batch.records);
         batch.since = None;
         batch.moved = false;
+        let lease = (batch.token.as_str(), until);
         if !self
             .db
             .record_attempts(endpoint, &records, batch.cursor, lease)
@@ -434,6 +484,7 @@ impl Dispatcher {
         {
             return Ok(false);
         }
+        batch.lease_until = until;
         for record in &records {
             let result = match record.outcome {
                 AttemptOutcome::Succeeded => "succeeded",
@@ -445,28 +496,15 @@ impl Dispatcher {
         Ok(true)
     }
 
-    /// One attempt at one delivery (`event` is `None` when retention pruned it first).
+    /// One attempt at one delivery.
     async fn deliver(
         &self,
         endpoint: &Endpoint,
-        event: Option<&Event>,
+        event: &Event,
         delivery: Pending,
     ) -> (Attempt, AttemptOutcome) {
         let now = now_millis();
         let attempt_no = delivery.attempts + 1;
-        let Some(event) = event else {
-            // Pruned by retention before it could be delivered (the endpoint was off longer
-            // than the log keeps events): nothing left to send.
-            let attempt = Attempt {
-                attempt: attempt_no,
-                attempted_at: now,
-                status_code: None,
-                duration_ms: 0,
-                response: None,
-                error: Some("the event is no longer in the log (past event_retention_days)".into()),
-            };
-            return (attempt, AttemptOutcome::GaveUp);
-        };
         let id = message_id(endpoint.merchant_id, delivery.seq);
         let message = send::Message {
             url: &endpoint.url,
@@ -490,7 +528,8 @@ impl Dispatcher {
         } else if now - delivery.first_attempt_at.unwrap_or(now) >= self.config.retry_for_ms {
             self.give_up(endpoint, &attempt).await
         } else {
-            let wait = backoff_ms(attempt_no, self.config.retry_base_ms, rand_unit());
+            let failing_for = now - delivery.first_attempt_at.unwrap_or(now);
+            let wait = backoff_ms(failing_for, self.config.retry_base_ms, rand_unit());
             AttemptOutcome::RetryAt(now + wait)
         };
         (attempt, outcome)
@@ -513,18 +552,16 @@ impl Dispatcher {
         fields.insert("id".into(), json!(endpoint.id));
         let mut object = BatchObject::new("dispatcher".into(), Ok(fields));
         object.disabled_because = Some(reason);
-        let written = self
-            .merchants
-            .write::<WebhookRecord>(
-                endpoint.merchant_id,
-                WriteMode::UpdateOnly,
-                vec![object],
-                0,
-                None,
-            )
-            .await;
-        match written {
-            Ok(Answered::Fresh(outcomes)) if outcomes.iter().all(|o| o.result.is_ok()) => {
+        let write = self.merchants.write::<WebhookRecord>(
+            endpoint.merchant_id,
+            WriteMode::UpdateOnly,
+            vec![object],
+            0,
+            None,
+        );
+        let later = AttemptOutcome::RetryAt(now_millis() + self.config.retry_base_ms);
+        match tokio::time::timeout(self.config.timeout, write).await {
+            Ok(Ok(Answered::Fresh(outcomes))) if outcomes.iter().all(|o| o.result.is_ok()) => {
                 tracing::warn!(
                     merchant_id = endpoint.merchant_id,
                     webhook_id = endpoint.id,
@@ -532,12 +569,39 @@ impl Dispatcher {
                 );
                 AttemptOutcome::GaveUp
             }
-            Ok(_) => AttemptOutcome::GaveUp, // deleted meanwhile: nothing to turn off
-            Err(e) => {
-                tracing::warn!(merchant_id = endpoint.merchant_id, webhook_id = endpoint.id, error = %e, "turning a failing webhook endpoint off failed; retrying later");
-                AttemptOutcome::RetryAt(now_millis() + self.config.retry_base_ms)
+            // Deleted meanwhile: nothing to turn off, nothing more to send.
+            _ if self.is_gone(endpoint).await => AttemptOutcome::GaveUp,
+            // Refused, failed or slow: the delivery stays pending and giving up is tried
+            // again at its next attempt, never skipped past with the endpoint still on.
+            _ => {
+                tracing::warn!(
+                    merchant_id = endpoint.merchant_id,
+                    webhook_id = endpoint.id,
+                    "turning a failing webhook endpoint off failed; retrying later"
+                );
+                later
             }
         }
+    }
+
+    /// Whether the endpoint was deleted (its merchant's state no longer has it live).
+    async fn is_gone(&self, endpoint: &Endpoint) -> bool {
+        match self.merchants.snapshot(endpoint.merchant_id).await {
+            Ok(state) => state.find::<WebhookRecord>(endpoint.id).is_none(),
+            Err(_) => false,
+        }
+    }
+}
+
+/// The attempt recorded for a delivery whose event retention pruned first.
+fn pruned(attempt: i64) -> Attempt {
+    Attempt {
+        attempt,
+        attempted_at: now_millis(),
+        status_code: None,
+        duration_ms: 0,
+        response: None,
+        error: Some("the event is no longer in the log (past event_retention_days)".into()),
     }
 }
 

@@ -314,6 +314,15 @@ backend_tests! {
         let events = logged(&app.sql, merchant, "webhook.").await;
         let kinds: Vec<&str> = events.iter().map(|e| e.1.as_str()).collect();
         assert_eq!(kinds, ["webhook.created", "webhook.updated", "webhook.secret_rotated"]);
+        // Events reach `read` streams and other endpoints: they show the URL's origin only,
+        // never its path or query (where a receiver's credentials may be).
+        let (data,): (String,) = sqlx::query_as(
+            "SELECT data FROM events WHERE merchant_id = $1 AND event_type = 'webhook.created'")
+            .bind(merchant).fetch_one(&app.sql).await.unwrap();
+        let shown: Value = serde_json::from_str(&data).unwrap();
+        assert!(receiver.url.contains("receiver-credential"));
+        assert_eq!(shown["url"].as_str().unwrap(), receiver.url.split("/hooks").next().unwrap());
+        assert!(!data.contains("receiver-credential"), "{data}");
     }
 
     // Isolation: another merchant neither sees nor touches an endpoint or its deliveries, and

@@ -52,4 +52,10 @@ impl Resource for WebhookRecord {
     fn to_json(&self, _: &MerchantState) -> Value {
         WebhookRecord::to_json(self)
     }
+
+    /// Events show the URL's origin only: its path and query may carry the receiver's
+    /// credentials, and events reach `read` streams and the merchant's other endpoints.
+    fn event_json(&self, _: &MerchantState) -> Option<String> {
+        Some(self.event_view().to_string())
+    }
 }

@@ -100,9 +100,16 @@ fn record_events<'a, R: Resource>(
             Some((last, json)) if last == id => json.clone(),
             _ => {
                 let json = match state.entry::<R>(*id) {
-                    Some(entry) => entry.json(state),
+                    Some(entry) => entry
+                        .record()
+                        .event_json(state)
+                        .unwrap_or_else(|| entry.json(state)),
                     None => written(*id)
-                        .map(|record| super::state::Cached::new(record.clone()).json(state))
+                        .map(|record| {
+                            record.event_json(state).unwrap_or_else(|| {
+                                super::state::Cached::new(record.clone()).json(state)
+                            })
+                        })
                         .unwrap_or_else(|| "null".to_owned()),
                 };
                 rendered = Some((*id, json.clone()));

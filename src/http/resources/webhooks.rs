@@ -197,6 +197,14 @@ pub async fn resend(
     let document = batch::json_document(&req, &body)?;
     let (id, seqs) = resend_body(document)?;
     own_webhook(&state, &caller, id).await?;
+    let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
+    if snapshot.find::<WebhookRecord>(id).is_none() {
+        return Err(ApiError::NotFound {
+            detail: format!(
+                "webhookId: webhook {id} is deleted; its deliveries can be listed, not resent."
+            ),
+        });
+    }
     let resent = state
         .services
         .resend_deliveries(caller.merchant_id, id, &seqs, now_millis())
