@@ -116,18 +116,7 @@ impl Db {
         .bind(limit)
         .fetch_all(self.pool())
         .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(Event {
-                    seq: row.try_get("seq")?,
-                    kind: row.try_get("event_type")?,
-                    object_id: row.try_get("object_id")?,
-                    occurred_at: row.try_get("occurred_at")?,
-                    data: row.try_get("data")?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(DbError::from)
+        events_of(&rows)
     }
 
     /// The ids of the records of one type (`product`) that events in `(after, upto]` name.
@@ -207,4 +196,20 @@ impl Db {
         }
         Ok(removed)
     }
+}
+
+/// Events from rows of `seq, event_type, object_id, occurred_at, data`.
+pub(super) fn events_of(rows: &[sqlx::any::AnyRow]) -> Result<Vec<Event>, DbError> {
+    rows.iter()
+        .map(|row| {
+            Ok(Event {
+                seq: row.try_get("seq")?,
+                kind: row.try_get("event_type")?,
+                object_id: row.try_get("object_id")?,
+                occurred_at: row.try_get("occurred_at")?,
+                data: row.try_get("data")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(DbError::from)
 }

@@ -303,18 +303,7 @@ impl Db {
         .bind(limit)
         .fetch_all(self.pool())
         .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(Event {
-                    seq: row.try_get("seq")?,
-                    kind: row.try_get("event_type")?,
-                    object_id: row.try_get("object_id")?,
-                    occurred_at: row.try_get("occurred_at")?,
-                    data: row.try_get("data")?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(DbError::from)
+        super::events::events_of(&rows)
     }
 
     /// Extends a claim's lease; false when the claim no longer holds it.

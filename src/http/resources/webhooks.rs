@@ -135,12 +135,12 @@ impl WriteHooks for WebhookRecord {
     }
 }
 
-/// The merchant's live or deleted endpoint, or the 404 an unknown id gets (another
-/// merchant's id included).
-async fn own_webhook(state: &AppState, caller: &Caller, id: i64) -> Result<(), ApiError> {
+/// Whether the merchant's endpoint is live (`Ok(false)`: deleted), or the 404 an unknown id
+/// gets (another merchant's id included).
+async fn own_webhook(state: &AppState, caller: &Caller, id: i64) -> Result<bool, ApiError> {
     let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
     match snapshot.entry::<WebhookRecord>(id) {
-        Some(_) => Ok(()),
+        Some(entry) => Ok(entry.delete_date().is_none()),
         None => Err(ApiError::NotFound {
             detail: format!("webhookId: {id} is not a webhook of this merchant."),
         }),
@@ -196,9 +196,7 @@ pub async fn resend(
 ) -> Result<Reply, ApiError> {
     let document = batch::json_document(&req, &body)?;
     let (id, seqs) = resend_body(document)?;
-    own_webhook(&state, &caller, id).await?;
-    let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
-    if snapshot.find::<WebhookRecord>(id).is_none() {
+    if !own_webhook(&state, &caller, id).await? {
         return Err(ApiError::NotFound {
             detail: format!(
                 "webhookId: webhook {id} is deleted; its deliveries can be listed, not resent."
