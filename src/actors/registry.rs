@@ -11,7 +11,9 @@ use std::time::Duration;
 use actix::prelude::*;
 use tokio::sync::{oneshot, watch};
 
+use super::merchant::export;
 use super::merchant::history::{self, Historic, History, SalesList, SalesQuery};
+use super::merchant::import::ImportJob;
 use super::merchant::job::{DeleteJob, DeleteOutcome, Job, ObjectOutcome, WriteJob};
 use super::merchant::state::MerchantState;
 use super::merchant::{
@@ -20,6 +22,7 @@ use super::merchant::{
 use super::resource::Resource;
 use crate::db::Db;
 use crate::domain::batch::{Answered, BatchObject, Idempotency, WriteMode};
+use crate::domain::catalogue::{CatalogueFile, ImportOptions, ImportReport};
 use crate::domain::{now_millis, Failure};
 use crate::metrics::Metrics;
 
@@ -347,6 +350,27 @@ impl Merchants {
         let job = WriteJob::<R>::new(mode, objects, caller, key, reply);
         self.submit(merchant_id, Box::new(job)).await?;
         answer.await.map_err(|_| stopped())?
+    }
+
+    /// Imports a catalogue file: every product, or none unless `options` skip invalid ones.
+    #[tracing::instrument(level = "debug", skip_all, fields(merchant_id, products = file.products.len()))]
+    pub async fn import(
+        &self,
+        merchant_id: i64,
+        file: CatalogueFile,
+        options: ImportOptions,
+        caller: i64,
+        key: Option<Idempotency>,
+    ) -> Result<Answered<ImportReport>, Failure> {
+        let (reply, answer) = oneshot::channel();
+        let job = ImportJob::new(file, options, caller, key, reply);
+        self.submit(merchant_id, Box::new(job)).await?;
+        answer.await.map_err(|_| stopped())?
+    }
+
+    /// The merchant's catalogue as a file, from its latest state.
+    pub async fn export(&self, merchant_id: i64) -> Result<CatalogueFile, Failure> {
+        Ok(export::catalogue(&*self.snapshot(merchant_id).await?))
     }
 
     /// Soft-deletes records of `R`; each id gets its own outcome.

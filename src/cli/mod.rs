@@ -1,5 +1,6 @@
 //! The command line (DESIGN §2).
 
+mod catalogue;
 mod login;
 
 use std::path::PathBuf;
@@ -58,6 +59,11 @@ pub enum Command {
     Token {
         #[command(subcommand)]
         command: TokenCommand,
+    },
+    /// Import or export a merchant's catalogue as CSV (docs/catalogue.md).
+    Catalogue {
+        #[command(subcommand)]
+        command: CatalogueCommand,
     },
     /// Sign in through a browser and print a token (the OAuth loopback flow of RFC 8252).
     Login {
@@ -128,6 +134,36 @@ pub enum TokenCommand {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum CatalogueCommand {
+    /// Imports products, price instances, categories and opening stock from a CSV file, through
+    /// the rules of the API. A file with a refused row writes nothing (each refused row is
+    /// listed on standard error) unless --skip-invalid. Prints what was imported as JSON.
+    Import {
+        /// The CSV file (header: product,barcode,category,instance,price,tax_rate,stock:<store>...).
+        file: PathBuf,
+        /// The merchant's manifest key.
+        #[arg(long)]
+        merchant: String,
+        /// Import the valid products and list the others, instead of importing nothing.
+        #[arg(long)]
+        skip_invalid: bool,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Writes the merchant's live catalogue as the CSV file `import` reads.
+    Export {
+        /// The merchant's manifest key.
+        #[arg(long)]
+        merchant: String,
+        /// Write here instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum TenantCommand {
     /// Create or update merchants from manifests (idempotent); prints the ids as JSON.
     Apply {
@@ -170,6 +206,9 @@ impl Cli {
             } => db,
             Command::Token {
                 command: TokenCommand::Issue { db, .. },
+            } => db,
+            Command::Catalogue {
+                command: CatalogueCommand::Import { db, .. } | CatalogueCommand::Export { db, .. },
             } => db,
             Command::Openapi { .. } | Command::Login { .. } => return Ok(settings),
         };
@@ -273,7 +312,31 @@ impl Cli {
                 println!("{}", serde_json::to_string_pretty(&issued?)?);
                 Ok(())
             }
+            Command::Catalogue { command } => run_catalogue(&settings, command).await,
             Command::Openapi { .. } | Command::Login { .. } => Ok(()),
+        }
+    }
+}
+
+async fn run_catalogue(settings: &Settings, command: CatalogueCommand) -> anyhow::Result<()> {
+    match command {
+        CatalogueCommand::Import {
+            file,
+            merchant,
+            skip_invalid,
+            ..
+        } => {
+            let job = catalogue::Import {
+                file: &file,
+                merchant: &merchant,
+                skip_invalid,
+            };
+            let report = catalogue::import(settings, job).await?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(())
+        }
+        CatalogueCommand::Export { merchant, out, .. } => {
+            catalogue::export(settings, &merchant, out.as_deref()).await
         }
     }
 }

@@ -16,6 +16,17 @@ impl Db {
             .ok_or_else(|| DbError::Conflict(format!("merchant {id} does not exist")))
     }
 
+    /// The id of the merchant a manifest key names (the command line names merchants so).
+    pub async fn merchant_id_by_key(&self, key: &str) -> Result<i64, DbError> {
+        let row: Option<(i64,)> =
+            sqlx::query_as("SELECT id FROM merchants WHERE manifest_key = $1")
+                .bind(key)
+                .fetch_optional(self.pool())
+                .await?;
+        row.map(|(id,)| id)
+            .ok_or_else(|| DbError::Conflict(format!("no merchant has the key {key}")))
+    }
+
     pub async fn merchant(&self, id: i64) -> Result<Option<MerchantRecord>, DbError> {
         let row: Option<(i64, String)> =
             sqlx::query_as("SELECT id, name FROM merchants WHERE id = $1")

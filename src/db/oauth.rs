@@ -115,13 +115,7 @@ impl Db {
         client_id: &str,
         email: &str,
     ) -> Result<GrantSubject, DbError> {
-        let merchant: Option<(i64,)> =
-            sqlx::query_as("SELECT id FROM merchants WHERE manifest_key = $1")
-                .bind(merchant_key)
-                .fetch_optional(self.pool())
-                .await?;
-        let (merchant_id,) = merchant
-            .ok_or_else(|| DbError::Conflict(format!("no merchant has the key {merchant_key}")))?;
+        let merchant_id = self.merchant_id_by_key(merchant_key).await?;
         let application: Option<(i64,)> = sqlx::query_as(
             "SELECT id FROM applications \
              WHERE merchant_id = $1 AND client_id = $2 AND delete_date IS NULL",

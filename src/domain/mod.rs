@@ -3,6 +3,7 @@
 pub mod application;
 pub mod basket;
 pub mod batch;
+pub mod catalogue;
 pub mod category;
 pub mod clock;
 pub mod dates;

@@ -125,17 +125,17 @@ fn record_events<'a, R: Resource>(
 }
 
 /// What a job keeps of its `Idempotency-Key`.
-struct Replay<T> {
-    key: Option<Idempotency>,
-    settled: Option<Answered<T>>,
+pub(super) struct Replay<T> {
+    pub(super) key: Option<Idempotency>,
+    pub(super) settled: Option<Answered<T>>,
 }
 
 impl<T: serde::de::DeserializeOwned> Replay<T> {
-    fn new(key: Option<Idempotency>) -> Self {
+    pub(super) fn new(key: Option<Idempotency>) -> Self {
         Self { key, settled: None }
     }
 
-    fn settle(&mut self, stored: StoredAnswer) {
+    pub(super) fn settle(&mut self, stored: StoredAnswer) {
         let same = self
             .key
             .as_ref()
@@ -151,7 +151,7 @@ impl<T: serde::de::DeserializeOwned> Replay<T> {
     }
 }
 
-fn to_json<T: serde::Serialize>(answer: &T) -> String {
+pub(super) fn to_json<T: serde::Serialize>(answer: &T) -> String {
     serde_json::to_string(answer).unwrap_or_else(|_| "null".to_owned())
 }
 
@@ -170,12 +170,7 @@ pub(crate) struct WriteJob<R> {
     reply: Option<Answer<Vec<ObjectOutcome>>>,
     /// Per object: (created, id, detail) or the refusal.
     outcomes: Vec<Result<(bool, i64, String), Refusal>>,
-    changed: Vec<(Change, R)>,
-    /// What each write did, for its events: (id, `created` | `updated` | a completion).
-    actions: Vec<(i64, &'static str)>,
-    /// Baskets its records booked (a stock count's wastage), for their events.
-    booked: Vec<(i64, &'static str)>,
-    moves: Vec<StockMove>,
+    changes: Changes<R>,
     failure: Option<Failure>,
     replay: Replay<Vec<ObjectOutcome>>,
 }
@@ -195,10 +190,7 @@ impl<R: Resource> WriteJob<R> {
             sent: Instant::now(),
             reply: Some(reply),
             outcomes: Vec::new(),
-            changed: Vec::new(),
-            actions: Vec::new(),
-            booked: Vec::new(),
-            moves: Vec::new(),
+            changes: Changes::default(),
             failure: None,
             replay: Replay::new(key),
         }
@@ -264,10 +256,7 @@ impl<R: Resource> Job for WriteJob<R> {
 
     fn apply(&mut self, state: &mut MerchantState, ids: &mut dyn Iterator<Item = i64>, now: i64) {
         self.outcomes.clear();
-        self.changed.clear();
-        self.actions.clear();
-        self.booked.clear();
-        self.moves.clear();
+        self.changes.clear();
         if self.settled() {
             return;
         }
@@ -295,37 +284,8 @@ impl<R: Resource> Job for WriteJob<R> {
                     }
                 });
             let outcome = decided.map(|(is_new, record)| {
-                let before = state.entry::<R>(record.id()).cloned();
-                let before = before.as_deref().map(|e| e.record());
-                let detail = record.success_detail(before);
-                let moves = record.stock_moves(before);
-                state.add_pending_stock(&moves);
-                self.moves.extend(moves);
-                for basket in record.side_records(before, state) {
-                    self.booked.push((basket, "created"));
-                    self.booked.push((basket, "completed"));
-                }
                 let id = record.id();
-                let change = match before {
-                    _ if is_new => Change::New,
-                    Some(b) if record.same_children(b) => Change::UpdatedKeepingChildren,
-                    _ => Change::Updated,
-                };
-                self.actions
-                    .push((id, if is_new { "created" } else { "updated" }));
-                if let Some(completes) = R::COMPLETES_AS {
-                    if record.locked() && !before.is_some_and(|b| b.locked()) {
-                        self.actions.push((id, completes));
-                    }
-                }
-                if let Some(action) = record.also_event(before) {
-                    self.actions.push((id, action));
-                }
-                if rotates && !is_new {
-                    self.actions.push((id, "secret_rotated"));
-                }
-                state.put(record.clone());
-                self.changed.push((change, record));
+                let detail = self.changes.accept(state, is_new, record, rotates);
                 (is_new, id, detail)
             });
             self.outcomes.push(outcome);
@@ -333,15 +293,15 @@ impl<R: Resource> Job for WriteJob<R> {
     }
 
     fn changed(&self) -> bool {
-        !self.changed.is_empty()
+        !self.changes.is_empty()
     }
 
     fn moves(&self) -> &[StockMove] {
-        &self.moves
+        &self.changes.moves
     }
 
     fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
-        Box::pin(R::persist_all(tx, merchant_id, &self.changed))
+        self.changes.persist(tx, merchant_id)
     }
 
     fn fail(&mut self, failure: Failure) {
@@ -380,8 +340,104 @@ impl<R: Resource> Job for WriteJob<R> {
     }
 
     fn events(&self, state: &MerchantState, out: &mut Vec<NewEvent>) {
+        self.changes.events(state, out);
+    }
+}
+
+/// The changes a job accepted for one resource: the records to store, what each did (for its
+/// events), the baskets they booked and the stock they move.
+pub(super) struct Changes<R> {
+    records: Vec<(Change, R)>,
+    /// (id, `created` | `updated` | a completion), in order.
+    actions: Vec<(i64, &'static str)>,
+    /// Baskets its records booked (a stock count's wastage), for their events.
+    booked: Vec<(i64, &'static str)>,
+    moves: Vec<StockMove>,
+}
+
+impl<R> Default for Changes<R> {
+    fn default() -> Self {
+        Self {
+            records: Vec::new(),
+            actions: Vec::new(),
+            booked: Vec::new(),
+            moves: Vec::new(),
+        }
+    }
+}
+
+impl<R: Resource> Changes<R> {
+    pub(super) fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub(super) fn moves(&self) -> &[StockMove] {
+        &self.moves
+    }
+
+    pub(super) fn records(&self) -> impl Iterator<Item = &R> {
+        self.records.iter().map(|(_, r)| r)
+    }
+
+    /// Puts a record that passed its rules into the working state, with what it brings (the
+    /// stock it moves, the records it books), and keeps it to be stored. Gives the success
+    /// message's details.
+    pub(super) fn accept(
+        &mut self,
+        state: &mut MerchantState,
+        is_new: bool,
+        record: R,
+        rotates: bool,
+    ) -> String {
+        let before = state.entry::<R>(record.id()).cloned();
+        let before = before.as_deref().map(|e| e.record());
+        let detail = record.success_detail(before);
+        let moves = record.stock_moves(before);
+        state.add_pending_stock(&moves);
+        self.moves.extend(moves);
+        for basket in record.side_records(before, state) {
+            self.booked.push((basket, "created"));
+            self.booked.push((basket, "completed"));
+        }
+        let id = record.id();
+        let change = match before {
+            _ if is_new => Change::New,
+            Some(b) if record.same_children(b) => Change::UpdatedKeepingChildren,
+            _ => Change::Updated,
+        };
+        self.actions
+            .push((id, if is_new { "created" } else { "updated" }));
+        if let Some(completes) = R::COMPLETES_AS {
+            if record.locked() && !before.is_some_and(|b| b.locked()) {
+                self.actions.push((id, completes));
+            }
+        }
+        if let Some(action) = record.also_event(before) {
+            self.actions.push((id, action));
+        }
+        if rotates && !is_new {
+            self.actions.push((id, "secret_rotated"));
+        }
+        state.put(record.clone());
+        self.records.push((change, record));
+        detail
+    }
+
+    pub(super) fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
+        Box::pin(R::persist_all(tx, merchant_id, &self.records))
+    }
+
+    pub(super) fn events(&self, state: &MerchantState, out: &mut Vec<NewEvent>) {
         let written = |id| {
-            self.changed
+            self.records
                 .iter()
                 .rev()
                 .find(|(_, r)| r.id() == id)
@@ -393,7 +449,7 @@ impl<R: Resource> Job for WriteJob<R> {
 }
 
 /// Validates one object against the working state, giving the record to write.
-fn decide<R: Resource>(
+pub(super) fn decide<R: Resource>(
     state: &MerchantState,
     mode: WriteMode,
     input: Input,

@@ -5,8 +5,10 @@
 //! transaction, publishes the new state and only then answers each one (group commit). Reads
 //! never enter the actor: they use the published snapshot.
 
+pub mod export;
 mod group;
 pub mod history;
+pub(crate) mod import;
 pub mod job;
 mod load;
 pub mod state;
