@@ -365,6 +365,7 @@ pub fn parse(bytes: &[u8]) -> Result<CatalogueFile, FileError> {
             record: &record,
         };
         let width = record.len() != layout.columns.len();
+        let nul = record.iter().any(|cell| cell.contains('\0'));
         match (cells.text(Column::Product), products.last_mut()) {
             (Some(name), _) => products.push(cells.product(name)),
             (None, Some(product)) => cells.continue_product(product),
@@ -376,6 +377,15 @@ pub fn parse(bytes: &[u8]) -> Result<CatalogueFile, FileError> {
                      and there is none.",
                 ));
                 products.push(orphan);
+            }
+        }
+        if nul {
+            if let Some(product) = products.last_mut() {
+                product.problems.push(RowProblem::new(
+                    row,
+                    "",
+                    "holds the NUL character (U+0000), which no text field may hold.",
+                ));
             }
         }
         if width {

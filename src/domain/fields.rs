@@ -206,6 +206,31 @@ impl Fields {
     }
 }
 
+/// The path (`instances: k: name`) of the first field name or string holding a NUL
+/// character, which no text column can store on PostgreSQL.
+pub fn nul_at(fields: &Map<String, Value>) -> Option<String> {
+    fields.iter().find_map(|(key, value)| {
+        if key.contains('\0') {
+            return Some(key.replace('\0', "\\0"));
+        }
+        nul_in(value).map(|inner| match inner {
+            None => key.clone(),
+            Some(path) => format!("{key}: {path}"),
+        })
+    })
+}
+
+/// `Some(None)` when the value is a string with a NUL, `Some(Some(path))` when a field inside
+/// it holds one.
+fn nul_in(value: &Value) -> Option<Option<String>> {
+    match value {
+        Value::String(text) => text.contains('\0').then_some(None),
+        Value::Object(inner) => nul_at(inner).map(Some),
+        Value::Array(items) => items.iter().find_map(nul_in),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,5 +266,28 @@ mod tests {
         f.number("lat", -90.0, 90.0);
         f.date("when");
         assert_eq!(f.finish().unwrap_err().len(), 3);
+    }
+
+    #[test]
+    fn a_nul_anywhere_is_found_with_its_path() {
+        let fields = |v: serde_json::Value| v.as_object().unwrap().clone();
+        assert_eq!(
+            nul_at(&fields(serde_json::json!({"name": "Tea", "n": 1}))),
+            None
+        );
+        assert_eq!(
+            nul_at(&fields(
+                serde_json::json!({"instances": {"k": {"name": "a\u{0}"}}})
+            )),
+            Some("instances: k: name".into())
+        );
+        assert_eq!(
+            nul_at(&fields(serde_json::json!({"tags": [["x\u{0}"]]}))),
+            Some("tags".into())
+        );
+        assert_eq!(
+            nul_at(&fields(serde_json::json!({"a\u{0}": 1}))),
+            Some("a\\0".into())
+        );
     }
 }

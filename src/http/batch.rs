@@ -74,7 +74,16 @@ pub fn objects(document: Value, plural: &str, max: usize) -> Result<Vec<BatchObj
     Ok(batch
         .into_iter()
         .map(|(key, value)| match value {
-            Value::Object(fields) => BatchObject::new(key, Ok(fields)),
+            Value::Object(fields) => match crate::domain::fields::nul_at(&fields) {
+                // PostgreSQL stores no NUL in text (SQLite would): refused alike on both.
+                Some(path) => BatchObject::new(
+                    key,
+                    Err(format!(
+                        "{path}: must not contain the NUL character (U+0000)."
+                    )),
+                ),
+                None => BatchObject::new(key, Ok(fields)),
+            },
             _ => BatchObject::new(key, Err("the object must be a JSON object.".to_owned())),
         })
         .collect())

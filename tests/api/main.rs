@@ -6,6 +6,7 @@ mod helpers;
 mod actors;
 mod applications;
 mod browser;
+mod catalogue;
 mod categories;
 mod cli;
 mod crash;

@@ -136,3 +136,25 @@ backend_tests! {
         assert_eq!(before["products"], after["products"]);
     }
 }
+
+backend_tests! {
+    async fn a_nul_character_in_any_string_is_refused_on_both_databases(app) {
+        let token = app.owner_token().await;
+        let (status, body) = send(
+            &app,
+            Method::POST,
+            "/product",
+            &token,
+            &[],
+            Some(json!({"products": {
+                "a": {"name": "T\u{0}ea"},
+                "b": {"name": "Tea", "instances": {"i": {"name": "x\u{0}", "price": "1", "taxPercentage": "0"}}},
+            }})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        let errors = &body["api"]["message"]["error"];
+        assert_eq!(errors["110:a"]["details"], "name: must not contain the NUL character (U+0000).");
+        assert_eq!(errors["110:b"]["details"], "instances: i: name: must not contain the NUL character (U+0000).");
+    }
+}
