@@ -201,13 +201,11 @@ impl Tx {
         .execute(&mut *conn)
         .await?;
         }
-        for line in &count.lines {
-            rows::insert(conn, merchant_id, line).await?;
-        }
+        let lines: Vec<_> = count.lines.iter().collect();
+        rows::insert_many(conn, merchant_id, &lines).await?;
         if count.completed {
-            for entry in &count.surplus_entries {
-                rows::insert(conn, merchant_id, entry).await?;
-            }
+            let entries: Vec<_> = count.surplus_entries.iter().collect();
+            rows::insert_many(conn, merchant_id, &entries).await?;
         }
         Ok(())
     }

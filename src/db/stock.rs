@@ -6,29 +6,64 @@ use super::{rows, Db, DbError, Tx};
 
 pub use crate::domain::stock::{StockLevel, StockMove};
 
+/// Stock rows upserted by one statement at most (five values each).
+const MOVES_PER_STATEMENT: usize = 1_000;
+
 impl Tx {
-    /// Adds moves to the stored levels.
+    /// Adds moves to the stored levels: one upsert per product and store, as few statements as
+    /// the bind limit allows (a stock count of thousands of products is a few statements, not
+    /// thousands).
     pub async fn apply_stock_moves(
         &mut self,
         merchant_id: i64,
         moves: &[StockMove],
     ) -> Result<(), DbError> {
-        let conn = self.conn()?;
+        // One row per key: PostgreSQL refuses to upsert a row twice in one statement.
+        let mut summed: BTreeMap<(i64, i64), StockLevel> = BTreeMap::new();
         for m in moves {
-            sqlx::query(
-            "INSERT INTO stock_levels (merchant_id, store_id, product_id, total_stock, stock_sold) \
-             VALUES ($1, $2, $3, $4, $5) \
-             ON CONFLICT (merchant_id, store_id, product_id) DO UPDATE SET \
-             total_stock = stock_levels.total_stock + excluded.total_stock, \
-             stock_sold = stock_levels.stock_sold + excluded.stock_sold",
-        )
-        .bind(merchant_id)
-        .bind(m.store_id)
-        .bind(m.product_id)
-        .bind(m.total)
-        .bind(m.sold)
-        .execute(&mut *conn)
-        .await?;
+            let level = summed.entry((m.store_id, m.product_id)).or_default();
+            level.total += m.total;
+            level.sold += m.sold;
+        }
+        let summed: Vec<_> = summed.into_iter().collect();
+        let conn = self.conn()?;
+        // Positional `?` on SQLite, as `rows::insert_many` explains.
+        let anonymous = conn.backend_name() == "SQLite";
+        for chunk in summed.chunks(MOVES_PER_STATEMENT) {
+            let tuples: Vec<String> = (0..chunk.len())
+                .map(|i| match anonymous {
+                    true => "(?, ?, ?, ?, ?)".to_owned(),
+                    false => {
+                        let n = i * 5;
+                        format!(
+                            "(${}, ${}, ${}, ${}, ${})",
+                            n + 1,
+                            n + 2,
+                            n + 3,
+                            n + 4,
+                            n + 5
+                        )
+                    }
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO stock_levels (merchant_id, store_id, product_id, total_stock, stock_sold) \
+                 VALUES {} \
+                 ON CONFLICT (merchant_id, store_id, product_id) DO UPDATE SET \
+                 total_stock = stock_levels.total_stock + excluded.total_stock, \
+                 stock_sold = stock_levels.stock_sold + excluded.stock_sold",
+                tuples.join(", ")
+            );
+            let mut query = sqlx::query(&sql);
+            for ((store_id, product_id), level) in chunk {
+                query = query
+                    .bind(merchant_id)
+                    .bind(*store_id)
+                    .bind(*product_id)
+                    .bind(level.total)
+                    .bind(level.sold);
+            }
+            query.execute(&mut *conn).await?;
         }
         Ok(())
     }

@@ -15,11 +15,11 @@ use super::paths::{
 };
 use super::schemas;
 
-fn envelope_with(field: &'static str, schema: Schema) -> Schema {
+pub(super) fn envelope_with(field: &'static str, schema: Schema) -> Schema {
     schemas::envelope(vec![(field, schema.into())])
 }
 
-fn plain(description: &str, media: &str, schema: Schema) -> Response {
+pub(super) fn plain(description: &str, media: &str, schema: Schema) -> Response {
     ResponseBuilder::new()
         .description(description)
         .content(media, Content::new(Some(schema)))
@@ -616,6 +616,7 @@ pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     let mut items = me(all);
     items.push(("/log", logs(all)));
     items.push(("/uploader", uploader(all)));
+    items.extend(super::catalogue::items());
     items.push(("/report/basket", report()));
     items.push(("/events", events()));
     items.push(("/webhook/delivery", webhook_deliveries()));

@@ -4,6 +4,7 @@
 //! `../shared/examples.md` (extracted into `examples.json`). Served at `/openapi.json`, checked
 //! in at `docs/openapi.json` (`merchantd openapi` writes it), read by people at `/docs`.
 
+mod catalogue;
 mod endpoints;
 mod paths;
 pub mod schemas;
