@@ -30,6 +30,7 @@ mod outage;
 mod process;
 mod products;
 mod promotions;
+mod readme;
 mod reconcile;
 mod replicas;
 mod report;
