@@ -178,27 +178,44 @@ impl Db {
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn find_client(&self, client_id: &str) -> Result<Option<Client>, DbError> {
         let started = Instant::now();
-        let row: Option<(i64, i64, String, String, String, String)> = sqlx::query_as(
-            "SELECT merchant_id, id, client_id, name, secret_hash, redirect_uris FROM applications \
-             WHERE client_id = $1 AND delete_date IS NULL",
+        let row: Option<(i64, i64, String, String, String, String, i64)> = sqlx::query_as(
+            "SELECT a.merchant_id, a.id, a.client_id, a.name, a.secret_hash, a.redirect_uris, \
+             m.legacy_clients FROM applications a JOIN merchants m ON m.id = a.merchant_id \
+             WHERE a.client_id = $1 AND a.delete_date IS NULL",
         )
         .bind(client_id)
         .fetch_optional(self.pool())
         .await?;
         self.observe("find_client", started);
-        row.map(|(merchant_id, id, client_id, name, secret_hash, uris)| {
-            let redirect_uris = serde_json::from_str(&uris)
-                .map_err(|e| DbError::Corrupt(format!("redirect_uris of {client_id}: {e}")))?;
-            Ok(Client {
-                merchant_id,
-                id,
-                client_id,
-                name,
-                secret_hash,
-                redirect_uris,
-            })
-        })
+        row.map(
+            |(merchant_id, id, client_id, name, secret_hash, uris, legacy)| {
+                let redirect_uris = serde_json::from_str(&uris)
+                    .map_err(|e| DbError::Corrupt(format!("redirect_uris of {client_id}: {e}")))?;
+                Ok(Client {
+                    merchant_id,
+                    id,
+                    client_id,
+                    name,
+                    secret_hash,
+                    redirect_uris,
+                    legacy: legacy != 0,
+                })
+            },
+        )
         .transpose()
+    }
+
+    /// Whether the merchant that registered an application lets it use the old Shopwave
+    /// clients' conventions.
+    pub async fn application_is_legacy(&self, application_id: i64) -> Result<bool, DbError> {
+        let row: Option<(i64,)> = sqlx::query_as(
+            "SELECT m.legacy_clients FROM applications a JOIN merchants m ON m.id = a.merchant_id \
+             WHERE a.id = $1",
+        )
+        .bind(application_id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.is_some_and(|(legacy,)| legacy != 0))
     }
 
     /// Live employees with this (lower-cased) email, across merchants.

@@ -154,34 +154,39 @@ async fn password_hash_for(
     }
 }
 
-/// The merchant of a manifest, created or renamed; its id.
+/// The merchant of a manifest, created or changed (name, `legacy_clients`); its id.
 async fn apply_merchant(tx: &mut Tx, m: &Manifest, now: i64) -> Result<i64, DbError> {
-    let existing: Option<(i64, String)> =
-        sqlx::query_as("SELECT id, name FROM merchants WHERE manifest_key = $1")
+    let legacy = i64::from(m.legacy_clients);
+    let existing: Option<(i64, String, i64)> =
+        sqlx::query_as("SELECT id, name, legacy_clients FROM merchants WHERE manifest_key = $1")
             .bind(&m.merchant_key)
             .fetch_optional(tx.conn()?)
             .await?;
-    if let Some((id, name)) = existing {
-        if name != m.merchant_name {
+    if let Some((id, name, was_legacy)) = existing {
+        if name != m.merchant_name || was_legacy != legacy {
             tx.note_write();
-            sqlx::query("UPDATE merchants SET name = $1, updated_at = $2 WHERE id = $3")
-                .bind(&m.merchant_name)
-                .bind(now)
-                .bind(id)
-                .execute(tx.conn()?)
-                .await?;
+            sqlx::query(
+                "UPDATE merchants SET name = $1, legacy_clients = $2, updated_at = $3 WHERE id = $4",
+            )
+            .bind(&m.merchant_name)
+            .bind(legacy)
+            .bind(now)
+            .bind(id)
+            .execute(tx.conn()?)
+            .await?;
         }
         return Ok(id);
     }
     let id = tx.take_id().await?;
     tx.note_write();
     sqlx::query(
-        "INSERT INTO merchants (id, manifest_key, name, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $4)",
+        "INSERT INTO merchants (id, manifest_key, name, legacy_clients, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $5)",
     )
     .bind(id)
     .bind(&m.merchant_key)
     .bind(&m.merchant_name)
+    .bind(legacy)
     .bind(now)
     .execute(tx.conn()?)
     .await?;

@@ -57,6 +57,21 @@ impl ScopeSet {
         Ok(highest.map(Self::new))
     }
 
+    /// Parses the scope of an old Shopwave client library (`legacy_clients`): names split by
+    /// commas as well as spaces, and the old per-object names mapped to what they let an
+    /// application do here: `user` and `merchant` read, every other old name writes. The new
+    /// names keep their meaning; the caller caps the result by the employee's role as usual.
+    pub fn parse_legacy(s: &str) -> Result<Option<Self>, String> {
+        let mut highest: Option<Scope> = None;
+        for word in s.split([' ', '+', ',']).filter(|w| !w.is_empty()) {
+            let scope = Scope::parse(word)
+                .or_else(|| legacy_scope(word))
+                .ok_or_else(|| word.to_owned())?;
+            highest = Some(highest.map_or(scope, |h| h.max(scope)));
+        }
+        Ok(highest.map(Self::new))
+    }
+
     pub fn highest(self) -> Scope {
         self.highest
     }
@@ -81,9 +96,70 @@ impl ScopeSet {
     }
 }
 
+/// The scope names of the old Shopwave API (its client libraries ask for all of them).
+pub const LEGACY_SCOPES: [&str; 13] = [
+    "user",
+    "application",
+    "merchant",
+    "store",
+    "product",
+    "category",
+    "basket",
+    "promotion",
+    "log",
+    "supplierStore",
+    "supplier",
+    "invoice",
+    "stock",
+];
+
+/// What an old scope name lets an application do: identity names read, object names write.
+/// None grants `admin`: deleting and managing applications is asked for by the new name.
+fn legacy_scope(word: &str) -> Option<Scope> {
+    match word {
+        "user" | "merchant" => Some(Scope::Read),
+        w if LEGACY_SCOPES.contains(&w) => Some(Scope::Write),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn old_client_scopes_split_on_commas_and_map_to_read_or_write() {
+        let all = LEGACY_SCOPES.join(",");
+        assert_eq!(
+            ScopeSet::parse_legacy(&all).unwrap().unwrap().highest(),
+            Scope::Write
+        );
+        assert_eq!(
+            ScopeSet::parse_legacy("user,merchant")
+                .unwrap()
+                .unwrap()
+                .highest(),
+            Scope::Read
+        );
+        assert_eq!(
+            ScopeSet::parse_legacy("application")
+                .unwrap()
+                .unwrap()
+                .highest(),
+            Scope::Write
+        );
+        assert_eq!(
+            ScopeSet::parse_legacy("read,admin")
+                .unwrap()
+                .unwrap()
+                .highest(),
+            Scope::Admin
+        );
+        assert_eq!(ScopeSet::parse_legacy("user,nope"), Err("nope".into()));
+        assert_eq!(ScopeSet::parse_legacy(" , "), Ok(None));
+        // Without the setting the old names stay unknown.
+        assert_eq!(ScopeSet::parse("user"), Err("user".into()));
+    }
 
     #[test]
     fn parse_takes_the_widest_and_names_unknown_scopes() {

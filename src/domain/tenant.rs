@@ -13,6 +13,8 @@ pub struct Manifest {
     pub file: String,
     pub merchant_key: String,
     pub merchant_name: String,
+    /// Its applications may use the old Shopwave clients' conventions.
+    pub legacy_clients: bool,
     pub stores: Vec<StoreSpec>,
     pub users: Vec<UserSpec>,
     pub applications: Vec<AppSpec>,

@@ -12,6 +12,8 @@ pub struct Client {
     pub name: String,
     pub secret_hash: String,
     pub redirect_uris: Vec<String>,
+    /// Its merchant lets it use the old Shopwave clients' conventions (`legacy_clients`).
+    pub legacy: bool,
 }
 
 /// An employee who might be signing in with an email.

@@ -167,7 +167,18 @@ async fn admit(req: &ServiceRequest) -> Result<(Caller, rate::Verdict), ApiError
             ),
         });
     }
-    version::check(req.headers())?;
+    if let Err(refused) = version::check(req.headers()) {
+        // Old Shopwave client libraries send 0.x or nothing; served as 2.0 where their
+        // merchant allows it (`legacy_clients`).
+        let legacy = version::is_legacy(req.headers())
+            && state
+                .services
+                .legacy_application(caller.application_id)
+                .await?;
+        if !legacy {
+            return Err(refused);
+        }
+    }
     // After the version: a request refused anyway does not spend the caller's budget.
     match state.limits.check(&caller.family_id, caller.merchant_id) {
         rate::Verdict::Limited {

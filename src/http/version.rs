@@ -28,6 +28,21 @@ pub fn check(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
+/// A version the old Shopwave client libraries send: none, or `0.x` (0.4, 0.5, 0.6). Served as
+/// 2.0 for applications whose merchant turned `legacy_clients` on.
+pub fn is_legacy(headers: &HeaderMap) -> bool {
+    match headers.get(HEADER).map(|v| v.to_str().map(str::trim)) {
+        None => true,
+        Some(Ok(v)) => {
+            v == "0"
+                || v.strip_prefix("0.").is_some_and(|minor| {
+                    !minor.is_empty() && minor.bytes().all(|b| b.is_ascii_digit())
+                })
+        }
+        Some(Err(_)) => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,6 +58,17 @@ mod tests {
             );
         }
         map
+    }
+
+    #[test]
+    fn old_clients_send_no_version_or_a_0_x_one() {
+        assert!(is_legacy(&headers(None)));
+        assert!(is_legacy(&headers(Some(b"0.6"))));
+        assert!(is_legacy(&headers(Some(b" 0.5"))));
+        assert!(!is_legacy(&headers(Some(b"9.9"))));
+        assert!(!is_legacy(&headers(Some(b"0."))));
+        assert!(!is_legacy(&headers(Some(b"0.6a"))));
+        assert!(!is_legacy(&headers(Some(b"\xff"))));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 mod events;
 mod files;
+mod legacy;
 mod logs;
 mod reports;
 pub mod webhooks;
@@ -15,11 +16,20 @@ use crate::domain::Failure;
 #[derive(Clone)]
 pub struct Services {
     db: Db,
+    legacy: legacy::LegacyClients,
 }
 
 impl Services {
     pub fn new(db: Db) -> Self {
-        Self { db }
+        Self {
+            db,
+            legacy: legacy::LegacyClients::new(),
+        }
+    }
+
+    /// Whether the application's merchant lets it use the old Shopwave clients' conventions.
+    pub async fn legacy_application(&self, application_id: i64) -> Result<bool, Failure> {
+        self.legacy.allowed(&self.db, application_id).await
     }
 
     /// True while the database answers and, where replicas share it, this process hears

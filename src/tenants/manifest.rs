@@ -49,6 +49,10 @@ impl std::error::Error for ManifestError {}
 struct RawMerchant {
     key: String,
     name: String,
+    /// The applications this merchant registered may use the old Shopwave client libraries'
+    /// conventions (docs/decisions.md, "Old Shopwave client libraries").
+    #[serde(default)]
+    legacy_clients: bool,
 }
 
 #[derive(Deserialize)]
@@ -168,6 +172,7 @@ impl Manifest {
             file: file.to_owned(),
             merchant_key,
             merchant_name,
+            legacy_clients: merchant.legacy_clients,
             stores,
             users,
             applications,

@@ -15,6 +15,7 @@ mod envelope;
 mod events;
 mod idempotency;
 mod layers;
+mod legacy_clients;
 mod limits;
 mod logs;
 mod oauth_client_library;

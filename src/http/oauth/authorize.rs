@@ -184,7 +184,12 @@ async fn validate(state: &AppState, p: &BTreeMap<String, String>) -> Result<Requ
         ));
     }
     let scope_text = get("scope").unwrap_or("").to_owned();
-    let scope = match ScopeSet::parse(&scope_text) {
+    let parsed = if app.legacy {
+        ScopeSet::parse_legacy(&scope_text)
+    } else {
+        ScopeSet::parse(&scope_text)
+    };
+    let scope = match parsed {
         Ok(Some(scope)) => scope,
         Ok(None) => return Err(back("invalid_scope", "scope is required.".into())),
         Err(unknown) => return Err(back("invalid_scope", format!("Unknown scope {unknown}"))),

@@ -5,6 +5,7 @@
 mod authorize;
 mod endpoints;
 pub mod error;
+mod legacy;
 mod pages;
 pub mod params;
 mod token;
@@ -41,6 +42,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::post().to(authorize::post)),
     )
     .service(web::resource("/oauth/token").route(web::post().to(token::token)))
+    .service(web::resource("/login").route(web::get().to(legacy::login)))
     .service(web::resource("/oauth/revoke").route(web::post().to(endpoints::revoke)))
     .service(web::resource("/oauth/introspect").route(web::post().to(endpoints::introspect)))
     .service(web::resource("/oauth/style.css").route(web::get().to(endpoints::stylesheet)))

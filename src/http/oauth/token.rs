@@ -225,10 +225,17 @@ async fn refresh(
     params: &Params,
 ) -> Result<(Reply, &'static str), OAuthError> {
     let presented = params.require("refresh_token")?.to_owned();
-    let requested = match params.get("scope") {
+    let requested = match params.get("scope").map(ScopeSet::parse) {
         None => None,
-        Some(s) => ScopeSet::parse(s)
-            .map_err(|unknown| OAuthError::invalid_scope(format!("Unknown scope {unknown}.")))?,
+        Some(Ok(scope)) => scope,
+        // The old Shopwave clients send their comma-separated old names again on every
+        // refresh: ignored, so the grant keeps what was consented to.
+        Some(Err(_)) if app.legacy => None,
+        Some(Err(unknown)) => {
+            return Err(OAuthError::invalid_scope(format!(
+                "Unknown scope {unknown}."
+            )))
+        }
     };
     let fresh = fresh_pair(state);
     let outcome = state

@@ -354,6 +354,24 @@ fn oauth_pages() -> Vec<(&'static str, PathItem)> {
         .response(shared("413").0, shared("413").1)
         .response(shared("415").0, shared("415").1)
         .build();
+    let login = public(
+        "legacyLogin",
+        "Where old Shopwave client libraries send a person to sign in",
+        "oauth",
+    )
+    .description(Some(
+        "For an application whose merchant turned `legacy_clients` on: a redirect to \
+         `/oauth/authorize` with the same query. For any other, 404 (sign in at `/oauth/authorize`).",
+    ))
+    .deprecated(Some(utoipa::openapi::Deprecated::True))
+    .response(
+        "302",
+        ResponseBuilder::new()
+            .description("To `/oauth/authorize` with the same query.")
+            .build(),
+    )
+    .response(shared("404").0, shared("404").1)
+    .build();
     let css = public("stylesheet", "The sign-in pages' stylesheet", "oauth")
         .response("200", plain("CSS.", "text/css", schemas::string()))
         .build();
@@ -366,6 +384,7 @@ fn oauth_pages() -> Vec<(&'static str, PathItem)> {
             ]),
         ),
         ("/oauth/style.css", item(vec![(HttpMethod::Get, css)])),
+        ("/login", item(vec![(HttpMethod::Get, login)])),
     ]
 }
 

@@ -284,7 +284,8 @@ pub(super) fn version_param() -> Parameter {
         "x-accept-version",
         schemas::choice(&["2.0", "2"]),
         true,
-        "The API version the client speaks.",
+        "The API version the client speaks. An application whose merchant turned \
+         `legacy_clients` on may also send an old client's `0.x`, or nothing: it is served as 2.0.",
     )
 }
 

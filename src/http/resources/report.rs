@@ -1,7 +1,8 @@
 //! `GET /report/basket` → `basketReport` (api-reference.md Reports; examples §2.15): headers
 //! `reportFrom`* and `reportTo`* (`YYYY-MM-DD HH:MM:SS`, UTC, from inclusive, to exclusive, at
 //! most 366 days apart) and `storeIds` (default: every store). The report is read from the
-//! database (through `services`).
+//! database (through `services`). Applications allowed the old clients' conventions
+//! (`legacy_clients`) may name the range `from` and `to`.
 
 use actix_web::{web, HttpRequest};
 
@@ -18,18 +19,15 @@ pub async fn basket(
     caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<Reply, ApiError> {
+    let (from_header, to_header) = range_headers(&req, &caller, &state).await?;
     let mut check = HeaderCheck::new(req.headers());
-    let from = check.date_time("reportFrom", true);
-    let to = check.date_time("reportTo", true);
+    let from = check.date_time(from_header, true);
+    let to = check.date_time(to_header, true);
     let stores = check.ids("storeIds", false);
-    check.range(
-        ("reportFrom", from),
-        ("reportTo", to),
-        Some(MAX_REPORT_DAYS),
-    );
+    check.range((from_header, from), (to_header, to), Some(MAX_REPORT_DAYS));
     check.finish(&[])?;
     let (Some(from), Some(to)) = (from, to) else {
-        return Err(ApiError::bad_header("reportFrom", "the header is missing."));
+        return Err(ApiError::bad_header(from_header, "the header is missing."));
     };
     let report = state
         .services
@@ -41,4 +39,27 @@ pub async fn basket(
         )
         .await?;
     Ok(Reply::ok().field("basketReport", report.to_json()))
+}
+
+/// The headers of the range: `reportFrom`/`reportTo`, or the `from`/`to` the old Shopwave
+/// client libraries send, where their merchant allows them (`legacy_clients`).
+async fn range_headers(
+    req: &HttpRequest,
+    caller: &Caller,
+    state: &AppState,
+) -> Result<(&'static str, &'static str), ApiError> {
+    let headers = req.headers();
+    let old_names = !headers.contains_key("reportFrom")
+        && !headers.contains_key("reportTo")
+        && (headers.contains_key("from") || headers.contains_key("to"));
+    if old_names
+        && state
+            .services
+            .legacy_application(caller.application_id)
+            .await?
+    {
+        Ok(("from", "to"))
+    } else {
+        Ok(("reportFrom", "reportTo"))
+    }
 }
