@@ -13,7 +13,8 @@ use actix::prelude::*;
 
 use crate::db::{Db, DbError};
 use crate::domain::token::{
-    AccessTokenRecord, Client, CodeFacts, NewFamily, SessionRecord, SignInCandidate, TokenInfo,
+    AccessTokenRecord, Client, CodeFacts, NewFamily, NewSession, SessionPurpose, SessionRecord,
+    SignInCandidate, TokenInfo,
 };
 use crate::domain::{now_millis, Failure};
 use crate::metrics::Metrics;
@@ -213,21 +214,19 @@ impl TokenActors {
         Ok(self.db.sign_in_candidates(email).await?)
     }
 
-    pub async fn create_session(
-        &self,
-        hash: &str,
-        merchant_id: i64,
-        employee_id: i64,
-        expires_at: i64,
-    ) -> Result<(), Failure> {
+    pub async fn create_session(&self, hash: &str, session: &NewSession) -> Result<(), Failure> {
         let mut tx = self.db.begin().await?;
-        tx.create_session(hash, merchant_id, employee_id, expires_at)
-            .await?;
+        tx.create_session(hash, session).await?;
         Ok(tx.commit().await?)
     }
 
-    pub async fn session(&self, hash: &str) -> Result<Option<SessionRecord>, Failure> {
-        Ok(self.db.find_session(hash).await?)
+    /// The live session for `purpose` whose cookie value hashes to `hash`.
+    pub async fn session(
+        &self,
+        hash: &str,
+        purpose: SessionPurpose,
+    ) -> Result<Option<SessionRecord>, Failure> {
+        Ok(self.db.find_session(hash, purpose).await?)
     }
 
     pub async fn end_session(&self, hash: &str) -> Result<(), Failure> {

@@ -29,8 +29,37 @@ pub struct SignInCandidate {
 pub struct SessionRecord {
     pub merchant_id: i64,
     pub employee_id: i64,
+    pub email: String,
     pub role_id: i64,
     pub exit_date: Option<i64>,
+}
+
+/// A sign-in session about to be stored (under the hash of its cookie's value).
+#[derive(Debug, Clone, Copy)]
+pub struct NewSession {
+    pub merchant_id: i64,
+    pub employee_id: i64,
+    pub purpose: SessionPurpose,
+    pub expires_at: i64,
+}
+
+/// What a sign-in session is for. A session serves only its own page, so a consent session
+/// cannot manage connected applications and an account session cannot approve a consent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionPurpose {
+    /// Between the sign-in and the consent page of `/oauth/authorize` (used once).
+    Consent,
+    /// The connected-applications page, `/account`.
+    Account,
+}
+
+impl SessionPurpose {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionPurpose::Consent => "consent",
+            SessionPurpose::Account => "account",
+        }
+    }
 }
 
 /// What an access token grants, as stored.

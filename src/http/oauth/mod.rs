@@ -5,8 +5,9 @@
 mod authorize;
 mod endpoints;
 pub mod error;
-mod pages;
+pub(super) mod pages;
 pub mod params;
+pub(super) mod signin;
 mod token;
 
 use actix_web::web;
