@@ -96,6 +96,15 @@ async fn revoke_family(
         .bind(now)
         .execute(&mut *conn)
         .await?;
+    revoke_access_tokens_of(conn, family_id, now).await
+}
+
+/// Revokes the live access tokens of a family; their hashes, for cache eviction.
+pub(super) async fn revoke_access_tokens_of(
+    conn: &mut AnyConnection,
+    family_id: &str,
+    now: i64,
+) -> Result<Vec<String>, DbError> {
     let hashes: Vec<(String,)> = sqlx::query_as(
         "UPDATE access_tokens SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL \
          RETURNING hash",

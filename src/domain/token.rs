@@ -62,6 +62,41 @@ impl SessionPurpose {
     }
 }
 
+/// Whose grants a connected-applications request concerns: one employee's, or (an owner's
+/// view) every employee's of the merchant. Always within one merchant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GrantsOf {
+    pub merchant_id: i64,
+    /// `None`: every employee of the merchant.
+    pub employee_id: Option<i64>,
+}
+
+/// A live grant as the connected-applications page shows it: a token family that is not
+/// revoked and still holds a live access or refresh token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectedGrant {
+    pub family_id: String,
+    pub application_id: i64,
+    pub application_name: String,
+    pub employee_id: i64,
+    pub employee_email: String,
+    /// First and last name, when the employee has them.
+    pub employee_name: Option<String>,
+    pub scope: String,
+    pub authorized_at: i64,
+    /// When an access token of it was last presented (to about a minute); `None`: never.
+    pub last_used_at: Option<i64>,
+}
+
+/// A grant just revoked from the connected-applications page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevokedGrant {
+    pub application_id: i64,
+    pub employee_id: i64,
+    /// Access tokens that stopped working (now evicted from the cache).
+    pub access_tokens: usize,
+}
+
 /// What an access token grants, as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccessTokenRecord {
