@@ -18,7 +18,9 @@ pub const STYLESHEET: &str =
 padding:0 1rem;color:#222}h1{font-size:1.4rem}label{display:block;margin:.8rem 0 .2rem}\
 input[type=email],input[type=password]{width:100%;padding:.5rem;box-sizing:border-box}\
 button{margin:1rem .5rem 0 0;padding:.5rem 1.2rem}.error{color:#a00}.note{color:#555}\
-ul{padding-left:1.2rem}";
+ul{padding-left:1.2rem}ul.grants{list-style:none;padding:0}\
+.grants li{border-top:1px solid #ddd;padding:.6rem 0}dl{margin:.4rem 0}\
+dt{float:left;clear:left;width:7rem;color:#555}dd{margin-left:7rem}";
 
 /// Escapes text for HTML element content and double-quoted attributes.
 pub fn esc(s: &str) -> String {
