@@ -271,28 +271,26 @@ async fn sign_in_and_revoke(browser: &Client, account: &str) -> anyhow::Result<(
         .await
         .context("the grant's revoke button")?;
     revoke.click().await.context("click Revoke")?;
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let body = browser.find(Locator::Css("body")).await?.text().await?;
-        if body.contains("Access revoked") {
-            ensure!(
-                !body.contains("Demo POS"),
-                "the revoked application is still listed:\n{body}"
-            );
-            ensure!(
-                browser.find_all(Locator::Css("li.grant")).await?.is_empty(),
-                "a grant is still listed:\n{body}"
-            );
-            return Ok(());
-        }
-        if Instant::now() > deadline {
-            bail!(
-                "the page never confirmed the revocation:\n{}",
-                page(browser).await
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    // The confirmation exists only on the page the revocation redirects to; waiting for it
+    // also rides out the navigation, during which the document may have no body yet.
+    if let Err(e) = browser
+        .wait()
+        .at_most(Duration::from_secs(15))
+        .for_element(Locator::Css("p[role='status']"))
+        .await
+    {
+        bail!(
+            "the page never confirmed the revocation ({e}):\n{}",
+            page(browser).await
+        );
     }
+    let body = browser.find(Locator::Css("body")).await?.text().await?;
+    ensure!(body.contains("Access revoked"), "no confirmation:\n{body}");
+    ensure!(
+        !body.contains("Demo POS") && browser.find_all(Locator::Css("li.grant")).await?.is_empty(),
+        "the revoked application is still listed:\n{body}"
+    );
+    Ok(())
 }
 
 /// Guards the test's own PKCE arithmetic with the pair of examples §1.1, so a failing exchange
