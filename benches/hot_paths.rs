@@ -1,7 +1,8 @@
 //! Criterion micro-benchmarks of the hot paths behind the load benchmark (`benches/load/`):
 //! parsing an id-list header, finding and rendering products in a snapshot (10 and 10,000,
-//! with stock columns), a write applied to a snapshot of 10,000 products, and an access-token
-//! look-up with a warm cache. Run with `cargo bench --bench hot_paths`.
+//! with stock columns), a write applied to a snapshot of 10,000 products, an access-token
+//! look-up with a warm cache and the use the gate notes for it. Run with
+//! `cargo bench --bench hot_paths`.
 
 use std::collections::BTreeSet;
 use std::hint::black_box;
@@ -287,6 +288,12 @@ fn token_lookup(c: &mut Criterion) {
                 tokens.access_token(&hash).await.expect("lookup")
             })
         })
+    });
+    // What the gate adds for "last used" (connected applications): the family's stamp,
+    // checked and almost always found less than a minute old, so nothing is queued.
+    c.bench_function("noting a token family's use (within the minute)", |b| {
+        let now = merchantd::domain::now_millis();
+        b.iter(|| tokens.note_use(black_box("bench"), black_box(now)))
     });
 }
 

@@ -8,6 +8,7 @@ pub mod replicas;
 pub mod resource;
 pub mod store;
 pub mod token;
+mod token_use;
 
 pub use registry::Merchants;
 pub use token::TokenActors;

@@ -11,9 +11,11 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
+use super::token_use::UseRecorder;
 use crate::db::{Db, DbError};
 use crate::domain::token::{
-    AccessTokenRecord, Client, CodeFacts, NewFamily, SessionRecord, SignInCandidate, TokenInfo,
+    AccessTokenRecord, Client, CodeFacts, ConnectedGrant, GrantsOf, NewFamily, NewSession,
+    RevokedGrant, SessionPurpose, SessionRecord, SignInCandidate, TokenInfo,
 };
 use crate::domain::{now_millis, Failure};
 use crate::metrics::Metrics;
@@ -92,6 +94,8 @@ pub struct TokenActors {
     access: AccessTokenCache,
     /// Applications by client id, for client authentication at the token endpoint.
     clients: moka::future::Cache<String, Option<Arc<Client>>>,
+    /// When families' access tokens were last used (written off the request path).
+    uses: UseRecorder,
 }
 
 impl TokenActors {
@@ -107,6 +111,7 @@ impl TokenActors {
                 .max_capacity(10_000)
                 .time_to_live(CACHED_FOR)
                 .build(),
+            uses: UseRecorder::start(db.clone()),
             db,
         }
     }
@@ -213,21 +218,55 @@ impl TokenActors {
         Ok(self.db.sign_in_candidates(email).await?)
     }
 
-    pub async fn create_session(
-        &self,
-        hash: &str,
-        merchant_id: i64,
-        employee_id: i64,
-        expires_at: i64,
-    ) -> Result<(), Failure> {
+    pub async fn create_session(&self, hash: &str, session: &NewSession) -> Result<(), Failure> {
         let mut tx = self.db.begin().await?;
-        tx.create_session(hash, merchant_id, employee_id, expires_at)
-            .await?;
+        tx.create_session(hash, session).await?;
         Ok(tx.commit().await?)
     }
 
-    pub async fn session(&self, hash: &str) -> Result<Option<SessionRecord>, Failure> {
-        Ok(self.db.find_session(hash).await?)
+    /// The live session for `purpose` whose cookie value hashes to `hash`.
+    pub async fn session(
+        &self,
+        hash: &str,
+        purpose: SessionPurpose,
+    ) -> Result<Option<SessionRecord>, Failure> {
+        Ok(self.db.find_session(hash, purpose).await?)
+    }
+
+    /// Notes that an access token of `family_id` was just used, for the connected-applications
+    /// page. Never waits: at most one note a minute per family reaches the database, written
+    /// by a task of its own.
+    pub fn note_use(&self, family_id: &str, now: i64) {
+        self.uses.note(family_id, now);
+    }
+
+    /// The live grants of `of`, newest first.
+    pub async fn connected_grants(&self, of: GrantsOf) -> Result<Vec<ConnectedGrant>, Failure> {
+        Ok(self.db.connected_grants(of, now_millis()).await?)
+    }
+
+    /// Revokes one grant of `of` (the whole family: code, refresh and access tokens) and
+    /// evicts its access tokens from the cache before answering, so the application's next
+    /// call is refused here; other replicas hear it at commit. `None`: no such grant of `of`.
+    pub async fn revoke_grant(
+        &self,
+        of: GrantsOf,
+        family_id: &str,
+    ) -> Result<Option<RevokedGrant>, Failure> {
+        let mut tx = self.db.begin().await?;
+        let Some((application_id, employee_id, hashes)) =
+            tx.revoke_grant(of, family_id, now_millis()).await?
+        else {
+            tx.rollback().await?;
+            return Ok(None);
+        };
+        tx.commit().await?;
+        self.access.evict(&hashes).await;
+        Ok(Some(RevokedGrant {
+            application_id,
+            employee_id,
+            access_tokens: hashes.len(),
+        }))
     }
 
     pub async fn end_session(&self, hash: &str) -> Result<(), Failure> {

@@ -7,6 +7,7 @@
 //! `Any` carries faithfully on both — with flags as 0/1, times as epoch milliseconds and money as
 //! decimal text.
 
+pub mod account;
 pub mod catalogue;
 mod error;
 pub mod events;

@@ -11,7 +11,8 @@ use super::{Announcement, Db, DbError, Tx};
 use crate::domain::now_millis;
 use crate::domain::token::{
     AccessTokenRecord, Client, CodeFacts, FamilyRecord, GrantSubject, NewFamily, NewPair,
-    SessionRecord, SignInCandidate, Spent, TakenCode, TokenInfo, TokenSteps,
+    NewSession, SessionPurpose, SessionRecord, SignInCandidate, Spent, TakenCode, TokenInfo,
+    TokenSteps,
 };
 
 type FamilyRow = (String, i64, i64, i64, String, Option<i64>);
@@ -95,6 +96,15 @@ async fn revoke_family(
         .bind(now)
         .execute(&mut *conn)
         .await?;
+    revoke_access_tokens_of(conn, family_id, now).await
+}
+
+/// Revokes the live access tokens of a family; their hashes, for cache eviction.
+pub(super) async fn revoke_access_tokens_of(
+    conn: &mut AnyConnection,
+    family_id: &str,
+    now: i64,
+) -> Result<Vec<String>, DbError> {
     let hashes: Vec<(String,)> = sqlx::query_as(
         "UPDATE access_tokens SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL \
          RETURNING hash",
@@ -242,21 +252,29 @@ impl Db {
             .collect())
     }
 
-    /// A live session with its employee's current role.
-    pub async fn find_session(&self, hash: &str) -> Result<Option<SessionRecord>, DbError> {
-        let row: Option<(i64, i64, i64, Option<i64>)> = sqlx::query_as(
-            "SELECT s.merchant_id, s.employee_id, e.role_id, e.exit_date FROM oauth_sessions s \
+    /// A live session for `purpose`, with its employee's current role.
+    pub async fn find_session(
+        &self,
+        hash: &str,
+        purpose: SessionPurpose,
+    ) -> Result<Option<SessionRecord>, DbError> {
+        let row: Option<(i64, i64, String, i64, Option<i64>)> = sqlx::query_as(
+            "SELECT s.merchant_id, s.employee_id, e.email, e.role_id, e.exit_date \
+             FROM oauth_sessions s \
              JOIN employees e ON e.merchant_id = s.merchant_id AND e.id = s.employee_id \
-             WHERE s.hash = $1 AND s.expires_at > $2 AND e.delete_date IS NULL",
+             WHERE s.hash = $1 AND s.purpose = $2 AND s.expires_at > $3 \
+               AND e.delete_date IS NULL",
         )
         .bind(hash)
+        .bind(purpose.as_str())
         .bind(now_millis())
         .fetch_optional(self.pool())
         .await?;
         Ok(row.map(
-            |(merchant_id, employee_id, role_id, exit_date)| SessionRecord {
+            |(merchant_id, employee_id, email, role_id, exit_date)| SessionRecord {
                 merchant_id,
                 employee_id,
+                email,
                 role_id,
                 exit_date,
             },
@@ -356,19 +374,18 @@ impl Tx {
     pub async fn create_session(
         &mut self,
         hash: &str,
-        merchant_id: i64,
-        employee_id: i64,
-        expires_at: i64,
+        session: &NewSession,
     ) -> Result<(), DbError> {
         sqlx::query(
-            "INSERT INTO oauth_sessions (hash, merchant_id, employee_id, created_at, expires_at) \
-             VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO oauth_sessions (hash, merchant_id, employee_id, created_at, expires_at, \
+             purpose) VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(hash)
-        .bind(merchant_id)
-        .bind(employee_id)
+        .bind(session.merchant_id)
+        .bind(session.employee_id)
         .bind(now_millis())
-        .bind(expires_at)
+        .bind(session.expires_at)
+        .bind(session.purpose.as_str())
         .execute(self.conn()?)
         .await?;
         Ok(())

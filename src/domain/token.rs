@@ -31,8 +31,72 @@ pub struct SignInCandidate {
 pub struct SessionRecord {
     pub merchant_id: i64,
     pub employee_id: i64,
+    pub email: String,
     pub role_id: i64,
     pub exit_date: Option<i64>,
+}
+
+/// A sign-in session about to be stored (under the hash of its cookie's value).
+#[derive(Debug, Clone, Copy)]
+pub struct NewSession {
+    pub merchant_id: i64,
+    pub employee_id: i64,
+    pub purpose: SessionPurpose,
+    pub expires_at: i64,
+}
+
+/// What a sign-in session is for. A session serves only its own page, so a consent session
+/// cannot manage connected applications and an account session cannot approve a consent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionPurpose {
+    /// Between the sign-in and the consent page of `/oauth/authorize` (used once).
+    Consent,
+    /// The connected-applications page, `/account`.
+    Account,
+}
+
+impl SessionPurpose {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionPurpose::Consent => "consent",
+            SessionPurpose::Account => "account",
+        }
+    }
+}
+
+/// Whose grants a connected-applications request concerns: one employee's, or (an owner's
+/// view) every employee's of the merchant. Always within one merchant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GrantsOf {
+    pub merchant_id: i64,
+    /// `None`: every employee of the merchant.
+    pub employee_id: Option<i64>,
+}
+
+/// A live grant as the connected-applications page shows it: a token family that is not
+/// revoked and still holds a live access or refresh token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectedGrant {
+    pub family_id: String,
+    pub application_id: i64,
+    pub application_name: String,
+    pub employee_id: i64,
+    pub employee_email: String,
+    /// First and last name, when the employee has them.
+    pub employee_name: Option<String>,
+    pub scope: String,
+    pub authorized_at: i64,
+    /// When an access token of it was last presented (to about a minute); `None`: never.
+    pub last_used_at: Option<i64>,
+}
+
+/// A grant just revoked from the connected-applications page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevokedGrant {
+    pub application_id: i64,
+    pub employee_id: i64,
+    /// Access tokens that stopped working (now evicted from the cache).
+    pub access_tokens: usize,
 }
 
 /// What an access token grants, as stored.

@@ -108,6 +108,8 @@ pub async fn authenticate(state: &AppState, req: &ServiceRequest) -> Result<Call
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("stored token scope is invalid")))?
         // The role caps the token even if it changed after the grant.
         .capped(role.highest_scope());
+    // For "last used" on the connected-applications page; never waits (see token_use).
+    state.tokens.note_use(&record.family_id, now);
     Ok(Caller {
         merchant_id: record.merchant_id,
         employee_id: record.employee_id,

@@ -1,5 +1,6 @@
 //! The HTTP surface: routes, extractors, the envelope and the error mapping.
 
+mod account;
 pub mod auth;
 pub mod batch;
 pub mod delta;
@@ -68,6 +69,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve
         .configure(uploads::public_routes)
         .configure(openapi::routes);
     cfg.configure(oauth::configure);
+    cfg.configure(account::configure);
     if serve_metrics {
         cfg.service(web::resource("/metrics").route(web::get().to(health::metrics)));
     }

@@ -1,4 +1,5 @@
-//! A real browser walks the OAuth sign-in and consent pages (DESIGN §4, examples §1.1–1.4).
+//! A real browser walks the OAuth sign-in and consent pages (DESIGN §4, examples §1.1–1.4)
+//! and the connected-applications page (`/account`, issue 13).
 //! Headless Chromium through chromedriver exercises what a reqwest client cannot: the pages
 //! work as served (cookies, hidden inputs, CSRF token, no JavaScript), and the browser follows
 //! the 302 after the consent post, which it only does if the page's CSP `form-action` allows
@@ -24,7 +25,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{spawn_app, Backend};
+use crate::helpers::{spawn_app, Backend, TestApp};
 
 const CLIENT_ID: &str = "demo-pos";
 const REDIRECT_URI: &str = "http://127.0.0.1:8976/callback";
@@ -47,8 +48,13 @@ const CHROMIUM_ARGS: [&str; 8] = [
 /// The sign-in form's submit button, whichever markup the page uses for it.
 const SUBMIT: &str = "button:not([type]), button[type='submit'], input[type='submit']";
 
-#[actix_rt::test]
-async fn a_browser_signs_in_approves_and_the_code_buys_working_tokens() {
+/// Runs `steps` in a fresh headless Chromium (its own profile), within [`SESSION_TIMEOUT`],
+/// then closes it; `None` when chromedriver is missing and the browser is not required. A
+/// failure panics with what the browser showed.
+async fn in_browser<T, F>(steps: impl FnOnce(Client) -> F) -> Option<T>
+where
+    F: std::future::Future<Output = anyhow::Result<T>>,
+{
     let Some(chromedriver) = find_chromedriver() else {
         if std::env::var("MERCHANTD_REQUIRE_BROWSER").as_deref() == Ok("1") {
             panic!("MERCHANTD_REQUIRE_BROWSER=1 but chromedriver is not installed");
@@ -57,21 +63,8 @@ async fn a_browser_signs_in_approves_and_the_code_buys_working_tokens() {
             "notice: chromedriver is not installed (/usr/bin/chromedriver or on PATH); \
              skipping the browser test"
         );
-        return;
+        return None;
     };
-    let app = spawn_app(Backend::Sqlite).await.expect("sqlite test app");
-    let verifier = pkce_verifier();
-    let mut authorize = url::Url::parse(&app.url("/oauth/authorize")).expect("authorize url");
-    authorize
-        .query_pairs_mut()
-        .append_pair("response_type", "code")
-        .append_pair("client_id", CLIENT_ID)
-        .append_pair("redirect_uri", REDIRECT_URI)
-        .append_pair("scope", "read write admin")
-        .append_pair("state", STATE)
-        .append_pair("code_challenge", &pkce_challenge(&verifier))
-        .append_pair("code_challenge_method", "S256");
-
     let mut driver = Driver::start(&chromedriver);
     let session = async {
         driver.ready().await?;
@@ -80,17 +73,36 @@ async fn a_browser_signs_in_approves_and_the_code_buys_working_tokens() {
             .connect(&driver.url())
             .await
             .context("start a Chromium session")?;
-        let landed = sign_in_and_approve(&browser, authorize.as_str()).await;
+        let outcome = steps(browser.clone()).await;
         // Ends Chromium cleanly; on every other path the Driver guard kills it.
         let _ = browser.close().await;
-        landed
+        outcome
     };
-    let callback = tokio::time::timeout(SESSION_TIMEOUT, session)
+    let outcome = tokio::time::timeout(SESSION_TIMEOUT, session)
         .await
         .unwrap_or_else(|_| panic!("the browser session took longer than {SESSION_TIMEOUT:?}"))
         .unwrap_or_else(|e| panic!("{e:#}"));
     drop(driver);
+    Some(outcome)
+}
 
+/// The authorize URL of the demo POS asking for everything, with PKCE.
+fn authorize_url(app: &TestApp, verifier: &str) -> url::Url {
+    let mut authorize = url::Url::parse(&app.url("/oauth/authorize")).expect("authorize url");
+    authorize
+        .query_pairs_mut()
+        .append_pair("response_type", "code")
+        .append_pair("client_id", CLIENT_ID)
+        .append_pair("redirect_uri", REDIRECT_URI)
+        .append_pair("scope", "read write admin")
+        .append_pair("state", STATE)
+        .append_pair("code_challenge", &pkce_challenge(verifier))
+        .append_pair("code_challenge_method", "S256");
+    authorize
+}
+
+/// Exchanges the code the browser landed with: the token response, checked.
+async fn exchange(app: &TestApp, callback: &url::Url, verifier: &str) -> Value {
     let query: HashMap<String, String> = callback.query_pairs().into_owned().collect();
     assert_eq!(
         query.get("state").map(String::as_str),
@@ -101,7 +113,6 @@ async fn a_browser_signs_in_approves_and_the_code_buys_working_tokens() {
         .get("code")
         .unwrap_or_else(|| panic!("no code in {callback}"));
     assert!(code.starts_with("mcd_ac_"), "{callback}");
-
     let res = app
         .client
         .post(app.url("/oauth/token"))
@@ -119,17 +130,167 @@ async fn a_browser_signs_in_approves_and_the_code_buys_working_tokens() {
     let status = res.status();
     let tokens: Value = res.json().await.expect("a JSON token response");
     assert_eq!(status, StatusCode::OK, "{tokens}");
-    let access = tokens["access_token"].as_str().unwrap_or_default();
-    assert!(access.starts_with("mcd_at_"), "{tokens}");
-    let refresh = tokens["refresh_token"].as_str().unwrap_or_default();
-    assert!(refresh.starts_with("mcd_rt_"), "{tokens}");
+    assert!(
+        tokens["access_token"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("mcd_at_")),
+        "{tokens}"
+    );
+    assert!(
+        tokens["refresh_token"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("mcd_rt_")),
+        "{tokens}"
+    );
     assert_eq!(tokens["token_type"], "Bearer", "{tokens}");
+    tokens
+}
 
+#[actix_rt::test]
+async fn a_browser_signs_in_approves_and_the_code_buys_working_tokens() {
+    let app = spawn_app(Backend::Sqlite).await.expect("sqlite test app");
+    let verifier = pkce_verifier();
+    let authorize = authorize_url(&app, &verifier);
+    let Some(callback) =
+        in_browser(
+            |browser| async move { sign_in_and_approve(&browser, authorize.as_str()).await },
+        )
+        .await
+    else {
+        return;
+    };
+    let tokens = exchange(&app, &callback, &verifier).await;
+    let access = tokens["access_token"].as_str().unwrap_or_default();
     let res = app.api(Method::GET, "/user", access).send().await.unwrap();
     let status = res.status();
     let user: Value = res.json().await.expect("a JSON /user body");
     assert_eq!(status, StatusCode::OK, "{user}");
     assert_eq!(user["user"]["email"], "owner@demo.test", "{user}");
+}
+
+/// Connected applications (issue 13): the owner authorizes the demo POS, then on `/account`
+/// signs in, sees it with its scopes and revokes it; its tokens stop working at once.
+#[actix_rt::test]
+async fn a_browser_revokes_a_connected_application_and_its_tokens_die_at_once() {
+    let app = spawn_app(Backend::Sqlite).await.expect("sqlite test app");
+    let verifier = pkce_verifier();
+    let authorize = authorize_url(&app, &verifier);
+    let account = app.url("/account");
+    let Some((callback, tokens)) = in_browser(|browser| {
+        let (app, verifier) = (&app, &verifier);
+        async move {
+            let callback = sign_in_and_approve(&browser, authorize.as_str()).await?;
+            let tokens = exchange(app, &callback, verifier).await;
+            let access = tokens["access_token"].as_str().unwrap_or_default();
+            ensure!(
+                app.api(Method::GET, "/product", access)
+                    .send()
+                    .await?
+                    .status()
+                    == StatusCode::OK,
+                "the new access token does not work"
+            );
+            sign_in_and_revoke(&browser, &account).await?;
+            Ok((callback, tokens))
+        }
+    })
+    .await
+    else {
+        return;
+    };
+    assert!(callback.as_str().starts_with(REDIRECT_URI));
+    let access = tokens["access_token"].as_str().unwrap_or_default();
+    let res = app
+        .api(Method::GET, "/product", access)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    let res = app
+        .client
+        .post(app.url("/oauth/token"))
+        .json(&json!({
+            "grant_type": "refresh_token",
+            "refresh_token": tokens["refresh_token"],
+            "client_id": CLIENT_ID,
+            "client_secret": "demo-pos-secret",
+        }))
+        .send()
+        .await
+        .expect("refresh request");
+    let status = res.status();
+    let body: Value = res.json().await.expect("a JSON token error");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"], "invalid_grant", "{body}");
+}
+
+/// On `/account`: signs in as the demo owner, finds the demo POS with its scopes, revokes it
+/// and waits for the listing without it.
+async fn sign_in_and_revoke(browser: &Client, account: &str) -> anyhow::Result<()> {
+    browser.goto(account).await.context("open /account")?;
+    find(browser, "input[name='email']", "email input")
+        .await?
+        .send_keys("owner@demo.test")
+        .await?;
+    find(browser, "input[name='password']", "password input")
+        .await?
+        .send_keys("demo-owner-password")
+        .await?;
+    find(browser, SUBMIT, "Sign in button")
+        .await?
+        .click()
+        .await?;
+    let grant = match browser
+        .wait()
+        .at_most(Duration::from_secs(15))
+        .for_element(Locator::Css("li.grant"))
+        .await
+    {
+        Ok(grant) => grant,
+        Err(e) => bail!(
+            "no grant listed after signing in ({e}):\n{}",
+            page(browser).await
+        ),
+    };
+    let text = grant.text().await?;
+    for expected in [
+        "Demo POS",
+        "read",
+        "write",
+        "admin",
+        "Authorized",
+        "Last used",
+    ] {
+        ensure!(
+            text.contains(expected),
+            "the grant does not show {expected}:\n{text}"
+        );
+    }
+    let revoke = grant
+        .find(Locator::Css("form[action='/account/revoke'] button"))
+        .await
+        .context("the grant's revoke button")?;
+    revoke.click().await.context("click Revoke")?;
+    // The confirmation exists only on the page the revocation redirects to; waiting for it
+    // also rides out the navigation, during which the document may have no body yet.
+    if let Err(e) = browser
+        .wait()
+        .at_most(Duration::from_secs(15))
+        .for_element(Locator::Css("p[role='status']"))
+        .await
+    {
+        bail!(
+            "the page never confirmed the revocation ({e}):\n{}",
+            page(browser).await
+        );
+    }
+    let body = browser.find(Locator::Css("body")).await?.text().await?;
+    ensure!(body.contains("Access revoked"), "no confirmation:\n{body}");
+    ensure!(
+        !body.contains("Demo POS") && browser.find_all(Locator::Css("li.grant")).await?.is_empty(),
+        "the revoked application is still listed:\n{body}"
+    );
+    Ok(())
 }
 
 /// Guards the test's own PKCE arithmetic with the pair of examples §1.1, so a failing exchange

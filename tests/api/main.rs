@@ -3,6 +3,7 @@
 #[allow(dead_code)]
 mod helpers;
 
+mod account;
 mod actors;
 mod applications;
 mod browser;

@@ -129,7 +129,12 @@ impl Browser {
             let text = value.to_str().unwrap();
             if let Some((name, rest)) = text.split_once('=') {
                 let value = rest.split(';').next().unwrap_or("").to_owned();
-                self.cookies.insert(name.to_owned(), value);
+                // An empty value is how a server removes a cookie (with Max-Age=0).
+                if value.is_empty() {
+                    self.cookies.remove(name);
+                } else {
+                    self.cookies.insert(name.to_owned(), value);
+                }
             }
         }
         let status = res.status();
@@ -156,6 +161,41 @@ impl Browser {
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join("; ")
+    }
+
+    /// The value of a cookie the browser holds.
+    pub fn cookie(&self, name: &str) -> Option<String> {
+        self.cookies.get(name).cloned()
+    }
+
+    /// Sets a cookie as if the server had (to replay or forge one).
+    pub fn set_cookie(&mut self, name: &str, value: &str) {
+        self.cookies.insert(name.to_owned(), value.to_owned());
+    }
+
+    /// GET any page of the server with the cookies held.
+    pub async fn get(&mut self, path: &str) -> Answer {
+        let res = self
+            .client
+            .get(format!("{}{path}", self.base))
+            .header("cookie", self.cookie_header())
+            .send()
+            .await
+            .unwrap();
+        self.answer(res).await
+    }
+
+    /// Posts a form to any page of the server with the cookies held.
+    pub async fn post_form(&mut self, path: &str, form: &[(&str, &str)]) -> Answer {
+        let res = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("cookie", self.cookie_header())
+            .form(form)
+            .send()
+            .await
+            .unwrap();
+        self.answer(res).await
     }
 
     pub async fn open(&mut self, query: &str) -> Answer {

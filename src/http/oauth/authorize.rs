@@ -9,9 +9,10 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::pages::{self, Consent, SignIn, CSRF_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_SECS};
-use crate::crypto::{self, constant_time_eq, random_token, sha256_hex};
+use super::signin::{self, Refused};
+use crate::crypto::{random_token, sha256_hex};
 use crate::domain::now_millis;
-use crate::domain::token::{Client, CodeFacts, NewFamily, SessionRecord, SignInCandidate};
+use crate::domain::token::{Client, CodeFacts, NewFamily, SessionPurpose, SessionRecord};
 use crate::domain::{Role, ScopeSet};
 use crate::http::AppState;
 use crate::oauth::pkce;
@@ -26,10 +27,6 @@ const REQUEST_FIELDS: [&str; 7] = [
     "code_challenge",
     "code_challenge_method",
 ];
-
-/// Failed sign-ins allowed before slowing down, per email and per IP.
-const FREE_FAILURES_PER_EMAIL: u32 = 5;
-const FREE_FAILURES_PER_IP: u32 = 20;
 
 /// A validated authorization request.
 struct Request {
@@ -225,10 +222,6 @@ async fn validate(state: &AppState, p: &BTreeMap<String, String>) -> Result<Requ
     })
 }
 
-fn secure_cookies(state: &AppState) -> bool {
-    state.settings.public_auth_url().starts_with("https://")
-}
-
 fn origin_of(uri: &str) -> String {
     url::Url::parse(uri)
         .map(|u| u.origin().ascii_serialization())
@@ -262,7 +255,7 @@ pub async fn get(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
         .cookie(pages::cookie(
             CSRF_COOKIE,
             csrf,
-            secure_cookies(&state),
+            signin::secure_cookies(&state),
             None,
         ))
         .body(body)
@@ -278,12 +271,9 @@ pub async fn post(
         Err(refusal) => return refusal.into_response(),
     };
     // The form must come from our own page: its token must match the cookie set with it.
-    let csrf = req.cookie(CSRF_COOKIE).map(|c| c.value().to_owned());
-    let csrf = match (csrf, p.get("csrf_token")) {
-        (Some(cookie), Some(form)) if constant_time_eq(cookie.as_bytes(), form.as_bytes()) => {
-            cookie
-        }
-        _ => {
+    let csrf = match signin::csrf_of(&req, CSRF_COOKIE, p.get("csrf_token")) {
+        Some(csrf) => csrf,
+        None => {
             return pages::error_page(
                 StatusCode::BAD_REQUEST,
                 "invalid_request",
@@ -328,61 +318,45 @@ async fn sign_in(
     csrf: &str,
     p: &BTreeMap<String, String>,
 ) -> HttpResponse {
-    let email = p
-        .get("email")
-        .map(|e| e.trim().to_lowercase())
-        .unwrap_or_default();
+    let email = signin::normalize_email(p.get("email"));
     let password = p.get("password").cloned().unwrap_or_default();
-    let ip = req
-        .peer_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_default();
-    let (email_key, ip_key) = (format!("email:{email}"), format!("ip:{ip}"));
-    let throttle = &state.oauth.sign_in;
-    if let Some(wait) = throttle
-        .wait_for(&email_key, FREE_FAILURES_PER_EMAIL)
-        .or_else(|| throttle.wait_for(&ip_key, FREE_FAILURES_PER_IP))
-    {
-        return sign_in_again(
-            request,
-            csrf,
-            StatusCode::TOO_MANY_REQUESTS,
-            &format!("Too many failed sign-ins. Try again in {wait} seconds."),
-            &email,
-        );
-    }
-    let candidates = match state.tokens.sign_in_candidates(&email).await {
-        Ok(c) => c,
-        Err(e) => {
-            tracing::error!(error = %e, "sign-in lookup failed");
-            return unavailable();
+    let employee = match signin::check_password(req, state, &email, password).await {
+        Ok(employee) => employee,
+        Err(Refused::Slowed(wait)) => {
+            return sign_in_again(
+                request,
+                csrf,
+                StatusCode::TOO_MANY_REQUESTS,
+                &format!("Too many failed sign-ins. Try again in {wait} seconds."),
+                &email,
+            )
         }
-    };
-    let verified = verify(candidates, password, state.settings.pbkdf2_iterations).await;
-    let now = now_millis();
-    let employee = match verified {
-        Some(e) if e.exit_date.is_none_or(|exit| exit > now) => e,
-        _ => {
-            throttle.fail(&email_key);
-            throttle.fail(&ip_key);
-            tracing::info!(target: "merchantd::audit", event = "sign_in", outcome = "failed", "sign-in failed");
+        Err(Refused::Wrong) => {
             return sign_in_again(
                 request,
                 csrf,
                 StatusCode::UNAUTHORIZED,
                 "The email or password is not right, or the account cannot sign in.",
                 &email,
-            );
+            )
         }
+        Err(Refused::Unavailable) => return pages::unavailable(),
     };
-    throttle.clear(&email_key);
-    let session = match start_session(state, &employee, now).await {
+    let session = match signin::start_session(
+        state,
+        &employee,
+        SessionPurpose::Consent,
+        SESSION_MAX_AGE_SECS,
+    )
+    .await
+    {
         Ok(session) => session,
         Err(page) => return page,
     };
     let session_record = SessionRecord {
         merchant_id: employee.merchant_id,
         employee_id: employee.employee_id,
+        email: email.clone(),
         role_id: employee.role_id,
         exit_date: employee.exit_date,
     };
@@ -390,81 +364,11 @@ async fn sign_in(
     let cookie = pages::cookie(
         SESSION_COOKIE,
         session,
-        secure_cookies(state),
+        signin::secure_cookies(state),
         Some(SESSION_MAX_AGE_SECS),
     );
     let _ = response.add_cookie(&cookie);
     response
-}
-
-/// Checks the password against every candidate off the async workers (PBKDF2 is CPU-bound).
-/// With no candidate a dummy hash is checked, so the answer takes as long for unknown emails
-/// as for wrong passwords.
-async fn verify(
-    candidates: Vec<SignInCandidate>,
-    password: String,
-    iterations: u32,
-) -> Option<SignInCandidate> {
-    tokio::task::spawn_blocking(move || {
-        let mut checked = false;
-        for c in &candidates {
-            if let Some(hash) = &c.password_hash {
-                checked = true;
-                if crypto::verify_password(&password, hash) {
-                    return Some(c.clone());
-                }
-            }
-        }
-        if !checked {
-            let _ = crypto::verify_password(&password, &crypto::hash_password("", iterations));
-        }
-        None
-    })
-    .await
-    .ok()
-    .flatten()
-}
-
-/// Stores a sign-in session for the employee; the session token for the cookie, or the page
-/// to answer when it cannot be stored.
-async fn start_session(
-    state: &AppState,
-    employee: &SignInCandidate,
-    now: i64,
-) -> Result<String, HttpResponse> {
-    let session = random_token("");
-    let expires = now + SESSION_MAX_AGE_SECS * 1000;
-    let stored = state
-        .tokens
-        .create_session(
-            &sha256_hex(&session),
-            employee.merchant_id,
-            employee.employee_id,
-            expires,
-        )
-        .await;
-    if let Err(e) = stored {
-        tracing::error!(error = %e, "session store failed");
-        return Err(unavailable());
-    }
-    tracing::info!(
-        target: "merchantd::audit",
-        event = "sign_in",
-        merchant_id = employee.merchant_id,
-        employee_id = employee.employee_id,
-        outcome = "ok",
-        "signed in"
-    );
-    Ok(session)
-}
-
-/// The page for a store that cannot be reached.
-fn unavailable() -> HttpResponse {
-    pages::error_page(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "temporarily_unavailable",
-        "Try again shortly.",
-    )
 }
 
 /// The scope a user may grant: what was asked, capped by the role.
@@ -521,7 +425,12 @@ async fn decide(
     let session_token = req.cookie(SESSION_COOKIE).map(|c| c.value().to_owned());
     let session_hash = session_token.as_deref().map(sha256_hex);
     let session = match &session_hash {
-        Some(hash) => state.tokens.session(hash).await.ok().flatten(),
+        Some(hash) => state
+            .tokens
+            .session(hash, SessionPurpose::Consent)
+            .await
+            .ok()
+            .flatten(),
         None => None,
     };
     let now = now_millis();
@@ -599,7 +508,7 @@ async fn approve(
         .await
     {
         tracing::error!(error = %e, "code store failed");
-        return unavailable();
+        return pages::unavailable();
     }
     tracing::info!(
         target: "merchantd::audit",

@@ -6,8 +6,9 @@ mod authorize;
 mod endpoints;
 pub mod error;
 mod legacy;
-mod pages;
+pub(super) mod pages;
 pub mod params;
+pub(super) mod signin;
 mod token;
 
 use actix_web::web;

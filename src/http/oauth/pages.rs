@@ -1,4 +1,5 @@
-//! The server-rendered pages of `/oauth/authorize`: no JavaScript, a strict CSP, no framing.
+//! The server-rendered pages of `/oauth/authorize` (and the frame `/account` shares): no
+//! JavaScript, a strict CSP, no framing.
 
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::http::header::{self, HeaderValue};
@@ -17,7 +18,9 @@ pub const STYLESHEET: &str =
 padding:0 1rem;color:#222}h1{font-size:1.4rem}label{display:block;margin:.8rem 0 .2rem}\
 input[type=email],input[type=password]{width:100%;padding:.5rem;box-sizing:border-box}\
 button{margin:1rem .5rem 0 0;padding:.5rem 1.2rem}.error{color:#a00}.note{color:#555}\
-ul{padding-left:1.2rem}";
+ul{padding-left:1.2rem}ul.grants{list-style:none;padding:0}\
+.grants li{border-top:1px solid #ddd;padding:.6rem 0}dl{margin:.4rem 0}\
+dt{float:left;clear:left;width:7rem;color:#555}dd{margin-left:7rem}";
 
 /// Escapes text for HTML element content and double-quoted attributes.
 pub fn esc(s: &str) -> String {
@@ -35,7 +38,7 @@ pub fn esc(s: &str) -> String {
     out
 }
 
-fn document(title: &str, body: &str) -> String {
+pub fn document(title: &str, body: &str) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
@@ -47,7 +50,7 @@ fn document(title: &str, body: &str) -> String {
 
 /// Headers every page carries. `form_action_extra` widens `form-action` to the redirect origin
 /// on the consent page, because browsers apply it to the redirect that follows the post.
-fn page(status: StatusCode, form_action_extra: Option<&str>) -> HttpResponseBuilder {
+pub fn page(status: StatusCode, form_action_extra: Option<&str>) -> HttpResponseBuilder {
     let csp = match form_action_extra {
         Some(origin) => BASE_CSP.replace(
             "form-action 'self'",
@@ -72,17 +75,32 @@ fn page(status: StatusCode, form_action_extra: Option<&str>) -> HttpResponseBuil
     builder
 }
 
+/// A cookie of the authorization pages: sent to `/oauth` only. Lax, because the consent page
+/// is reached by a top-level navigation from the application's site.
 pub fn cookie(
     name: &'static str,
     value: String,
     secure: bool,
     max_age: Option<i64>,
 ) -> Cookie<'static> {
+    scoped_cookie(name, value, "/oauth", SameSite::Lax, secure, max_age)
+}
+
+/// An HttpOnly cookie sent to `path` only; `max_age` `None` for a browser-session cookie,
+/// `Some(0)` to remove it.
+pub fn scoped_cookie(
+    name: &'static str,
+    value: String,
+    path: &'static str,
+    same_site: SameSite,
+    secure: bool,
+    max_age: Option<i64>,
+) -> Cookie<'static> {
     let mut c = Cookie::build(name, value)
-        .path("/oauth")
+        .path(path)
         .http_only(true)
         .secure(secure)
-        .same_site(SameSite::Lax)
+        .same_site(same_site)
         .finish();
     if let Some(secs) = max_age {
         c.set_max_age(actix_web::cookie::time::Duration::seconds(secs));
@@ -99,6 +117,15 @@ pub fn error_page(status: StatusCode, error: &str, description: &str) -> HttpRes
         esc(description)
     );
     page(status, None).body(document("Authorization failed", &body))
+}
+
+/// The page for a store that cannot be reached.
+pub fn unavailable() -> HttpResponse {
+    error_page(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "temporarily_unavailable",
+        "Try again shortly.",
+    )
 }
 
 fn hidden_inputs(fields: &[(String, String)], csrf: &str) -> String {

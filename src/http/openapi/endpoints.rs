@@ -388,6 +388,73 @@ fn oauth_pages() -> Vec<(&'static str, PathItem)> {
     ]
 }
 
+/// The connected-applications pages a merchant's employee signs in on (HTML, no token).
+fn account_pages() -> Vec<(&'static str, PathItem)> {
+    let form = || {
+        RequestBodyBuilder::new()
+            .content(
+                "application/x-www-form-urlencoded",
+                Content::new(Some(schemas::object())),
+            )
+            .build()
+    };
+    // A body too large or not a form is refused before the page sees it.
+    let post = |id: &str, summary: &str| {
+        public(id, summary, "account")
+            .request_body(Some(form()))
+            .response(shared("413").0, shared("413").1)
+            .response(shared("415").0, shared("415").1)
+    };
+    let back = || {
+        ResponseBuilder::new()
+            .description("See Other: back to `/account`.")
+            .build()
+    };
+    let show = public(
+        "account",
+        "Connected applications, or the sign-in form",
+        "account",
+    )
+    .response(
+        "200",
+        html("The signed-in employee's grants, or the sign-in form."),
+    )
+    .build();
+    let sign_in = post(
+        "accountSignIn",
+        "Sign in to the connected-applications page",
+    )
+    .response("303", back())
+    .response("400", html("A CSRF token that does not match."))
+    .response("401", html("A wrong email or password: the form again."))
+    .response("429", html("Too many sign-in attempts."))
+    .build();
+    let revoke = post("accountRevoke", "Revoke one connected application")
+        .response("303", back())
+        .response("400", html("A CSRF token that does not match."))
+        .response("401", html("No session: the sign-in form."))
+        .response("404", html("No such grant the employee may revoke."))
+        .build();
+    let sign_out = post(
+        "accountSignOut",
+        "Sign out of the connected-applications page",
+    )
+    .response("303", back())
+    .response("400", html("A CSRF token that does not match."))
+    .build();
+    vec![
+        (
+            "/account",
+            item(vec![(HttpMethod::Get, show), (HttpMethod::Post, sign_in)]),
+        ),
+        ("/account/revoke", item(vec![(HttpMethod::Post, revoke)])),
+        (
+            "/account/sign-out",
+            item(vec![(HttpMethod::Post, sign_out)]),
+        ),
+    ]
+}
+
 fn oauth_error() -> Response {
     ResponseBuilder::new()
         .description("An OAuth error (`invalid_grant`, `invalid_client`, …).")
@@ -643,6 +710,7 @@ pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     items.push(("/files/{fileName}", files()));
     items.extend(health(all));
     items.extend(oauth(all));
+    items.extend(account_pages());
     items.extend(contract());
     items
 }
