@@ -14,6 +14,9 @@ pub struct Metrics {
     pub db_query_duration: HistogramVec,
     pub oauth_tokens_issued: IntCounterVec,
     pub oauth_token_errors: IntCounterVec,
+    /// Revocations by what made them: the RFC 7009 endpoint, the connected-applications page,
+    /// a reused refresh token, a deleted employee or application.
+    pub oauth_revocations: IntCounterVec,
     pub merchant_actors_active: IntGauge,
     pub merchant_actor_activations: IntCounter,
     pub actor_mailbox_wait: Histogram,
@@ -50,7 +53,7 @@ impl Metrics {
     pub fn new() -> Self {
         let r = Registry::new();
         let (http_requests, http_request_duration) = http_family(&r);
-        let (oauth_tokens_issued, oauth_token_errors) = oauth_family(&r);
+        let (oauth_tokens_issued, oauth_token_errors, oauth_revocations) = oauth_family(&r);
         let (db_query_duration, db_commits, db_group_size) = db_family(&r);
         let (merchant_actors_active, merchant_actor_activations, merchant_cached_records) =
             merchant_family(&r);
@@ -77,6 +80,7 @@ impl Metrics {
             db_query_duration,
             oauth_tokens_issued,
             oauth_token_errors,
+            oauth_revocations,
             merchant_actors_active,
             merchant_actor_activations,
             actor_mailbox_wait,
@@ -201,8 +205,8 @@ fn http_family(r: &Registry) -> (IntCounterVec, HistogramVec) {
     (requests, duration)
 }
 
-/// Token pairs issued by grant, and the token endpoint's errors.
-fn oauth_family(r: &Registry) -> (IntCounterVec, IntCounterVec) {
+/// Token pairs issued by grant, the token endpoint's errors, and revocations.
+fn oauth_family(r: &Registry) -> (IntCounterVec, IntCounterVec, IntCounterVec) {
     let issued = counter_vec(
         r,
         "oauth_tokens_issued_total",
@@ -215,7 +219,14 @@ fn oauth_family(r: &Registry) -> (IntCounterVec, IntCounterVec) {
         "Token endpoint errors by RFC 6749 error.",
         &["error"],
     );
-    (issued, errors)
+    let revocations = counter_vec(
+        r,
+        "oauth_revocations_total",
+        "Token revocations by what made them (revoke_endpoint, account_page, refresh_reuse, \
+         employee_deleted, application_deleted).",
+        &["via"],
+    );
+    (issued, errors, revocations)
 }
 
 /// Database operation latency, commits, and the writes each SQLite commit makes durable.

@@ -58,13 +58,11 @@ pub async fn import(settings: &Settings, job: Import<'_>) -> anyhow::Result<Impo
     for problem in &report.problems {
         eprintln!("{problem}");
     }
-    if !report.written && !report.problems.is_empty() {
-        let rows: std::collections::BTreeSet<usize> =
-            report.problems.iter().map(|p| p.row).collect();
+    if report.refused_whole() {
         anyhow::bail!(
             "{} rows were refused (listed above); nothing was imported. Fix them, or run again \
              with --skip-invalid to import the other products.",
-            rows.len()
+            report.refused_rows()
         );
     }
     Ok(report)
@@ -90,22 +88,22 @@ pub async fn export(settings: &Settings, merchant: &str, out: Option<&Path>) -> 
     }
 }
 
-/// The database, migrated; for a write on SQLite, with this process as its only server.
+/// The database; for a write, migrated and (on SQLite) with this process as its only
+/// server. A read leaves the schema alone: a server may be running an older one.
 async fn open(
     settings: &Settings,
     writes: bool,
 ) -> anyhow::Result<(Db, Option<crate::db::ServingLock>)> {
     let database = Db::connect(&settings.database_url, Metrics::new()).await?;
-    let serving = if writes {
-        database.lock_for_serving().map_err(|e| {
-            anyhow::anyhow!(
-                "{e}. A running server keeps the catalogue in memory: send the file to it with \
-                 POST /product/import (Content-Type: text/csv) instead."
-            )
-        })?
-    } else {
-        None
-    };
+    if !writes {
+        return Ok((database, None));
+    }
+    let serving = database.lock_for_serving().map_err(|e| {
+        anyhow::anyhow!(
+            "{e}. A running server keeps the catalogue in memory: send the file to it with \
+             POST /product/import (Content-Type: text/csv) instead."
+        )
+    })?;
     database.migrate().await?;
     Ok((database, serving))
 }

@@ -99,6 +99,9 @@ impl Tx {
         family_id: &str,
         now: i64,
     ) -> Result<Option<(i64, i64, Vec<String>)>, DbError> {
+        if !super::storable(family_id) {
+            return Ok(None);
+        }
         let employee = if of.employee_id.is_some() {
             "AND employee_id = $4"
         } else {
@@ -129,13 +132,20 @@ impl Tx {
     /// Records when families' access tokens were used (`(family id, epoch ms)`); a time never
     /// moves back, so a late batch cannot undo a newer one from another replica.
     pub async fn record_family_uses(&mut self, uses: &[(String, i64)]) -> Result<(), DbError> {
+        // One update per family, in id order: replicas writing overlapping batches take the
+        // rows' locks in the same order, so they cannot deadlock (PostgreSQL).
+        let mut latest: std::collections::BTreeMap<&str, i64> = std::collections::BTreeMap::new();
         for (family_id, at) in uses {
+            let entry = latest.entry(family_id.as_str()).or_insert(*at);
+            *entry = (*entry).max(*at);
+        }
+        for (family_id, at) in latest {
             sqlx::query(
                 "UPDATE oauth_families SET last_used_at = $2 \
                  WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)",
             )
             .bind(family_id)
-            .bind(*at)
+            .bind(at)
             .execute(self.conn()?)
             .await?;
         }

@@ -339,6 +339,12 @@ fn prepare_sqlite_url(url: &str) -> Result<String, DbError> {
     }
 }
 
+/// False for text no column holds: PostgreSQL refuses a NUL character in text outright (an
+/// error, not a miss), so a look-up by such a key is answered "none" without asking.
+pub(crate) fn storable(text: &str) -> bool {
+    !text.contains('\0')
+}
+
 /// Removes a password from a database URL so it can be printed.
 pub fn redact_url(url: &str) -> String {
     match url::Url::parse(url) {

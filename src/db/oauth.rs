@@ -187,6 +187,9 @@ impl Db {
     /// A live application by client id.
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn find_client(&self, client_id: &str) -> Result<Option<Client>, DbError> {
+        if !super::storable(client_id) {
+            return Ok(None);
+        }
         let started = Instant::now();
         let row: Option<(i64, i64, String, String, String, String, i64)> = sqlx::query_as(
             "SELECT a.merchant_id, a.id, a.client_id, a.name, a.secret_hash, a.redirect_uris, \
@@ -230,6 +233,9 @@ impl Db {
 
     /// Live employees with this (lower-cased) email, across merchants.
     pub async fn sign_in_candidates(&self, email: &str) -> Result<Vec<SignInCandidate>, DbError> {
+        if !super::storable(email) {
+            return Ok(Vec::new());
+        }
         type Row = (i64, i64, i64, Option<String>, Option<i64>);
         let rows: Vec<Row> = sqlx::query_as(
             "SELECT merchant_id, id, role_id, password_hash, exit_date FROM employees \

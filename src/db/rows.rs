@@ -347,27 +347,12 @@ pub async fn insert_many<R: TableRow>(
 ) -> Result<(), DbError> {
     let width = R::COLUMNS.len() + 1;
     let per_statement = (MAX_BINDS / width).max(1);
-    // SQLite looks a numbered parameter's name up in a list as long as the statement's
-    // parameters, for every value bound: with thousands of `$N` that was 70 % of seeding.
-    // Anonymous `?` parameters are bound by position at no such cost.
-    let anonymous = conn.backend_name() == "SQLite";
     for chunk in records.chunks(per_statement) {
-        let tuples: Vec<String> = (0..chunk.len())
-            .map(|row| {
-                let marks: Vec<String> = (1..=width)
-                    .map(|col| match anonymous {
-                        true => "?".to_owned(),
-                        false => format!("${}", row * width + col),
-                    })
-                    .collect();
-                format!("({})", marks.join(", "))
-            })
-            .collect();
         let sql = format!(
             "INSERT INTO {} (merchant_id, {}) VALUES {}",
             R::TABLE,
             R::COLUMNS.join(", "),
-            tuples.join(", ")
+            value_tuples(conn, chunk.len(), width)
         );
         let mut query = sqlx::query(&sql);
         for record in chunk {
@@ -379,6 +364,25 @@ pub async fn insert_many<R: TableRow>(
         query.execute(&mut *conn).await?;
     }
     Ok(())
+}
+
+/// `(?, ?), (?, ?)` for `rows` rows of `width` values: positional `?` on SQLite, which looks a
+/// numbered parameter's name up in a list as long as the statement's parameters for every
+/// value bound (with thousands of `$N` that was 70 % of seeding); `$1, $2, …` elsewhere.
+pub fn value_tuples(conn: &AnyConnection, rows: usize, width: usize) -> String {
+    let anonymous = conn.backend_name() == "SQLite";
+    let tuples: Vec<String> = (0..rows)
+        .map(|row| {
+            let marks: Vec<String> = (1..=width)
+                .map(|col| match anonymous {
+                    true => "?".to_owned(),
+                    false => format!("${}", row * width + col),
+                })
+                .collect();
+            format!("({})", marks.join(", "))
+        })
+        .collect();
+    tuples.join(", ")
 }
 
 /// Rewrites every column of an existing row (found by merchant and id).

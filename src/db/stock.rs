@@ -27,32 +27,14 @@ impl Tx {
         }
         let summed: Vec<_> = summed.into_iter().collect();
         let conn = self.conn()?;
-        // Positional `?` on SQLite, as `rows::insert_many` explains.
-        let anonymous = conn.backend_name() == "SQLite";
         for chunk in summed.chunks(MOVES_PER_STATEMENT) {
-            let tuples: Vec<String> = (0..chunk.len())
-                .map(|i| match anonymous {
-                    true => "(?, ?, ?, ?, ?)".to_owned(),
-                    false => {
-                        let n = i * 5;
-                        format!(
-                            "(${}, ${}, ${}, ${}, ${})",
-                            n + 1,
-                            n + 2,
-                            n + 3,
-                            n + 4,
-                            n + 5
-                        )
-                    }
-                })
-                .collect();
             let sql = format!(
                 "INSERT INTO stock_levels (merchant_id, store_id, product_id, total_stock, stock_sold) \
                  VALUES {} \
                  ON CONFLICT (merchant_id, store_id, product_id) DO UPDATE SET \
                  total_stock = stock_levels.total_stock + excluded.total_stock, \
                  stock_sold = stock_levels.stock_sold + excluded.stock_sold",
-                tuples.join(", ")
+                rows::value_tuples(conn, chunk.len(), 5)
             );
             let mut query = sqlx::query(&sql);
             for ((store_id, product_id), level) in chunk {

@@ -134,6 +134,19 @@ pub struct ImportReport {
     pub problems: Vec<RowProblem>,
 }
 
+impl ImportReport {
+    /// Nothing was imported because rows were refused.
+    pub fn refused_whole(&self) -> bool {
+        !self.written && !self.problems.is_empty()
+    }
+
+    /// How many rows have a problem.
+    pub fn refused_rows(&self) -> usize {
+        let rows: std::collections::BTreeSet<usize> = self.problems.iter().map(|p| p.row).collect();
+        rows.len()
+    }
+}
+
 /// Where each column of the file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Column {
@@ -149,6 +162,10 @@ enum Column {
 struct Layout {
     columns: Vec<Column>,
     stores: Vec<String>,
+    /// Where each fixed column is (by [`fixed_index`]) and each store's column: found once,
+    /// not per cell.
+    fixed_at: [Option<usize>; 6],
+    stock_at: Vec<usize>,
 }
 
 impl Layout {
@@ -187,7 +204,27 @@ impl Layout {
                 COLUMNS.join(", ")
             )));
         }
-        Ok(Self { columns, stores })
+        let mut fixed_at = [None; 6];
+        let mut stock_at = vec![0; stores.len()];
+        for (at, column) in columns.iter().enumerate() {
+            match column {
+                Column::Stock(store) => stock_at[*store] = at,
+                fixed => fixed_at[fixed_index(*fixed)] = Some(at),
+            }
+        }
+        Ok(Self {
+            columns,
+            stores,
+            fixed_at,
+            stock_at,
+        })
+    }
+
+    fn position(&self, column: Column) -> Option<usize> {
+        match column {
+            Column::Stock(store) => self.stock_at.get(store).copied(),
+            fixed => self.fixed_at.get(fixed_index(fixed)).copied().flatten(),
+        }
     }
 
     fn name(&self, column: Column) -> String {
@@ -250,7 +287,7 @@ struct Cells<'a> {
 impl Cells<'_> {
     /// The trimmed cell, `None` when empty or the column is absent.
     fn get(&self, column: Column) -> Option<&str> {
-        let at = self.layout.columns.iter().position(|c| *c == column)?;
+        let at = self.layout.position(column)?;
         Some(self.record.get(at)?.trim()).filter(|c| !c.is_empty())
     }
 
@@ -342,27 +379,30 @@ const CONTINUATION: &str = "only a product's first row carries it (this row's pr
 /// can report every row at once); only a file that is not a catalogue at all is an error.
 pub fn parse(bytes: &[u8]) -> Result<CatalogueFile, FileError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(bytes);
-    let mut records = reader.records();
-    let header = match records.next() {
-        None => return Err(FileError::Empty),
-        Some(record) => record.map_err(|e| unreadable(1, &e))?,
+    let mut rows = Rows {
+        bytes,
+        reader: csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(bytes),
+        row: 0,
     };
+    let mut header = csv::StringRecord::new();
+    if rows.next(&mut header)?.is_none() {
+        return Err(FileError::Empty);
+    }
     let layout = Layout::parse(&header)?;
     let mut products: Vec<FileProduct> = Vec::new();
-    for (index, record) in records.enumerate() {
-        let row = index + 2;
-        let record = record.map_err(|e| unreadable(row, &e))?;
+    let mut record = csv::StringRecord::new();
+    while let Some(row) = rows.next(&mut record)? {
+        let record = &record;
         if record.iter().all(|cell| cell.trim().is_empty()) {
             continue;
         }
         let cells = Cells {
             row,
             layout: &layout,
-            record: &record,
+            record,
         };
         let width = record.len() != layout.columns.len();
         let nul = record.iter().any(|cell| cell.contains('\0'));
@@ -430,6 +470,52 @@ fn refuse_repeated_barcodes(products: &mut [FileProduct]) {
             }
         }
     }
+}
+
+/// The file's records with the row a spreadsheet shows each on. The csv reader skips empty
+/// lines without counting them (and a record's position is where the reader stood, before
+/// them); a spreadsheet counts them, and a quoted cell that spans lines is one row. So each
+/// record's row follows the empty lines between the previous record and it.
+struct Rows<'a> {
+    bytes: &'a [u8],
+    reader: csv::Reader<&'a [u8]>,
+    row: usize,
+}
+
+impl Rows<'_> {
+    fn next(&mut self, record: &mut csv::StringRecord) -> Result<Option<usize>, FileError> {
+        let mut from = usize::try_from(self.reader.position().byte()).unwrap_or(usize::MAX);
+        // The reader stops between the CR and the LF of a CR LF: that LF ends the last record.
+        if from > 0
+            && self.bytes.get(from - 1) == Some(&b'\r')
+            && self.bytes.get(from) == Some(&b'\n')
+        {
+            from += 1;
+        }
+        match self.reader.read_record(record) {
+            Ok(false) => Ok(None),
+            Ok(true) => {
+                let skipped = empty_lines(self.bytes.get(from..).unwrap_or_default());
+                self.row += 1 + skipped;
+                Ok(Some(self.row))
+            }
+            Err(e) => Err(unreadable(self.row + 1, &e)),
+        }
+    }
+}
+
+/// The empty lines `text` starts with (CR LF, LF or CR each end one).
+fn empty_lines(text: &[u8]) -> usize {
+    let (mut lines, mut at) = (0, 0);
+    while let Some(byte) = text.get(at) {
+        at += match (byte, text.get(at + 1)) {
+            (b'\r', Some(b'\n')) => 2,
+            (b'\r' | b'\n', _) => 1,
+            _ => break,
+        };
+        lines += 1;
+    }
+    lines
 }
 
 fn unreadable(row: usize, error: &csv::Error) -> FileError {
@@ -707,6 +793,19 @@ mod tests {
             file.products[2].problems[0].to_string(),
             "row 4, barcode: \"111\" is also the barcode of the product on row 2."
         );
+    }
+
+    #[test]
+    fn rows_are_numbered_as_a_spreadsheet_shows_them() {
+        // An empty line is a row; a quoted cell over two lines is one.
+        let file = parsed("product,price\n\nTea,abc\n\"Two\nlines\",1\nCake,2\n");
+        let rows: Vec<usize> = file.products.iter().map(|p| p.row).collect();
+        assert_eq!(rows, [3, 4, 5]);
+        let file = parsed("\n\nproduct\nTea\n");
+        assert_eq!(file.products[0].row, 4);
+        let file = parsed("product\r\n\r\nTea\r\nCake\r\n");
+        let rows: Vec<usize> = file.products.iter().map(|p| p.row).collect();
+        assert_eq!(rows, [3, 4]);
     }
 
     #[test]

@@ -108,8 +108,6 @@ pub async fn authenticate(state: &AppState, req: &ServiceRequest) -> Result<Call
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("stored token scope is invalid")))?
         // The role caps the token even if it changed after the grant.
         .capped(role.highest_scope());
-    // For "last used" on the connected-applications page; never waits (see token_use).
-    state.tokens.note_use(&record.family_id, now);
     Ok(Caller {
         merchant_id: record.merchant_id,
         employee_id: record.employee_id,
@@ -186,7 +184,12 @@ async fn admit(req: &ServiceRequest) -> Result<(Caller, rate::Verdict), ApiError
         rate::Verdict::Limited {
             retry_after_secs, ..
         } => Err(ApiError::RateLimited { retry_after_secs }),
-        verdict => Ok((caller, verdict)),
+        verdict => {
+            // For "last used" on the connected-applications page, once the request is let
+            // in (a refused one used nothing); never waits (see token_use).
+            state.tokens.note_use(&caller.family_id, now_millis());
+            Ok((caller, verdict))
+        }
     }
 }
 

@@ -77,6 +77,9 @@ async fn signed_in(app: &TestApp, who: (&str, &str)) -> Browser {
         .await;
     assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.body);
     assert_eq!(answer.location.as_deref(), Some("/account"));
+    // Where a browser goes next: the page, whose forms carry the session's CSRF token.
+    let page = browser.get("/account").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
     browser
 }
 
@@ -334,6 +337,40 @@ backend_tests! {
             .await;
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.body);
         assert_eq!(stranger.cookie("mcd_account"), None);
+
+        // A CSRF cookie planted by a sibling site (same site, so SameSite does not stop it)
+        // does not stand in for the session's own token.
+        let planted = "a".repeat(43);
+        owner.set_cookie("mcd_account_csrf", &planted);
+        let answer = owner
+            .post_form("/account/revoke", &[("csrf_token", &planted), ("family", pos.family.as_str())])
+            .await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.body);
+        assert_eq!(user_status(&app, &pos.access).await, StatusCode::OK);
+    }
+
+    async fn a_nul_character_in_a_form_is_an_unknown_value_not_an_error(app) {
+        let mut browser = Browser::new(&app);
+        browser.get("/account").await;
+        let csrf = browser.csrf.clone();
+        let answer = browser
+            .post_form("/account", &[("csrf_token", &csrf), ("email", "owner\u{0}@demo.test"), ("password", OWNER.1)])
+            .await;
+        assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{}", answer.body);
+        let pos = grant(&app, "demo", OWNER.0, "demo-pos", "read").await;
+        let mut owner = signed_in(&app, OWNER).await;
+        let answer = revoke(&mut owner, "fam\u{0}ily").await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{}", answer.body);
+        assert_eq!(user_status(&app, &pos.access).await, StatusCode::OK);
+        // The authorization server's own look-ups: an unknown client, never a 500.
+        let res = app.client.get(app.url("/oauth/authorize?response_type=code&client_id=%00&scope=read")).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        let res = app.client.get(app.url("/login?client_id=%00")).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::NOT_FOUND);
+        let res = app.client.post(app.url("/oauth/token"))
+            .form(&[("grant_type", "refresh_token"), ("refresh_token", "x"), ("client_id", "demo\u{0}"), ("client_secret", "s")])
+            .send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
     }
 
     async fn a_wrong_password_shows_the_form_again(app) {

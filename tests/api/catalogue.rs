@@ -138,6 +138,12 @@ backend_tests! {
             .map(|p| (p["row"].as_u64().unwrap(), p["column"].as_str().unwrap()))
             .collect();
         assert_eq!(rows, [(3, "barcode"), (4, "price"), (6, "tax_rate")], "{body}");
+        // A row refused as written (its stock) is also checked by the product's rules (its
+        // price), so one report names everything wrong with it.
+        let (_, both) = import(&app, &token, "product,price,tax_rate,stock:High Street\nTea,abc,0.2,lots\n", &[]).await;
+        let columns: Vec<&str> = both["import"]["problems"].as_array().unwrap().iter()
+            .map(|p| p["column"].as_str().unwrap()).collect();
+        assert_eq!(columns, ["price", "stock:High Street"], "{both}");
         assert!(body["error"]["details"][0].as_str().unwrap().starts_with("row 3, barcode: \"900\" is already used by product "), "{body}");
         assert!(body["error"]["message"].as_str().unwrap().starts_with("3 of the file's rows were refused"), "{body}");
         assert!(body["api"]["message"]["error"]["110:row 4 price"].is_object(), "{body}");

@@ -10,12 +10,12 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::job::{decide, to_json, Answer, Changes, Job, Persisting, Replay, Wants};
+use super::job::{decide, send_answer, to_json, Answer, Changes, Job, Persisting, Replay, Wants};
 use super::state::MerchantState;
 use crate::actors::resource::Input;
 use crate::db::idempotency::StoredAnswer;
 use crate::db::Tx;
-use crate::domain::batch::{Answered, Idempotency, WriteMode};
+use crate::domain::batch::{Idempotency, WriteMode};
 use crate::domain::catalogue::{
     CatalogueFile, FileProduct, ImportOptions, ImportReport, RowProblem, STOCK_PREFIX,
 };
@@ -112,7 +112,7 @@ impl ImportJob {
     ) -> Vec<Found> {
         self.clear_changes();
         let mut found = Vec::new();
-        let mut paths = HashMap::new();
+        let mut paths = Paths::of(state);
         // Per store column: (product id, units, product index).
         let mut opening: BTreeMap<usize, Vec<(i64, i64, usize)>> = BTreeMap::new();
         let products = std::mem::take(&mut self.file.products);
@@ -168,29 +168,26 @@ impl ImportJob {
         &mut self,
         state: &mut MerchantState,
         path: &[String],
-        known: &mut HashMap<Vec<String>, Result<i64, String>>,
+        known: &mut Paths,
         ids: &mut dyn Iterator<Item = i64>,
         now: i64,
     ) -> Result<i64, String> {
         let mut parent: Option<i64> = None;
         for depth in 1..=path.len() {
             let prefix = &path[..depth];
-            if let Some(done) = known.get(prefix) {
+            if let Some(done) = known.resolved.get(prefix) {
                 parent = Some(done.clone()?);
                 continue;
             }
             let title = &prefix[depth - 1];
-            let existing = state
-                .live::<CategoryRecord>()
-                .find(|c| c.parent_id == parent && c.title == *title)
-                .map(|c| c.id);
-            let resolved = match existing {
-                Some(id) => Ok(id),
+            let resolved = match known.by_title.get(&(parent, title.clone())) {
+                Some(id) => Ok(*id),
                 None => {
                     let input = self.input(json!({"title": title, "parentId": parent}));
                     match decide::<CategoryRecord>(state, WriteMode::Upsert, input, ids, now) {
                         Ok((is_new, record)) => {
                             let id = record.id;
+                            known.by_title.insert((parent, title.clone()), id);
                             self.categories.accept(state, is_new, record, false);
                             Ok(id)
                         }
@@ -202,7 +199,7 @@ impl ImportJob {
                     }
                 }
             };
-            known.insert(prefix.to_vec(), resolved.clone());
+            known.resolved.insert(prefix.to_vec(), resolved.clone());
             parent = Some(resolved?);
         }
         parent.ok_or_else(|| "an empty category path.".to_owned())
@@ -240,11 +237,21 @@ impl ImportJob {
                 self.moves.extend_from_slice(&self.counts.moves()[before..]);
             }
             Err(refusal) => {
+                // A problem of one counted product (`products: <id>: …`) is that product's;
+                // any other is the count's, and every product with stock there shares it.
                 let column = format!("{STOCK_PREFIX}{}", self.file.stores[column]);
-                let why = refusal.details().join(" ");
-                for (_, _, index) in lines {
-                    let row = self.file.products[*index].row;
-                    found.push((*index, RowProblem::new(row, column.clone(), why.clone())));
+                for detail in refusal.details() {
+                    let named = lines.iter().find(|(product, _, _)| {
+                        detail.starts_with(&format!("products: {product}:"))
+                    });
+                    let owners: Vec<usize> = match named {
+                        Some((_, _, index)) => vec![*index],
+                        None => lines.iter().map(|(_, _, index)| *index).collect(),
+                    };
+                    for index in owners {
+                        let row = self.file.products[index].row;
+                        found.push((index, RowProblem::new(row, column.clone(), detail.clone())));
+                    }
                 }
             }
         }
@@ -309,6 +316,29 @@ impl ImportJob {
             skipped_rows: if written { skipped_rows } else { Vec::new() },
             problems,
         };
+    }
+}
+
+/// Category paths an attempt has resolved, and the merchant's live categories by parent and
+/// title (the lowest id where titles repeat), built once an attempt so a path costs a look-up
+/// whatever the size of the merchant's tree.
+struct Paths {
+    resolved: HashMap<Vec<String>, Result<i64, String>>,
+    by_title: HashMap<(Option<i64>, String), i64>,
+}
+
+impl Paths {
+    fn of(state: &MerchantState) -> Self {
+        let mut by_title = HashMap::new();
+        for category in state.live::<CategoryRecord>() {
+            by_title
+                .entry((category.parent_id, category.title.clone()))
+                .or_insert(category.id);
+        }
+        Self {
+            resolved: HashMap::new(),
+            by_title,
+        }
     }
 }
 
@@ -449,10 +479,10 @@ impl Job for ImportJob {
             return;
         }
         let mut problems: Vec<RowProblem> = Vec::new();
-        let mut excluded = BTreeSet::new();
+        let mut unreadable = BTreeSet::new();
         for (index, product) in self.file.products.iter().enumerate() {
             if !product.problems.is_empty() {
-                excluded.insert(index);
+                unreadable.insert(index);
                 problems.extend(product.problems.iter().cloned());
             }
         }
@@ -460,7 +490,7 @@ impl Job for ImportJob {
             Ok(stores) => stores,
             Err(header) => {
                 problems.extend(header);
-                return self.finish(problems, &excluded, false);
+                return self.finish(problems, &unreadable, false);
             }
         };
         let mut ids = Recycled {
@@ -468,19 +498,33 @@ impl Job for ImportJob {
             taken: Vec::new(),
             at: 0,
         };
-        // Each round leaves out the products the one before refused, so it ends.
+        // The first round checks every product with a name, so a file's report names all
+        // that is wrong with a row at once; each later round leaves out what the one before
+        // refused, so it ends.
+        let mut excluded: BTreeSet<usize> = unreadable
+            .iter()
+            .copied()
+            .filter(|i| self.file.products[*i].name.is_empty())
+            .collect();
         loop {
             ids.rewind();
             let mut trial = state.clone();
             let found = self.attempt(&mut trial, &stores, &excluded, &mut ids, now);
-            let clean = found.is_empty() && (problems.is_empty() || self.options.skip_invalid);
-            if clean {
+            let clean = found.is_empty() && unreadable.is_subset(&excluded);
+            if clean && (problems.is_empty() || self.options.skip_invalid) {
                 *state = trial;
                 return self.finish(problems, &excluded, true);
             }
+            excluded.extend(unreadable.iter().copied());
             for (index, problem) in found {
                 excluded.insert(index);
-                problems.push(problem);
+                // A cell already refused as written is not reported twice.
+                let known = problems
+                    .iter()
+                    .any(|p| p.row == problem.row && p.column == problem.column);
+                if !known {
+                    problems.push(problem);
+                }
             }
             if !self.options.skip_invalid {
                 return self.finish(problems, &excluded, false);
@@ -509,15 +553,12 @@ impl Job for ImportJob {
     }
 
     fn answer(mut self: Box<Self>, _: &MerchantState) {
-        let Some(reply) = self.reply.take() else {
-            return;
-        };
-        let answer = match (self.failure.take(), self.replay.settled.take()) {
-            (Some(failure), _) => Err(failure),
-            (None, Some(settled)) => Ok(settled),
-            (None, None) => Ok(Answered::Fresh(std::mem::take(&mut self.report))),
-        };
-        let _ = reply.send(answer);
+        send_answer(
+            self.reply.take(),
+            self.failure.take(),
+            self.replay.settled.take(),
+            || std::mem::take(&mut self.report),
+        );
     }
 
     fn idempotency(&self) -> Option<&Idempotency> {

@@ -151,6 +151,25 @@ impl<T: serde::de::DeserializeOwned> Replay<T> {
     }
 }
 
+/// Sends a job's answer, once: its failure, else the answer its `Idempotency-Key` settled on,
+/// else what it did (rendered only then).
+pub(super) fn send_answer<T>(
+    reply: Option<Answer<T>>,
+    failure: Option<Failure>,
+    settled: Option<Answered<T>>,
+    fresh: impl FnOnce() -> T,
+) {
+    let Some(reply) = reply else {
+        return;
+    };
+    let answer = match (failure, settled) {
+        (Some(failure), _) => Err(failure),
+        (None, Some(settled)) => Ok(settled),
+        (None, None) => Ok(Answered::Fresh(fresh())),
+    };
+    let _ = reply.send(answer);
+}
+
 pub(super) fn to_json<T: serde::Serialize>(answer: &T) -> String {
     serde_json::to_string(answer).unwrap_or_else(|_| "null".to_owned())
 }
@@ -309,18 +328,12 @@ impl<R: Resource> Job for WriteJob<R> {
     }
 
     fn answer(mut self: Box<Self>, state: &MerchantState) {
-        let Some(reply) = self.reply.take() else {
-            return;
-        };
-        if let Some(failure) = self.failure.take() {
-            let _ = reply.send(Err(failure));
-            return;
-        }
-        let answer = match self.replay.settled.take() {
-            Some(settled) => settled,
-            None => Answered::Fresh(self.outcomes(state)),
-        };
-        let _ = reply.send(Ok(answer));
+        send_answer(
+            self.reply.take(),
+            self.failure.take(),
+            self.replay.settled.take(),
+            || self.outcomes(state),
+        );
     }
 
     fn idempotency(&self) -> Option<&Idempotency> {
@@ -596,14 +609,12 @@ impl<R: Resource> Job for DeleteJob<R> {
     }
 
     fn answer(mut self: Box<Self>, _: &MerchantState) {
-        if let Some(reply) = self.reply.take() {
-            let answer = match (self.failure.take(), self.replay.settled.take()) {
-                (Some(failure), _) => Err(failure),
-                (None, Some(settled)) => Ok(settled),
-                (None, None) => Ok(Answered::Fresh(std::mem::take(&mut self.outcomes))),
-            };
-            let _ = reply.send(answer);
-        }
+        send_answer(
+            self.reply.take(),
+            self.failure.take(),
+            self.replay.settled.take(),
+            || std::mem::take(&mut self.outcomes),
+        );
     }
 
     fn idempotency(&self) -> Option<&Idempotency> {

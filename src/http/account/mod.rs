@@ -2,7 +2,8 @@
 //! check and slowdown of `/oauth/authorize`), sees the applications holding live tokens for
 //! them, revokes one, and signs out. Owners also see and revoke every other employee's grants
 //! of their merchant. Pages are served like the authorization pages: no JavaScript, the same
-//! CSP and `X-Frame-Options`, double-submit CSRF tokens on every form.
+//! CSP and `X-Frame-Options`; the sign-in form carries a double-submit CSRF token, the
+//! signed-in forms one derived from the session.
 //!
 //! The session is an `account` session in `oauth_sessions` (a consent session cannot stand in
 //! for it), in a cookie of its own sent to `/account` only, HttpOnly and SameSite=Strict.
@@ -19,7 +20,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use super::oauth::pages::{scoped_cookie, unavailable};
 use super::oauth::signin::{self, Refused};
 use super::AppState;
-use crate::crypto::{random_token, sha256_hex};
+use crate::crypto::{constant_time_eq, random_token, sha256_hex};
 use crate::domain::now_millis;
 use crate::domain::token::{GrantsOf, SessionPurpose, SessionRecord};
 use crate::domain::Role;
@@ -78,6 +79,22 @@ fn page_csrf(req: &HttpRequest) -> String {
         .unwrap_or_else(|| random_token(""))
 }
 
+/// The CSRF token of a signed-in browser's forms: derived from its session cookie, which
+/// another site cannot read or set (unlike the double-submit cookie, which a sibling
+/// subdomain could plant), so a forged revoke or sign-out needs the session itself.
+fn session_csrf(req: &HttpRequest) -> Option<String> {
+    req.cookie(SESSION_COOKIE)
+        .map(|c| sha256_hex(&format!("account-csrf:{}", c.value())))
+}
+
+/// True when a signed-in form carries its session's CSRF token.
+fn session_form(req: &HttpRequest, p: &BTreeMap<String, String>) -> bool {
+    match (session_csrf(req), p.get("csrf_token")) {
+        (Some(expected), Some(sent)) => constant_time_eq(expected.as_bytes(), sent.as_bytes()),
+        _ => false,
+    }
+}
+
 fn with_csrf_cookie(mut response: HttpResponse, csrf: String, state: &AppState) -> HttpResponse {
     let _ = response.add_cookie(&cookie(CSRF_COOKIE, csrf, state, None));
     response
@@ -129,7 +146,8 @@ pub async fn show(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse 
     let response = match signed_in(&req, &state).await {
         Ok(Some(session)) => {
             let revoked = req.query_string().split('&').any(|kv| kv == "revoked=1");
-            listing(&state, &session, &csrf, revoked).await
+            let forms = session_csrf(&req).unwrap_or_default();
+            listing(&state, &session, &forms, revoked).await
         }
         Ok(None) => pages::sign_in(StatusCode::OK, &csrf, None, ""),
         Err(page) => page,
@@ -224,17 +242,19 @@ pub async fn revoke(
     state: web::Data<AppState>,
 ) -> HttpResponse {
     let p = fields(form);
-    let Some(csrf) = signin::csrf_of(&req, CSRF_COOKIE, p.get("csrf_token")) else {
-        return pages::forged();
-    };
     let session = match signed_in(&req, &state).await {
         Ok(Some(session)) => session,
         Ok(None) => {
             let error = "Your sign-in expired. Sign in again.";
-            return pages::sign_in(StatusCode::UNAUTHORIZED, &csrf, Some(error), "");
+            let csrf = page_csrf(&req);
+            let page = pages::sign_in(StatusCode::UNAUTHORIZED, &csrf, Some(error), "");
+            return with_csrf_cookie(page, csrf, &state);
         }
         Err(page) => return page,
     };
+    if !session_form(&req, &p) {
+        return pages::forged();
+    }
     let family = p
         .get("family")
         .map(String::as_str)
@@ -257,6 +277,11 @@ pub async fn revoke(
                 outcome = "ok",
                 "an employee revoked a connected application"
             );
+            state
+                .metrics
+                .oauth_revocations
+                .with_label_values(&["account_page"])
+                .inc();
             see_other("/account?revoked=1")
         }
         Ok(None) => {
@@ -284,7 +309,7 @@ pub async fn sign_out(
     state: web::Data<AppState>,
 ) -> HttpResponse {
     let p = fields(form);
-    if signin::csrf_of(&req, CSRF_COOKIE, p.get("csrf_token")).is_none() {
+    if req.cookie(SESSION_COOKIE).is_some() && !session_form(&req, &p) {
         return pages::forged();
     }
     end_session(&req, &state).await;

@@ -66,6 +66,11 @@ pub async fn revoke(
         outcome = "ok",
         "revocation requested"
     );
+    state
+        .metrics
+        .oauth_revocations
+        .with_label_values(&["revoke_endpoint"])
+        .inc();
     Ok(no_store(Reply::ok()))
 }
 

@@ -289,6 +289,11 @@ async fn refresh(
                 outcome = "family_revoked",
                 "a used refresh token was presented again; its family is revoked"
             );
+            state
+                .metrics
+                .oauth_revocations
+                .with_label_values(&["refresh_reuse"])
+                .inc();
             Err(OAuthError::invalid_grant(
                 "The refresh token was already used; every token of this grant is now revoked.",
             ))

@@ -79,7 +79,7 @@ impl WriteHooks for ApplicationRecord {
     }
 
     /// Deleting an application revokes every token issued to it (in the delete's transaction).
-    const DELETE_REVOKES_TOKENS: bool = true;
+    const DELETE_REVOKES_TOKENS: Option<&'static str> = Some("application_deleted");
 }
 
 /// Adds the secret to a successful object's answer and says so in its message. False when

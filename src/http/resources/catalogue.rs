@@ -92,9 +92,7 @@ fn import_reply(report: ImportReport) -> Reply {
         messages.add(Message::InvalidObject, Some(key), details.join(" "));
     }
     let data = serde_json::to_string(&report).unwrap_or_else(|_| "{}".into());
-    if !report.written && !report.problems.is_empty() {
-        let rows: std::collections::BTreeSet<usize> =
-            report.problems.iter().map(|p| p.row).collect();
+    if report.refused_whole() {
         return Reply::new(StatusCode::UNPROCESSABLE_ENTITY)
             .raw_field("import", data)
             .messages(messages)
@@ -103,7 +101,7 @@ fn import_reply(report: ImportReport) -> Reply {
                 message: format!(
                     "{} of the file's rows were refused; nothing was imported (send \
                      skipInvalid: true to import the other products).",
-                    rows.len()
+                    report.refused_rows()
                 ),
                 details: report.problems.iter().map(ToString::to_string).collect(),
             });

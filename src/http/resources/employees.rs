@@ -50,5 +50,5 @@ impl WriteHooks for EmployeeRecord {
     }
 
     /// Deleting an employee revokes their tokens (in the delete's transaction).
-    const DELETE_REVOKES_TOKENS: bool = true;
+    const DELETE_REVOKES_TOKENS: Option<&'static str> = Some("employee_deleted");
 }

@@ -45,8 +45,8 @@ pub trait WriteHooks: Resource {
     }
 
     /// Whether deleting a record revokes tokens (so this replica's token cache must forget
-    /// what it holds at once).
-    const DELETE_REVOKES_TOKENS: bool = false;
+    /// what it holds at once), as the revocation metric names it.
+    const DELETE_REVOKES_TOKENS: Option<&'static str> = None;
 
     /// Why a write's answer cannot be replayed for an `Idempotency-Key`, if it cannot.
     const NOT_REPLAYABLE: Option<&'static str> = None;
@@ -182,7 +182,12 @@ pub async fn delete<R: WriteHooks + IdHeaders>(
         .filter(|(_, outcome)| *outcome == DeleteOutcome::Deleted)
         .map(|(id, _)| *id)
         .collect();
-    if R::DELETE_REVOKES_TOKENS && !deleted.is_empty() {
+    if let (Some(via), false) = (R::DELETE_REVOKES_TOKENS, deleted.is_empty()) {
+        state
+            .metrics
+            .oauth_revocations
+            .with_label_values(&[via])
+            .inc_by(deleted.len() as u64);
         // The delete revoked their tokens in its transaction; the cache forgets them here, so
         // their next request is a 401 on this replica at once.
         state.tokens.forget_cached_tokens();
