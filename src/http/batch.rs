@@ -8,16 +8,26 @@ use serde_json::Value;
 use super::error::ApiError;
 use crate::domain::batch::BatchObject;
 
-/// The request's JSON document, from a JSON body or a `postBody` form.
-pub fn json_document(req: &HttpRequest, body: &[u8]) -> Result<Value, ApiError> {
+/// The body's media type, lower-cased and without parameters (`text/csv; charset=utf-8` is
+/// `text/csv`); empty when none is sent.
+pub fn media_type(req: &HttpRequest) -> String {
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    content_type
+        .split(';')
+        .next()
         .unwrap_or("")
-        .to_ascii_lowercase();
-    let mime = content_type.split(';').next().unwrap_or("").trim();
-    let text: std::borrow::Cow<'_, [u8]> = match mime {
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// The request's JSON document, from a JSON body or a `postBody` form.
+pub fn json_document(req: &HttpRequest, body: &[u8]) -> Result<Value, ApiError> {
+    let mime = media_type(req);
+    let text: std::borrow::Cow<'_, [u8]> = match mime.as_str() {
         "application/json" => body.into(),
         "application/x-www-form-urlencoded" => {
             let fields: Vec<(String, String)> = serde_urlencoded::from_bytes(body)

@@ -46,7 +46,6 @@ pub(crate) struct ImportJob {
     categories: Changes<CategoryRecord>,
     products: Changes<ProductRecord>,
     counts: Changes<StockReconciliation>,
-    moves: Vec<StockMove>,
     failure: Option<Failure>,
     replay: Replay<ImportReport>,
 }
@@ -69,7 +68,6 @@ impl ImportJob {
             categories: Changes::default(),
             products: Changes::default(),
             counts: Changes::default(),
-            moves: Vec::new(),
             failure: None,
             replay: Replay::new(key),
         }
@@ -79,7 +77,6 @@ impl ImportJob {
         self.categories.clear();
         self.products.clear();
         self.counts.clear();
-        self.moves.clear();
     }
 
     fn tell_progress(&self, checked: usize) {
@@ -232,9 +229,7 @@ impl ImportJob {
         }));
         match decide::<StockReconciliation>(state, WriteMode::Upsert, input, ids, now) {
             Ok((is_new, record)) => {
-                let before = self.counts.moves().len();
                 self.counts.accept(state, is_new, record, false);
-                self.moves.extend_from_slice(&self.counts.moves()[before..]);
             }
             Err(refusal) => {
                 // A problem of one counted product (`products: <id>: …`) is that product's;
@@ -536,8 +531,9 @@ impl Job for ImportJob {
         !self.products.is_empty() || !self.categories.is_empty()
     }
 
+    /// Only the opening-stock counts move stock.
     fn moves(&self) -> &[StockMove] {
-        &self.moves
+        self.counts.moves()
     }
 
     fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {

@@ -13,7 +13,7 @@ use crate::http::auth::Caller;
 use crate::http::envelope::{ErrorObject, Messages, Reply};
 use crate::http::error::ApiError;
 use crate::http::messages::Message;
-use crate::http::{filters, idempotency, AppState};
+use crate::http::{batch, filters, idempotency, AppState};
 
 /// The media types a catalogue file may be sent as (spreadsheets and browsers differ).
 const CSV_TYPES: [&str; 4] = [
@@ -56,18 +56,7 @@ pub async fn import(
 }
 
 fn require_csv(req: &HttpRequest) -> Result<(), ApiError> {
-    let content_type = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let mime = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    if CSV_TYPES.contains(&mime.as_str()) {
+    if CSV_TYPES.contains(&batch::media_type(req).as_str()) {
         Ok(())
     } else {
         Err(ApiError::UnsupportedMediaType {
