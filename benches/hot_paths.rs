@@ -60,6 +60,7 @@ fn ids_header(n: i64) -> String {
 }
 
 fn benches(c: &mut Criterion) {
+    use merchantd::views::records::collection;
     let header = ids_header(10);
     c.bench_function("parse productIds (10 ids)", |b| {
         b.iter(|| parse_id_list("productIds", black_box(&header)))
@@ -94,7 +95,7 @@ fn benches(c: &mut Criterion) {
     let state = catalogue();
     let after = rss();
     let mut warm_all = String::new();
-    state.write_collection(&mut warm_all, state.products.values());
+    collection(&state, state.products.values(), &mut warm_all);
     drop(warm_all);
     let rendered = rss();
     eprintln!(
@@ -104,12 +105,12 @@ fn benches(c: &mut Criterion) {
     );
     // Render every product once so reads measure the cached path, as a warm server does.
     let mut warm = String::new();
-    state.write_collection(&mut warm, state.products.values());
+    collection(&state, state.products.values(), &mut warm);
     let ids: BTreeSet<i64> = parse_id_list("productIds", &header).expect("ids");
     c.bench_function("render 10 products by id", |b| {
         b.iter(|| {
             let mut out = String::with_capacity(4096);
-            state.write_collection(&mut out, ids.iter().filter_map(|id| state.products.get(id)));
+            collection(&state, ids.iter().filter_map(|id| state.products.get(id)), &mut out);
             out
         })
     });
@@ -126,17 +127,14 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             next = (next + 1) % sets.len();
             let mut out = String::with_capacity(8192);
-            state.write_collection(
-                &mut out,
-                sets[next].iter().filter_map(|id| state.products.get(id)),
-            );
+            collection(&state, sets[next].iter().filter_map(|id| state.products.get(id)), &mut out);
             out
         })
     });
     c.bench_function("render 10,000 products", |b| {
         b.iter(|| {
             let mut out = String::with_capacity(4 << 20);
-            state.write_collection(&mut out, state.products.values());
+            collection(&state, state.products.values(), &mut out);
             out
         })
     });

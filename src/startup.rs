@@ -93,6 +93,7 @@ impl Application {
                     } else {
                         Duration::ZERO
                     },
+                    render: Arc::new(crate::views::Renderer),
                 },
             ),
         });

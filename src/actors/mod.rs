@@ -4,6 +4,7 @@
 pub mod catalogue;
 pub mod merchant;
 pub mod registry;
+pub mod render;
 pub mod replicas;
 pub mod resource;
 pub mod store;

@@ -20,6 +20,7 @@ use super::merchant::{
     Environment, MerchantSupervisor, Phase, ProbeStore, Refresh, Retire, Submit,
 };
 use super::resource::Resource;
+use crate::actors::render::Render;
 use crate::db::Db;
 use crate::domain::batch::{Answered, BatchObject, Idempotency, WriteMode};
 use crate::domain::catalogue::{CatalogueFile, ImportOptions, ImportReport};
@@ -100,6 +101,7 @@ struct RegistryEnv {
     files_base: Arc<str>,
     window: usize,
     write_delay: Duration,
+    render: Arc<dyn Render>,
 }
 
 #[derive(Message)]
@@ -141,6 +143,7 @@ impl Handler<Activate> for MerchantRegistry {
             history: e.history.clone(),
             window: e.window,
             write_delay: e.write_delay,
+            render: e.render.clone(),
         };
         let addr =
             MerchantSupervisor::new(merchant_id, generation, env, publish, last_used.clone())
@@ -193,6 +196,8 @@ pub struct RegistryConfig<'a> {
     pub window: usize,
     /// Test hook: how long a write holds its transaction open.
     pub write_delay: Duration,
+    /// How answers and events are shown (the read side, `views`).
+    pub render: Arc<dyn Render>,
 }
 
 /// What handlers hold: a fast path to running merchants and the registry for the rest.
@@ -226,6 +231,7 @@ impl Merchants {
                 files_base: config.files_base.into(),
                 window: config.window,
                 write_delay: config.write_delay,
+                render: config.render,
             },
             handles: handles.clone(),
             next_generation: 0,

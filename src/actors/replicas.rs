@@ -11,6 +11,7 @@
 use std::time::Duration;
 
 use super::{Merchants, TokenActors};
+use crate::db::Replicas;
 use crate::db::{Announcement, Db};
 use crate::metrics::Metrics;
 
@@ -30,9 +31,9 @@ pub fn listen(
     metrics: Metrics,
     first_retry: Duration,
 ) {
-    if !db.is_shared() {
+    let Some(replicas) = db.replicas() else {
         return;
-    }
+    };
     let (keep, stop) = tokio::sync::oneshot::channel::<()>();
     actix_rt::spawn(async move {
         let _keep = keep;
@@ -53,7 +54,7 @@ pub fn listen(
             };
             runtime.block_on(async move {
                 tokio::select! {
-                    _ = run(db, merchants, tokens, metrics, first_retry) => {}
+                    _ = run(replicas, merchants, tokens, metrics, first_retry) => {}
                     _ = stop => {}
                 }
             });
@@ -64,7 +65,7 @@ pub fn listen(
 }
 
 async fn run(
-    db: Db,
+    replicas: Replicas,
     merchants: Merchants,
     tokens: TokenActors,
     metrics: Metrics,
@@ -73,7 +74,7 @@ async fn run(
     let name = format!("merchantd-listener-{}", std::process::id());
     let mut retry = first_retry;
     loop {
-        match db.listen(&name).await {
+        match replicas.listen(&name).await {
             Ok(mut listener) => {
                 // Whatever was cached before now may have missed announcements.
                 forget_everything(&merchants, &tokens);

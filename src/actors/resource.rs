@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::merchant::state::{Collection, MerchantState};
 use crate::db::Record;
+use crate::domain::record::Declared;
 use crate::domain::stock::StockMove;
 use crate::domain::Refusal;
 
@@ -52,13 +53,13 @@ impl Kind {
     }
 }
 
-pub trait Resource: Record + Clone + Send + Sync + 'static {
+pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
     /// "Store", as messages name one record.
-    const NOUN: &'static str;
+    const NOUN: &'static str = <Self as Declared>::DECL.noun;
     /// "stores", the collection key in bodies and answers.
-    const PLURAL: &'static str;
+    const PLURAL: &'static str = <Self as Declared>::DECL.plural;
     /// "store", the object of its change events (`store.created`).
-    const EVENT: &'static str;
+    const EVENT: &'static str = <Self as Declared>::DECL.event;
     /// The action of the event a write that completes the record also appends
     /// (`basket.completed`, `invoice.received`).
     const COMPLETES_AS: Option<&'static str> = None;
@@ -204,27 +205,6 @@ pub trait Resource: Record + Clone + Send + Sync + 'static {
     /// Refuses a delete that would break a rule (for example a store with open baskets).
     fn check_delete(&self, _state: &MerchantState) -> Result<(), String> {
         Ok(())
-    }
-
-    /// The record as reads show it, rendered once and kept (`state` for constants such as
-    /// where files are served). What shows other records is left out: see
-    /// [`Resource::LIVE_KEY`].
-    fn to_json(&self, state: &MerchantState) -> Value;
-
-    /// The record as its change events show it, when that differs from a read: events reach
-    /// readers with less scope than the resource's own (a `read` stream, other merchants'
-    /// receivers never, but other endpoints of the merchant). `None`: as a read renders it.
-    fn event_json(&self, _state: &MerchantState) -> Option<String> {
-        None
-    }
-
-    /// The key (as `"key":{}`) of the part of [`Resource::to_json`] that shows other records,
-    /// which [`Resource::write_live`] writes at every read instead.
-    const LIVE_KEY: Option<&'static str> = None;
-
-    /// Writes the live part (a JSON object) as `state` has it.
-    fn write_live(&self, _state: &MerchantState, out: &mut String) {
-        out.push_str("{}");
     }
 }
 

@@ -117,6 +117,7 @@ fn start_merchants(database: &Db, settings: &Settings) -> Merchants {
             files_base: &settings.public_base_url(),
             window: settings.sales_window,
             write_delay: Duration::ZERO,
+            render: std::sync::Arc::new(crate::views::Renderer),
         },
     )
 }

@@ -8,10 +8,11 @@
 //! decimal text.
 
 pub mod account;
-pub mod catalogue;
+mod declared;
 mod error;
 pub mod events;
 pub mod files;
+pub mod group;
 pub mod idempotency;
 mod ids;
 pub mod logs;
@@ -24,9 +25,7 @@ pub mod reconcile;
 mod records;
 pub mod report;
 pub mod rows;
-pub mod sales;
 pub mod stock;
-pub mod suppliers;
 pub mod tenants;
 mod tx;
 pub mod webhooks;
@@ -39,8 +38,8 @@ use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyPool, Executor};
 
 pub use error::DbError;
-pub use notify::{Announcement, Coherence, Listener};
-pub use records::{HasId, Record, SalesFilter, SalesRecord};
+pub use notify::{Announcement, Coherence, Listener, Replicas};
+pub use records::{Record, SalesFilter, SalesRecord};
 pub use tx::Tx;
 use writer::Writer;
 

@@ -108,6 +108,12 @@ impl Db {
     /// Opens a listening connection (PostgreSQL only) named `application_name` in
     /// `pg_stat_activity`. Coherence turns live with [`Listener::go_live`] and off when the
     /// connection is lost.
+    /// The channel replicas announce their commits on, when other processes may write to this
+    /// database (PostgreSQL); `None` on SQLite, which serves one process.
+    pub fn replicas(&self) -> Option<Replicas> {
+        (self.backend() == Backend::Postgres).then(|| Replicas(self.clone()))
+    }
+
     pub async fn listen(&self, application_name: &str) -> Result<Listener, DbError> {
         if self.backend() != Backend::Postgres {
             return Err(DbError::Config(
@@ -137,6 +143,16 @@ impl Db {
     /// Whether cached state may be trusted to hear other replicas' writes.
     pub fn coherence(&self) -> &Coherence {
         &self.inner.coherence
+    }
+}
+
+/// Where this process hears the other replicas' commits (see [`Db::replicas`]).
+pub struct Replicas(Db);
+
+impl Replicas {
+    /// A connection listening for announcements.
+    pub async fn listen(&self, application_name: &str) -> Result<Listener, DbError> {
+        self.0.listen(application_name).await
     }
 }
 

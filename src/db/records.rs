@@ -12,6 +12,7 @@ use crate::domain::employee::EmployeeRecord;
 use crate::domain::product::ProductRecord;
 use crate::domain::promotion::PromotionRecord;
 use crate::domain::reconcile::StockReconciliation;
+use crate::domain::record::Visit;
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
@@ -20,31 +21,59 @@ use crate::domain::webhook::WebhookRecord;
 /// Most values bound in one statement's `IN (...)` list; longer lists are split.
 const CHUNK: usize = 500;
 
-/// A merchant-owned record that the merchant supervisor caches and writes through.
+/// A merchant-owned record that the merchant supervisor caches and writes through. What every
+/// record does alike is the default: catalogue records are loaded whole, found by id in
+/// chunks, and written as their row (with their children, for parents), new rows of one write
+/// together. A record says only what it does differently.
 #[allow(async_fn_in_trait)]
-pub trait Record: Sized {
+pub trait Record: MaybeChildren {
     /// What the cache holds of a merchant's records: all of them, or for sales records the
     /// open ones.
-    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError>;
+    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
+        let mut conn = db.pool().acquire().await?;
+        Self::select_rows(&mut conn, db.backend(), merchant_id, "", &[]).await
+    }
 
     /// Records by id, whatever their state; unknown ids are simply absent.
-    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError>;
+    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
+        let mut conn = db.pool().acquire().await?;
+        let mut found = Vec::new();
+        for chunk in ids.chunks(CHUNK) {
+            let clause = in_list("id", 2, chunk.len());
+            found.extend(
+                Self::select_rows(&mut conn, db.backend(), merchant_id, &clause, chunk).await?,
+            );
+        }
+        Ok(found)
+    }
 
     /// Inserts the record (`is_new`) or rewrites it, with whatever it brings along.
-    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError>;
+    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
+        Self::write_one(tx, merchant_id, self, is_new).await
+    }
 
-    /// Writes the records of one write, in order. Plain rows and parents with children insert
-    /// their new records together (see [`persist_rows`] and [`persist_parents`]).
+    /// Writes the records of one write, in order: new ones together (see [`persist_rows`] and
+    /// [`persist_parents`]), then the changed ones.
     async fn persist_all(
         tx: &mut Tx,
         merchant_id: i64,
         records: &[(Change, Self)],
     ) -> Result<(), DbError> {
-        for (change, record) in records {
-            record.persist(tx, merchant_id, change.is_new()).await?;
-        }
-        Ok(())
+        Self::write_many(tx, merchant_id, records).await
     }
+}
+
+/// Writes the records of one write one by one, through the record's own `persist` (for
+/// records whose writes do more than store a row).
+async fn persist_each<R: Record>(
+    tx: &mut Tx,
+    merchant_id: i64,
+    records: &[(Change, R)],
+) -> Result<(), DbError> {
+    for (change, record) in records {
+        record.persist(tx, merchant_id, change.is_new()).await?;
+    }
+    Ok(())
 }
 
 /// New plain rows in one statement, then the updates one by one.
@@ -118,11 +147,14 @@ pub trait SalesRecord: Record {
         merchant_id: i64,
         clause: &str,
         binds: &[i64],
-    ) -> Result<Vec<Self>, DbError>;
+    ) -> Result<Vec<Self>, DbError> {
+        let mut conn = db.pool().acquire().await?;
+        Self::select_rows(&mut conn, db.backend(), merchant_id, clause, binds).await
+    }
 
     async fn query(db: &Db, merchant_id: i64, filter: &SalesFilter) -> Result<Vec<Self>, DbError>
     where
-        Self: HasId,
+        Self: Visit,
     {
         let mut clause = String::new();
         let mut binds: Vec<i64> = Vec::new();
@@ -177,62 +209,13 @@ pub trait SalesRecord: Record {
             chunk_binds.extend(chunk.iter().copied());
             found.extend(Self::select(db, merchant_id, &chunk_clause, &chunk_binds).await?);
         }
-        found.sort_by_key(HasId::record_id);
-        found.dedup_by_key(|r| r.record_id());
+        found.sort_by_key(Visit::key);
+        found.dedup_by_key(|r| r.key());
         Ok(found)
     }
 }
 
-/// The id of a record, for merging chunked answers.
-pub trait HasId {
-    fn record_id(&self) -> i64;
-}
-
-macro_rules! has_id {
-    ($($t:ty),*) => {
-        $(impl HasId for $t {
-            fn record_id(&self) -> i64 {
-                self.id
-            }
-        })*
-    };
-}
-
-has_id!(
-    BasketRecord,
-    TransactionRecord,
-    OrderRecord,
-    InvoiceRecord,
-    StockReconciliation
-);
-
-/// Splits `ids` into chunks and runs `select` for each with `AND id IN (...)`.
-async fn find_chunked<R: MaybeChildren>(
-    db: &Db,
-    merchant_id: i64,
-    ids: &[i64],
-    children: bool,
-) -> Result<Vec<R>, DbError> {
-    let mut conn = db.pool().acquire().await?;
-    let mut found = Vec::new();
-    for chunk in ids.chunks(CHUNK) {
-        let clause = in_list("id", 2, chunk.len());
-        found.extend(
-            R::select_rows(
-                &mut conn,
-                db.backend(),
-                merchant_id,
-                &clause,
-                chunk,
-                children,
-            )
-            .await?,
-        );
-    }
-    Ok(found)
-}
-
-/// Plain rows, or parents with their children.
+/// Plain rows, or parents with their children: how a record's rows are read and written.
 #[allow(async_fn_in_trait)]
 pub trait MaybeChildren: TableRow {
     async fn select_rows(
@@ -241,12 +224,26 @@ pub trait MaybeChildren: TableRow {
         merchant_id: i64,
         clause: &str,
         binds: &[i64],
-        children: bool,
     ) -> Result<Vec<Self>, DbError>;
+
+    async fn write_one(
+        tx: &mut Tx,
+        merchant_id: i64,
+        record: &Self,
+        is_new: bool,
+    ) -> Result<(), DbError>;
+
+    async fn write_many(
+        tx: &mut Tx,
+        merchant_id: i64,
+        records: &[(Change, Self)],
+    ) -> Result<(), DbError>;
 }
 
-macro_rules! plain_rows {
-    ($($t:ty),*) => {
+/// How the rows of these record types are read and written: `$select` reads them, `$one`
+/// writes one, `$many` the records of one write.
+macro_rules! rows_of {
+    ($select:path, $one:ident, $many:path; $($t:ty),*) => {
         $(impl MaybeChildren for $t {
             async fn select_rows(
                 conn: &mut sqlx::AnyConnection,
@@ -254,32 +251,32 @@ macro_rules! plain_rows {
                 merchant_id: i64,
                 clause: &str,
                 binds: &[i64],
-                _children: bool,
             ) -> Result<Vec<Self>, DbError> {
-                rows::select(conn, backend, merchant_id, clause, binds).await
+                $select(conn, backend, merchant_id, clause, binds).await
             }
-        })*
-    };
-}
 
-macro_rules! parent_rows {
-    ($($t:ty),*) => {
-        $(impl MaybeChildren for $t {
-            async fn select_rows(
-                conn: &mut sqlx::AnyConnection,
-                backend: Backend,
+            async fn write_one(
+                tx: &mut Tx,
                 merchant_id: i64,
-                clause: &str,
-                binds: &[i64],
-                _children: bool,
-            ) -> Result<Vec<Self>, DbError> {
-                rows::select_with_children(conn, backend, merchant_id, clause, binds).await
+                record: &Self,
+                is_new: bool,
+            ) -> Result<(), DbError> {
+                tx.$one(merchant_id, record, is_new).await
+            }
+
+            async fn write_many(
+                tx: &mut Tx,
+                merchant_id: i64,
+                records: &[(Change, Self)],
+            ) -> Result<(), DbError> {
+                $many(tx, merchant_id, records).await
             }
         })*
     };
 }
 
-plain_rows!(
+rows_of!(
+    rows::select, write_row, persist_rows;
     StoreRecord,
     CategoryRecord,
     EmployeeRecord,
@@ -289,30 +286,31 @@ plain_rows!(
     PromotionRecord,
     TransactionRecord,
     OrderRecord,
-    WebhookRecord
+    WebhookRecord,
+    StockReconciliation
 );
-parent_rows!(ProductRecord, BasketRecord, InvoiceRecord);
+rows_of!(
+    rows::select_with_children, write_with_children, persist_parents;
+    ProductRecord, BasketRecord, InvoiceRecord
+);
 
-/// Catalogue records: all cached, written as one row (or a parent with children).
-macro_rules! catalogue_record {
-    ($($t:ty),*) => {
+impl Record for StoreRecord {}
+impl Record for CategoryRecord {}
+impl Record for SupplierRecord {}
+impl Record for SupplierStoreRecord {}
+impl Record for PromotionRecord {}
+
+/// Employees, applications and webhooks revoke tokens or keep secrets as they are written.
+macro_rules! written_with_effects {
+    ($($t:ty: $persist:ident),*) => {
         $(impl Record for $t {
-            async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-                let mut conn = db.pool().acquire().await?;
-                Self::select_rows(&mut conn, db.backend(), merchant_id, "", &[], true).await
-            }
-
-            async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
-                find_chunked(db, merchant_id, ids, true).await
-            }
-
             async fn persist(
                 &self,
                 tx: &mut Tx,
                 merchant_id: i64,
                 is_new: bool,
             ) -> Result<(), DbError> {
-                tx.write_row(merchant_id, self, is_new).await
+                tx.$persist(merchant_id, self, is_new).await
             }
 
             async fn persist_all(
@@ -320,75 +318,19 @@ macro_rules! catalogue_record {
                 merchant_id: i64,
                 records: &[(Change, Self)],
             ) -> Result<(), DbError> {
-                persist_rows(tx, merchant_id, records).await
+                persist_each(tx, merchant_id, records).await
             }
         })*
     };
 }
 
-catalogue_record!(
-    StoreRecord,
-    CategoryRecord,
-    SupplierRecord,
-    SupplierStoreRecord,
-    PromotionRecord
+written_with_effects!(
+    EmployeeRecord: persist_employee,
+    ApplicationRecord: persist_application,
+    WebhookRecord: persist_webhook
 );
 
-impl Record for EmployeeRecord {
-    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        let mut conn = db.pool().acquire().await?;
-        rows::select(&mut conn, db.backend(), merchant_id, "", &[]).await
-    }
-
-    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
-        find_chunked(db, merchant_id, ids, false).await
-    }
-
-    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
-        tx.persist_employee(merchant_id, self, is_new).await
-    }
-}
-
-impl Record for ApplicationRecord {
-    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        let mut conn = db.pool().acquire().await?;
-        rows::select(&mut conn, db.backend(), merchant_id, "", &[]).await
-    }
-
-    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
-        find_chunked(db, merchant_id, ids, false).await
-    }
-
-    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
-        tx.persist_application(merchant_id, self, is_new).await
-    }
-}
-
-impl Record for WebhookRecord {
-    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        let mut conn = db.pool().acquire().await?;
-        rows::select(&mut conn, db.backend(), merchant_id, "", &[]).await
-    }
-
-    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
-        find_chunked(db, merchant_id, ids, false).await
-    }
-
-    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
-        tx.persist_webhook(merchant_id, self, is_new).await
-    }
-}
-
 impl Record for ProductRecord {
-    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        let mut conn = db.pool().acquire().await?;
-        rows::select_with_children(&mut conn, db.backend(), merchant_id, "", &[]).await
-    }
-
-    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
-        find_chunked(db, merchant_id, ids, true).await
-    }
-
     async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
         tx.persist_product(merchant_id, self, is_new).await
     }
@@ -421,36 +363,10 @@ impl Record for BasketRecord {
     async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         Self::select(db, merchant_id, OPEN, &[]).await
     }
-
-    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
-        find_chunked(db, merchant_id, ids, true).await
-    }
-
-    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
-        tx.write_with_children(merchant_id, self, is_new).await
-    }
-
-    async fn persist_all(
-        tx: &mut Tx,
-        merchant_id: i64,
-        records: &[(Change, Self)],
-    ) -> Result<(), DbError> {
-        persist_parents(tx, merchant_id, records).await
-    }
 }
 
 impl SalesRecord for BasketRecord {
     const COMPLETED: &'static str = "completed = 1";
-
-    async fn select(
-        db: &Db,
-        merchant_id: i64,
-        clause: &str,
-        binds: &[i64],
-    ) -> Result<Vec<Self>, DbError> {
-        let mut conn = db.pool().acquire().await?;
-        rows::select_with_children(&mut conn, db.backend(), merchant_id, clause, binds).await
-    }
 }
 
 impl Record for TransactionRecord {
@@ -466,38 +382,12 @@ impl Record for TransactionRecord {
                       AND delete_date IS NULL))";
         Self::select(db, merchant_id, clause, &[]).await
     }
-
-    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
-        find_chunked(db, merchant_id, ids, false).await
-    }
-
-    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
-        tx.write_row(merchant_id, self, is_new).await
-    }
-
-    async fn persist_all(
-        tx: &mut Tx,
-        merchant_id: i64,
-        records: &[(Change, Self)],
-    ) -> Result<(), DbError> {
-        persist_rows(tx, merchant_id, records).await
-    }
 }
 
 impl SalesRecord for TransactionRecord {
     const COMPLETED: &'static str = "completed = 1";
     const HAS_STORE: bool = false;
     const HAS_BASKET: bool = true;
-
-    async fn select(
-        db: &Db,
-        merchant_id: i64,
-        clause: &str,
-        binds: &[i64],
-    ) -> Result<Vec<Self>, DbError> {
-        let mut conn = db.pool().acquire().await?;
-        rows::select(&mut conn, db.backend(), merchant_id, clause, binds).await
-    }
 }
 
 /// An order is finished once completed or cancelled.
@@ -508,74 +398,24 @@ impl Record for OrderRecord {
         let clause = format!("AND NOT ({ORDER_FINISHED}) AND delete_date IS NULL");
         Self::select(db, merchant_id, &clause, &[]).await
     }
-
-    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
-        find_chunked(db, merchant_id, ids, false).await
-    }
-
-    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
-        tx.write_row(merchant_id, self, is_new).await
-    }
-
-    async fn persist_all(
-        tx: &mut Tx,
-        merchant_id: i64,
-        records: &[(Change, Self)],
-    ) -> Result<(), DbError> {
-        persist_rows(tx, merchant_id, records).await
-    }
 }
 
 impl SalesRecord for OrderRecord {
     const COMPLETED: &'static str = ORDER_FINISHED;
-
-    async fn select(
-        db: &Db,
-        merchant_id: i64,
-        clause: &str,
-        binds: &[i64],
-    ) -> Result<Vec<Self>, DbError> {
-        let mut conn = db.pool().acquire().await?;
-        rows::select(&mut conn, db.backend(), merchant_id, clause, binds).await
-    }
 }
 
 impl Record for InvoiceRecord {
     async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         Self::select(db, merchant_id, OPEN, &[]).await
     }
-
-    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
-        find_chunked(db, merchant_id, ids, true).await
-    }
-
-    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
-        tx.write_with_children(merchant_id, self, is_new).await
-    }
-
-    async fn persist_all(
-        tx: &mut Tx,
-        merchant_id: i64,
-        records: &[(Change, Self)],
-    ) -> Result<(), DbError> {
-        persist_parents(tx, merchant_id, records).await
-    }
 }
 
 impl SalesRecord for InvoiceRecord {
     const COMPLETED: &'static str = "completed = 1";
-
-    async fn select(
-        db: &Db,
-        merchant_id: i64,
-        clause: &str,
-        binds: &[i64],
-    ) -> Result<Vec<Self>, DbError> {
-        let mut conn = db.pool().acquire().await?;
-        rows::select_with_children(&mut conn, db.backend(), merchant_id, clause, binds).await
-    }
 }
 
+/// A count is read with its lines and surplus entries, and written with the wastage basket
+/// its completion books.
 impl Record for StockReconciliation {
     async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         Self::select(db, merchant_id, OPEN, &[]).await
@@ -592,6 +432,14 @@ impl Record for StockReconciliation {
 
     async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
         tx.persist_count(merchant_id, self, is_new).await
+    }
+
+    async fn persist_all(
+        tx: &mut Tx,
+        merchant_id: i64,
+        records: &[(Change, Self)],
+    ) -> Result<(), DbError> {
+        persist_each(tx, merchant_id, records).await
     }
 }
 

@@ -13,6 +13,7 @@ use sqlx::AnyConnection;
 
 use super::{Backend, DbError};
 use crate::domain::money;
+use crate::domain::record::{Declared, Parent};
 
 /// One column value, in the types the `Any` driver carries on both databases.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,10 +105,6 @@ pub(crate) fn decode_error(column: &str, why: impl std::fmt::Display) -> sqlx::E
 
 /// Money and rates are stored as decimal text; read straight from the answer, without an
 /// intermediate string (a catalogue load would otherwise leave its memory full of holes).
-pub(crate) fn decimal(row: &Row<'_>, column: &str) -> Result<Decimal, sqlx::Error> {
-    optional_decimal(row, column)?.ok_or_else(|| decode_error(column, "missing"))
-}
-
 pub(crate) fn optional_decimal(
     row: &Row<'_>,
     column: &str,
@@ -139,11 +136,6 @@ pub(crate) fn json<T: serde::de::DeserializeOwned>(
         serde_json::from_str(raw)
     };
     parsed.map_err(|e| decode_error(column, format!("{raw}: {e}")))
-}
-
-/// A value as the JSON text it is stored as.
-pub(crate) fn json_text<T: serde::Serialize>(value: &T) -> Val {
-    Val::Text(serde_json::to_string(value).ok())
 }
 
 pub(crate) fn get<T: FromJson>(row: &Row<'_>, column: &str) -> Result<T, sqlx::Error> {
@@ -329,6 +321,37 @@ pub async fn insert<R: TableRow>(
     insert_many(conn, merchant_id, &[record]).await
 }
 
+/// Inserts a record's row with columns it does not own (a secret, a cursor), which an update
+/// of the record never touches.
+pub async fn insert_with<R: TableRow>(
+    conn: &mut AnyConnection,
+    merchant_id: i64,
+    record: &R,
+    extra: &[(&str, Val)],
+) -> Result<(), DbError> {
+    let columns: Vec<&str> = R::COLUMNS
+        .iter()
+        .copied()
+        .chain(extra.iter().map(|(c, _)| *c))
+        .collect();
+    let sql = format!(
+        "INSERT INTO {} (merchant_id, {}) VALUES {}",
+        R::TABLE,
+        columns.join(", "),
+        value_tuples(conn, 1, columns.len() + 1)
+    );
+    let mut query = sqlx::query(&sql).bind(merchant_id);
+    for value in record
+        .values()
+        .into_iter()
+        .chain(extra.iter().map(|(_, v)| v.clone()))
+    {
+        query = bind(query, value);
+    }
+    query.execute(&mut *conn).await?;
+    Ok(())
+}
+
 /// True when two lists of rows would be stored exactly alike (decimals compared by their
 /// stored text, so 1 and 1.00 differ, as they do in the answers).
 pub fn same_rows<R: TableRow>(a: &[R], b: &[R]) -> bool {
@@ -425,6 +448,32 @@ pub trait WithChildren: TableRow {
     fn parent_of(child: &Self::Child) -> i64;
     fn children(&self) -> &[Self::Child];
     fn set_children(&mut self, children: Vec<Self::Child>);
+}
+
+/// Every declared parent (`#[field(children, stored)]`): its children's declaration names the
+/// column that points back.
+impl<P: Parent> WithChildren for P {
+    type Child = P::Child;
+    const PARENT_COLUMN: &'static str = match <P::Child as Declared>::DECL.parent_column {
+        Some(column) => column,
+        None => panic!("a stored child declares its parent column"),
+    };
+
+    fn id(&self) -> i64 {
+        self.key()
+    }
+
+    fn parent_of(child: &P::Child) -> i64 {
+        child.parent_id()
+    }
+
+    fn children(&self) -> &[P::Child] {
+        Parent::children(self)
+    }
+
+    fn set_children(&mut self, children: Vec<P::Child>) {
+        Parent::set_children(self, children)
+    }
 }
 
 /// The parents matching `clause` (as for [`select`]) with their children attached (two

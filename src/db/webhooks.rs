@@ -4,92 +4,12 @@
 
 use sqlx::{AnyConnection, Row};
 
-use super::rows::{self, TableRow, Val};
+use super::rows;
 use super::{Backend, Db, DbError, Tx};
 use crate::domain::event::{Event, TypeFilter};
 use crate::domain::webhook::{
     Attempt, AttemptOutcome, Delivery, DeliveryStatus, Endpoint, WebhookRecord, ROTATION_OVERLAP_MS,
 };
-
-impl TableRow for WebhookRecord {
-    const TABLE: &'static str = "webhooks";
-    const COLUMNS: &'static [&'static str] = &[
-        "id",
-        "url",
-        "events",
-        "active",
-        "description",
-        "disabled_reason",
-        "create_date",
-        "delete_date",
-    ];
-
-    fn values(&self) -> Vec<Val> {
-        vec![
-            self.id.into(),
-            (&self.url).into(),
-            rows::json_text(&self.events),
-            self.active.into(),
-            (&self.description).into(),
-            (&self.disabled_reason).into(),
-            self.create_date.into(),
-            self.delete_date.into(),
-        ]
-    }
-
-    fn from_row(row: &rows::Row<'_>) -> Result<Self, sqlx::Error> {
-        let events: String = rows::get(row, "events")?;
-        let active: i64 = rows::get(row, "active")?;
-        Ok(Self {
-            id: rows::get(row, "id")?,
-            url: rows::get(row, "url")?,
-            events: serde_json::from_str(&events).map_err(|e| rows::decode_error("events", e))?,
-            active: active != 0,
-            description: rows::get(row, "description")?,
-            disabled_reason: rows::get(row, "disabled_reason")?,
-            create_date: rows::get(row, "create_date")?,
-            delete_date: rows::get(row, "delete_date")?,
-            new_secret: None,
-        })
-    }
-}
-
-/// A new endpoint's row: its own columns, its secret, and where its deliveries start (the
-/// log's position when it was created: it gets the events after it).
-struct NewWebhook<'a> {
-    record: &'a WebhookRecord,
-    secret: &'a str,
-    cursor: i64,
-}
-
-impl TableRow for NewWebhook<'_> {
-    const TABLE: &'static str = WebhookRecord::TABLE;
-    const COLUMNS: &'static [&'static str] = &[
-        "id",
-        "url",
-        "events",
-        "active",
-        "description",
-        "disabled_reason",
-        "create_date",
-        "delete_date",
-        "secret",
-        "cursor_seq",
-    ];
-
-    fn values(&self) -> Vec<Val> {
-        let mut values = self.record.values();
-        values.push(self.secret.into());
-        values.push(self.cursor.into());
-        values
-    }
-
-    fn from_row(_: &rows::Row<'_>) -> Result<Self, sqlx::Error> {
-        Err(sqlx::Error::Decode(
-            "a webhook's secret is read by the dispatcher alone".into(),
-        ))
-    }
-}
 
 impl Tx {
     /// Writes an endpoint. A new secret is stored with it; on an existing endpoint the old
@@ -108,16 +28,10 @@ impl Tx {
                 .as_deref()
                 .ok_or_else(|| DbError::Corrupt(format!("webhook {} has no secret", record.id)))?;
             let cursor = log_head(conn, merchant_id).await?;
-            return rows::insert(
-                conn,
-                merchant_id,
-                &NewWebhook {
-                    record,
-                    secret,
-                    cursor,
-                },
-            )
-            .await;
+            // Its secret, and where its deliveries start: the log's position when it was
+            // created (it gets the events after it).
+            let extra = [("secret", secret.into()), ("cursor_seq", cursor.into())];
+            return rows::insert_with(conn, merchant_id, record, &extra).await;
         }
         rows::update(conn, merchant_id, record).await?;
         if let Some(secret) = &record.new_secret {

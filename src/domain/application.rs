@@ -3,42 +3,47 @@
 //! The client secret never lives here in clear: the HTTP layer generates it, keeps it only to
 //! show it once in the answer, and passes its SHA-256 as a typed fact of the write.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::dates::to_iso;
 use super::fields::{Fields, Shape};
 use super::redirect_uri;
+use merchantd_macros::Record;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "applications",
+    plural = "applications",
+    noun = "Application",
+    event = "application",
+    ids("applicationIds", "applicationId"),
+    once(name = "clientSecret", after = "clientId"),
+    write_only(name = "regenerateSecret", kind = "bool")
+)]
 pub struct ApplicationRecord {
     pub id: i64,
+    #[field(required)]
     pub name: String,
     pub description: Option<String>,
+    #[field(required)]
     pub redirect_uris: Vec<String>,
+    #[field(read_only)]
     pub client_id: String,
     pub logo: Option<String>,
+    #[field(kind = "date")]
     pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
     /// The hash of a secret this write sets (create or regeneration); `None` on every record
     /// that was loaded or carried over, so a later write never rewrites the stored hash.
+    #[field(skip)]
     pub new_secret_hash: Option<String>,
 }
 
 /// `{"id": N, "regenerateSecret": true}` replaces the secret.
 pub const REGENERATE: &str = "regenerateSecret";
 
-const KNOWN: [&str; 6] = [
-    "name",
-    "description",
-    "redirectUris",
-    "logo",
-    "activeDate",
-    REGENERATE,
-];
-const READ_ONLY: [&str; 4] = ["id", "clientId", "clientSecret", "deleteDate"];
-
 /// The fields writes accept (see [`Shape`]).
-pub const SHAPE: Shape = Shape::flat(&KNOWN, &READ_ONLY);
+pub const SHAPE: Shape = Shape::of::<ApplicationRecord>();
 const MAX_REDIRECT_URIS: usize = 20;
 
 /// Whether a written object gets a new secret: a create (no `id`, when creating is allowed)
@@ -63,20 +68,6 @@ impl ApplicationRecord {
         }
     }
 
-    /// Never the secret: it is shown once, by the HTTP layer, in the answer that set it.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "description": self.description,
-            "redirectUris": self.redirect_uris,
-            "clientId": self.client_id,
-            "logo": self.logo,
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-
     /// Applies written fields. A create and a regeneration need the hash of the new secret.
     /// `secret_hash` is the SHA-256 (hex) of a secret the server generated for this write; it
     /// never comes from the client's JSON.
@@ -88,7 +79,7 @@ impl ApplicationRecord {
     ) -> Result<Self, Vec<String>> {
         let mut fields = fields;
         let uris = fields.remove("redirectUris");
-        let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
         self.new_secret_hash = None;
         let name = f
             .text("name", 200)
@@ -155,6 +146,7 @@ fn parse_redirect_uris(value: Value) -> Result<Vec<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const HASH: &str = "5f3a9c2e71d04b8a5f3a9c2e71d04b8a5f3a9c2e71d04b8a5f3a9c2e71d04b8a";
 
@@ -175,11 +167,15 @@ mod tests {
 
     #[test]
     fn a_create_keeps_the_hash_for_storing_and_never_shows_it() {
+        use crate::domain::record::{Access, Declared};
         let app = till();
         assert_eq!(app.new_secret_hash.as_deref(), Some(HASH));
-        let shown = app.to_json().to_string();
-        assert!(!shown.contains(HASH) && !shown.contains("clientSecret"));
-        assert_eq!(app.to_json()["clientId"], "app-5f3a9c2e71d04b8a");
+        assert_eq!(app.client_id, "app-5f3a9c2e71d04b8a");
+        // The hash is not a field of the declaration; the clear secret is shown once only.
+        let fields = ApplicationRecord::DECL.fields;
+        assert!(fields.iter().all(|f| f.column != Some("secret_hash")));
+        let secret = fields.iter().find(|f| f.name == "clientSecret").unwrap();
+        assert_eq!(secret.access, Access::Once);
     }
 
     #[test]

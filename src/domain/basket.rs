@@ -1,23 +1,34 @@
 //! A sale or wastage at one store, and its lines (api-reference.md, Basket).
 
 use rust_decimal::Decimal;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::dates::to_iso;
 use super::fields::{next_id, Fields, Shape};
 use super::money;
+use super::record::{Choice, Declared};
+use merchantd_macros::Record;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(table = "basket_lines", schema = "BasketLine", noun = "Basket line")]
 pub struct BasketLine {
+    #[field(writable)]
     pub id: i64,
+    #[field(parent, hidden)]
     pub basket_id: i64,
+    #[field(required)]
     pub product_id: i64,
     pub product_instance_id: i64,
+    #[field(required)]
     pub quantity: i64,
+    /// What the line sells at; the instance's price unless the write said otherwise.
+    #[field(kind = "money", normalized)]
     pub price: Decimal,
+    #[field(kind = "money", normalized, read_only)]
     pub original_price: Decimal,
+    #[field(kind = "rate", read_only)]
     pub tax_percentage: Decimal,
     pub note: Option<String>,
+    #[field(kind = "date", read_only)]
     pub added_date: i64,
 }
 
@@ -27,15 +38,17 @@ pub enum BasketType {
     Wastage,
 }
 
-impl BasketType {
-    pub fn as_str(self) -> &'static str {
+impl Choice for BasketType {
+    const VALUES: &'static [&'static str] = &["sale", "wastage"];
+
+    fn as_str(self) -> &'static str {
         match self {
             BasketType::Sale => "sale",
             BasketType::Wastage => "wastage",
         }
     }
 
-    pub fn parse(s: &str) -> Option<Self> {
+    fn parse(s: &str) -> Option<Self> {
         match s {
             "sale" => Some(BasketType::Sale),
             "wastage" => Some(BasketType::Wastage),
@@ -44,17 +57,47 @@ impl BasketType {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+crate::choice_cell!(BasketType);
+
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "baskets",
+    plural = "baskets",
+    noun = "Basket",
+    event = "basket",
+    ids("basketIds", "basketId"),
+    computed(
+        name = "total",
+        kind = "money",
+        get = "shown_total",
+        after = "basketProducts",
+        column = "total"
+    ),
+    computed(
+        name = "totalTax",
+        kind = "money",
+        get = "shown_total_tax",
+        after = "basketProducts",
+        column = "total_tax"
+    )
+)]
 pub struct BasketRecord {
     pub id: i64,
+    #[field(required, filter = "storeIds")]
     pub store_id: i64,
     pub name: Option<String>,
     pub note: Option<String>,
+    #[field(name = "type", kind = "choice")]
     pub basket_type: BasketType,
+    #[field(name = "basketProducts", children, stored)]
     pub lines: Vec<BasketLine>,
+    #[field(filter = "completed")]
     pub completed: bool,
+    #[field(kind = "date", read_only)]
     pub complete_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
 }
 
@@ -77,37 +120,11 @@ pub struct BasketContext<'a> {
     pub paid: &'a dyn Fn(i64) -> i64,
 }
 
-const KNOWN: [&str; 6] = [
-    "storeId",
-    "name",
-    "note",
-    "type",
-    "basketProducts",
-    "completed",
-];
-const READ_ONLY: [&str; 6] = [
-    "id",
-    "total",
-    "totalTax",
-    "completeDate",
-    "activeDate",
-    "deleteDate",
-];
-const LINE_KNOWN: [&str; 6] = [
-    "id",
-    "productId",
-    "productInstanceId",
-    "quantity",
-    "price",
-    "note",
-];
-const LINE_READ_ONLY: [&str; 3] = ["originalPrice", "taxPercentage", "addedDate"];
-
 /// The fields writes accept (see [`Shape`]); `basketProducts` holds the lines.
 pub const SHAPE: Shape = Shape {
-    writable: &KNOWN,
-    read_only: &READ_ONLY,
-    nested: &[("basketProducts", Shape::flat(&LINE_KNOWN, &LINE_READ_ONLY))],
+    writable: <BasketRecord as Declared>::WRITABLE,
+    read_only: <BasketRecord as Declared>::READ_ONLY,
+    nested: &[("basketProducts", Shape::of::<BasketLine>())],
 };
 
 impl BasketRecord {
@@ -124,6 +141,16 @@ impl BasketRecord {
             active_date: Some(now),
             delete_date: None,
         }
+    }
+
+    /// The total as answers show it (no trailing zeros).
+    pub fn shown_total(&self) -> Decimal {
+        self.total().normalize()
+    }
+
+    /// The tax as answers show it (no trailing zeros).
+    pub fn shown_total_tax(&self) -> Decimal {
+        self.total_tax().normalize()
     }
 
     /// Σ price × quantity.
@@ -146,43 +173,6 @@ impl BasketRecord {
             .round_dp(4)
     }
 
-    pub fn to_json(&self) -> Value {
-        let lines: Map<String, Value> = self
-            .lines
-            .iter()
-            .map(|l| {
-                (
-                    l.id.to_string(),
-                    json!({
-                        "id": l.id,
-                        "productId": l.product_id,
-                        "productInstanceId": l.product_instance_id,
-                        "quantity": l.quantity,
-                        "price": money::text(&l.price.normalize()),
-                        "originalPrice": money::text(&l.original_price.normalize()),
-                        "taxPercentage": money::text(&l.tax_percentage),
-                        "note": l.note,
-                        "addedDate": to_iso(l.added_date),
-                    }),
-                )
-            })
-            .collect();
-        json!({
-            "id": self.id,
-            "storeId": self.store_id,
-            "name": self.name,
-            "note": self.note,
-            "type": self.basket_type.as_str(),
-            "basketProducts": lines,
-            "total": money::text(&self.total().normalize()),
-            "totalTax": money::text(&self.total_tax().normalize()),
-            "completed": self.completed,
-            "completeDate": self.complete_date.and_then(to_iso),
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-
     /// Applies written fields to an open basket. Lines sent with their id are updated, lines
     /// without one are added, and lines left out are removed (an open basket is a draft).
     pub fn apply(
@@ -195,7 +185,7 @@ impl BasketRecord {
     ) -> Result<Self, Vec<String>> {
         let lines = fields.get("basketProducts").cloned();
         let kind = fields.get("type").cloned();
-        let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
         match f.integer("storeId") {
             super::fields::Patch::Set(store) if !creating && store != self.store_id => {
                 f.reject("storeId", "a basket cannot move to another store.")
@@ -311,7 +301,7 @@ fn line_from(
 ) -> Result<BasketLine, Vec<String>> {
     let price = entry.get("price").cloned();
     let quantity = entry.get("quantity").cloned();
-    let mut f = Fields::new(entry, &LINE_KNOWN, &LINE_READ_ONLY);
+    let mut f = Fields::declared::<BasketLine>(entry);
     let product = match f.integer("productId") {
         super::fields::Patch::Set(p) => Some(p),
         _ => existing.as_ref().map(|l| l.product_id),

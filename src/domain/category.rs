@@ -1,36 +1,33 @@
 //! A product category (api-reference.md, Category).
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::dates::to_iso;
 use super::fields::{Fields, Patch, Shape};
+use merchantd_macros::Record;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "categories",
+    plural = "categories",
+    noun = "Category",
+    event = "category",
+    ids("categoryIds", "categoryId")
+)]
 pub struct CategoryRecord {
     pub id: i64,
+    #[field(required)]
     pub title: String,
     pub parent_id: Option<i64>,
+    #[field(kind = "date")]
     pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
 }
 
-const KNOWN: [&str; 3] = ["title", "parentId", "activeDate"];
-const READ_ONLY: [&str; 2] = ["id", "deleteDate"];
-
 /// The fields writes accept (see [`Shape`]).
-pub const SHAPE: Shape = Shape::flat(&KNOWN, &READ_ONLY);
+pub const SHAPE: Shape = Shape::of::<CategoryRecord>();
 
 impl CategoryRecord {
-    pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "title": self.title,
-            "parentId": self.parent_id,
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-
     /// Applies written fields. `parent_ok` says whether a parent id is a live category of this
     /// merchant that would not make a cycle with this one.
     pub fn apply(
@@ -38,7 +35,7 @@ impl CategoryRecord {
         fields: Map<String, Value>,
         parent_ok: impl Fn(i64, i64) -> Result<(), String>,
     ) -> Result<Self, Vec<String>> {
-        let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
         let title = f
             .text("title", 200)
             .apply(Some(self.title.clone()).filter(|t| !t.is_empty()));

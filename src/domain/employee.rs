@@ -3,43 +3,48 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::dates::to_iso;
 use super::fields::{Fields, Patch, Shape};
 use super::Role;
+use merchantd_macros::Record;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "employees",
+    plural = "employees",
+    noun = "Employee",
+    event = "employee",
+    ids("employeeIds", "employeeId")
+)]
 pub struct EmployeeRecord {
     pub id: i64,
     /// Manifest users have no names until they are set through the API.
+    #[field(required)]
     pub first_name: Option<String>,
+    #[field(required)]
     pub last_name: Option<String>,
     /// Lower-case: sign-in looks employees up by the lower-cased email.
+    #[field(required)]
     pub email: String,
+    /// The role's id (1 owner, 2 manager, 5 assistant manager, 3 assistant, 4 guest).
+    #[field(name = "roleId", column = "role_id", kind = "integer", required)]
     pub role: Role,
     /// Per-store roles: store id → role at that store.
+    #[field(kind = "store_roles")]
     pub stores: BTreeMap<i64, Role>,
+    #[field(kind = "date")]
     pub joined_date: Option<i64>,
+    #[field(kind = "date")]
     pub exit_date: Option<i64>,
+    #[field(kind = "date")]
     pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
 }
 
-const KNOWN: [&str; 8] = [
-    "firstName",
-    "lastName",
-    "email",
-    "roleId",
-    "stores",
-    "joinedDate",
-    "exitDate",
-    "activeDate",
-];
-const READ_ONLY: [&str; 2] = ["id", "deleteDate"];
-
 /// The fields writes accept (see [`Shape`]).
-pub const SHAPE: Shape = Shape::flat(&KNOWN, &READ_ONLY);
+pub const SHAPE: Shape = Shape::of::<EmployeeRecord>();
 
 /// What validating an employee needs to know about the merchant.
 pub trait Directory {
@@ -99,26 +104,6 @@ impl EmployeeRecord {
         }
     }
 
-    pub fn to_json(&self) -> Value {
-        let stores: Map<String, Value> = self
-            .stores
-            .iter()
-            .map(|(id, role)| (id.to_string(), json!({"id": id, "roleId": role.id()})))
-            .collect();
-        json!({
-            "id": self.id,
-            "firstName": self.first_name,
-            "lastName": self.last_name,
-            "email": self.email,
-            "roleId": self.role.id(),
-            "stores": stores,
-            "joinedDate": self.joined_date.and_then(to_iso),
-            "exitDate": self.exit_date.and_then(to_iso),
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-
     /// Soft delete: the employee also leaves (an exit date already passed is kept).
     pub fn mark_deleted(&mut self, at: i64) {
         self.delete_date = Some(at);
@@ -139,7 +124,7 @@ impl EmployeeRecord {
         let before = self.clone();
         let mut fields = fields;
         let stores = fields.remove("stores");
-        let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
         let by_self = !creating && by_self;
         for (key, slot) in [
             ("firstName", &mut self.first_name),
@@ -294,6 +279,7 @@ fn raises(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     struct Stores(Vec<i64>);
     impl Directory for Stores {
@@ -324,7 +310,7 @@ mod tests {
     fn create_lower_cases_the_email_and_reads_stores_back_by_id() {
         let e = sam();
         assert_eq!(e.email, "sam@demo.test");
-        assert_eq!(e.to_json()["stores"], json!({"9": {"id": 9, "roleId": 5}}));
+        assert_eq!(e.stores, BTreeMap::from([(9, Role::AssistantManager)]));
     }
 
     #[test]

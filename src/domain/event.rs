@@ -37,21 +37,6 @@ pub struct Event {
     pub data: String,
 }
 
-impl Event {
-    /// The event as streams and webhooks send it:
-    /// `{"sequence", "type", "occurredAt", "objectId", "object"}`.
-    pub fn payload(&self) -> String {
-        format!(
-            "{{\"sequence\":{},\"type\":{},\"occurredAt\":{},\"objectId\":{},\"object\":{}}}",
-            self.seq,
-            serde_json::Value::from(self.kind.as_str()),
-            serde_json::Value::from(super::dates::to_iso(self.occurred_at).unwrap_or_default()),
-            self.object_id,
-            self.data
-        )
-    }
-}
-
 /// Which events a subscriber wants: exact types (`basket.completed`) or objects (`product`,
 /// meaning every `product.*`). Empty: every event.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

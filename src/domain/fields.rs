@@ -56,6 +56,11 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// The shape of a declared record without nested collections.
+    pub const fn of<R: super::record::Declared>() -> Self {
+        Self::flat(R::WRITABLE, R::READ_ONLY)
+    }
+
     pub const fn flat(
         writable: &'static [&'static str],
         read_only: &'static [&'static str],
@@ -85,6 +90,11 @@ impl Fields {
         }
         map.retain(|k, _| known.contains(&k.as_str()));
         Self { map, problems }
+    }
+
+    /// The fields a declared record's writes accept.
+    pub fn declared<R: super::record::Declared>(map: Map<String, Value>) -> Self {
+        Self::new(map, R::WRITABLE, R::READ_ONLY)
     }
 
     pub fn has(&self, key: &str) -> bool {

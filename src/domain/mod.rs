@@ -18,6 +18,7 @@ pub mod money;
 pub mod product;
 pub mod promotion;
 pub mod reconcile;
+pub mod record;
 pub mod redirect_uri;
 pub mod refusal;
 pub mod report;

@@ -3,80 +3,75 @@
 use std::collections::BTreeSet;
 
 use rust_decimal::Decimal;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::dates::to_iso;
 use super::fields::{next_id, Fields, Shape};
 use super::money;
+use super::record::Declared;
+use merchantd_macros::Record;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "product_instances",
+    schema = "ProductInstance",
+    noun = "Price instance"
+)]
 pub struct InstanceRecord {
+    #[field(writable)]
     pub id: i64,
+    #[field(parent, hidden)]
     pub product_id: i64,
     pub name: Option<String>,
+    #[field(kind = "money", required)]
     pub price: Decimal,
+    #[field(kind = "rate", required)]
     pub tax_percentage: Decimal,
     pub size: Option<String>,
     pub tags: Option<String>,
+    #[field(kind = "date", read_only)]
     pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
 }
 
-impl InstanceRecord {
-    pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "price": money::text(&self.price),
-            "taxPercentage": money::text(&self.tax_percentage),
-            "size": self.size,
-            "tags": self.tags,
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-}
+impl InstanceRecord {}
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "products",
+    plural = "products",
+    noun = "Product",
+    event = "product",
+    ids("productIds", "productId")
+)]
 pub struct ProductRecord {
     pub id: i64,
+    #[field(required)]
     pub name: String,
     pub barcode: Option<String>,
     pub details: Option<String>,
     pub tags: Option<String>,
     pub unit: Option<f64>,
+    #[field(kind = "images")]
     pub images: Vec<String>,
+    #[field(name = "categories", kind = "categories")]
     pub category_ids: Vec<i64>,
-    pub created_at: i64,
-    pub active_date: Option<i64>,
-    pub delete_date: Option<i64>,
+    #[field(children, stored, live = "live_instances", required)]
     /// Every instance ever made, deleted ones included (baskets still refer to them).
     pub instances: Vec<InstanceRecord>,
+    #[field(name = "timestamp", kind = "date", read_only)]
+    pub created_at: i64,
+    #[field(kind = "date")]
+    pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
+    pub delete_date: Option<i64>,
 }
-
-const KNOWN: [&str; 9] = [
-    "name",
-    "barcode",
-    "details",
-    "tags",
-    "unit",
-    "images",
-    "categories",
-    "instances",
-    "activeDate",
-];
-const READ_ONLY: [&str; 3] = ["id", "timestamp", "deleteDate"];
-const INSTANCE_KNOWN: [&str; 6] = ["id", "name", "price", "taxPercentage", "size", "tags"];
-const INSTANCE_READ_ONLY: [&str; 2] = ["activeDate", "deleteDate"];
 
 /// The fields writes accept (see [`Shape`]); `instances` holds the price variants.
 pub const SHAPE: Shape = Shape {
-    writable: &KNOWN,
-    read_only: &READ_ONLY,
-    nested: &[(
-        "instances",
-        Shape::flat(&INSTANCE_KNOWN, &INSTANCE_READ_ONLY),
-    )],
+    writable: <ProductRecord as Declared>::WRITABLE,
+    read_only: <ProductRecord as Declared>::READ_ONLY,
+    nested: &[("instances", Shape::of::<InstanceRecord>())],
 };
 
 /// What the product rules need to know about the rest of the merchant.
@@ -118,39 +113,6 @@ impl ProductRecord {
         }
     }
 
-    /// The record JSON; `category_title` names live categories, `image_url` makes file names
-    /// into URLs.
-    pub fn to_json(
-        &self,
-        category_title: impl Fn(i64) -> Option<String>,
-        image_url: impl Fn(&str) -> String,
-    ) -> Value {
-        let categories: Map<String, Value> = self
-            .category_ids
-            .iter()
-            .filter_map(|id| category_title(*id).map(|t| (id.to_string(), Value::from(t))))
-            .collect();
-        let instances: Map<String, Value> = self
-            .live_instances()
-            .map(|i| (i.id.to_string(), i.to_json()))
-            .collect();
-        let images: Vec<String> = self.images.iter().map(|f| image_url(f)).collect();
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "barcode": self.barcode,
-            "details": self.details,
-            "tags": self.tags,
-            "unit": self.unit,
-            "images": images,
-            "categories": categories,
-            "instances": instances,
-            "timestamp": to_iso(self.created_at),
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-
     /// Applies written fields; `ids` hands out identifiers for new instances.
     pub fn apply(
         mut self,
@@ -162,7 +124,7 @@ impl ProductRecord {
         let instances_written = fields.get("instances").cloned();
         let categories_written = fields.get("categories").cloned();
         let images_written = fields.get("images").cloned();
-        let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
         let name = f
             .text("name", 200)
             .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
@@ -288,7 +250,7 @@ fn new_instance(
 ) -> Result<InstanceRecord, Vec<String>> {
     let price = entry.get("price").cloned();
     let tax = entry.get("taxPercentage").cloned();
-    let mut f = Fields::new(entry, &INSTANCE_KNOWN, &INSTANCE_READ_ONLY);
+    let mut f = Fields::declared::<InstanceRecord>(entry);
     let name = f.text("name", 200).apply(None);
     let size = f.text("size", 100).apply(None);
     let tags = f.text("tags", 1000).apply(None);
@@ -358,6 +320,7 @@ fn valid_file_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn ctx() -> ProductContext<'static> {
         ProductContext {
@@ -383,9 +346,12 @@ mod tests {
             )
             .unwrap();
         assert_eq!(p.live_instances().count(), 2);
-        let json = p.to_json(|_| Some("Hot drinks".into()), |f| format!("u/{f}"));
-        assert_eq!(json["categories"]["1041"], "Hot drinks");
-        assert_eq!(json["instances"]["1044"]["price"], "300");
+        assert_eq!(p.category_ids, [1041]);
+        let eat_in = p
+            .instances
+            .iter()
+            .find(|i| i.name.as_deref() == Some("Eat in"));
+        assert_eq!(eat_in.map(|i| i.price.to_string()).as_deref(), Some("300"));
     }
 
     #[test]

@@ -5,11 +5,12 @@
 use std::collections::BTreeSet;
 
 use rust_decimal::Decimal;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::dates::to_iso;
 use super::fields::{Fields, Patch, Shape};
 use super::money;
+use super::record::Choice;
+use merchantd_macros::Record;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PromotionType {
@@ -18,8 +19,10 @@ pub enum PromotionType {
     MealDeal,
 }
 
-impl PromotionType {
-    pub fn as_str(self) -> &'static str {
+impl Choice for PromotionType {
+    const VALUES: &'static [&'static str] = &["percentage", "xForY", "mealDeal"];
+
+    fn as_str(self) -> &'static str {
         match self {
             PromotionType::Percentage => "percentage",
             PromotionType::XForY => "xForY",
@@ -27,7 +30,7 @@ impl PromotionType {
         }
     }
 
-    pub fn parse(text: &str) -> Option<Self> {
+    fn parse(text: &str) -> Option<Self> {
         match text {
             "percentage" => Some(PromotionType::Percentage),
             "xForY" => Some(PromotionType::XForY),
@@ -40,48 +43,47 @@ impl PromotionType {
 /// Every day of the week, 0 = Sunday.
 pub const ALL_DAYS: [i64; 7] = [0, 1, 2, 3, 4, 5, 6];
 
-#[derive(Clone, Debug, PartialEq)]
+crate::choice_cell!(PromotionType);
+
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "promotions",
+    plural = "promotions",
+    noun = "Promotion",
+    event = "promotion",
+    ids("promotionIds", "promotionId")
+)]
 pub struct PromotionRecord {
     pub id: i64,
+    #[field(required)]
     pub title: String,
     pub details: Option<String>,
     pub terms: Option<String>,
+    #[field(name = "type", column = "promotion_type", kind = "choice", required)]
     pub kind: PromotionType,
+    #[field(kind = "decimal", required)]
     pub x: Decimal,
+    #[field(kind = "decimal")]
     pub y: Option<Decimal>,
     /// Empty: every store.
     pub store_ids: Vec<i64>,
     pub product_ids: Vec<i64>,
     pub category_ids: Vec<i64>,
+    #[field(kind = "date", required)]
     pub start_date: i64,
     /// `None`: open-ended.
+    #[field(kind = "date")]
     pub end_date: Option<i64>,
     pub days_available: Vec<i64>,
     pub automatic: bool,
+    #[field(kind = "date")]
     pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
 }
 
-const KNOWN: [&str; 14] = [
-    "title",
-    "details",
-    "terms",
-    "type",
-    "x",
-    "y",
-    "storeIds",
-    "productIds",
-    "categoryIds",
-    "startDate",
-    "endDate",
-    "daysAvailable",
-    "automatic",
-    "activeDate",
-];
-const READ_ONLY: [&str; 2] = ["id", "deleteDate"];
-
 /// The fields writes accept (see [`Shape`]).
-pub const SHAPE: Shape = Shape::flat(&KNOWN, &READ_ONLY);
+pub const SHAPE: Shape = Shape::of::<PromotionRecord>();
 
 /// Which of the merchant's records the written ids may name.
 pub struct References<'a> {
@@ -110,27 +112,6 @@ impl PromotionRecord {
             active_date: Some(now),
             delete_date: None,
         }
-    }
-
-    pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "title": self.title,
-            "details": self.details,
-            "terms": self.terms,
-            "type": self.kind.as_str(),
-            "x": money::text(&self.x),
-            "y": self.y.as_ref().map(money::text),
-            "storeIds": self.store_ids,
-            "productIds": self.product_ids,
-            "categoryIds": self.category_ids,
-            "startDate": to_iso(self.start_date),
-            "endDate": self.end_date.and_then(to_iso),
-            "daysAvailable": self.days_available,
-            "automatic": self.automatic,
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
     }
 
     /// startDate ≤ now < endDate (or no endDate).
@@ -166,7 +147,7 @@ impl PromotionRecord {
         let (raw_x, raw_y) = (raw("x"), raw("y"));
         let (raw_stores, raw_products) = (raw("storeIds"), raw("productIds"));
         let (raw_categories, raw_days) = (raw("categoryIds"), raw("daysAvailable"));
-        let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
 
         let title = f
             .text("title", 200)
@@ -358,6 +339,7 @@ fn days(f: &mut Fields, raw: Option<Value>, current: Vec<i64>) -> Vec<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
@@ -379,14 +361,13 @@ mod tests {
             "categoryIds": [1041]}),
         )
         .unwrap();
-        let j = p.to_json();
-        assert_eq!(j["x"], "10");
-        assert_eq!(j["y"], Value::Null);
-        assert_eq!(j["storeIds"], json!([]));
-        assert_eq!(j["categoryIds"], json!([1041]));
-        assert_eq!(j["daysAvailable"], json!([0, 1, 2, 3, 4, 5, 6]));
-        assert_eq!(j["automatic"], false);
-        assert_eq!(j["startDate"], "2026-03-28T00:00:00.000Z");
+        assert_eq!(p.x.to_string(), "10");
+        assert_eq!(p.y, None);
+        assert!(p.store_ids.is_empty());
+        assert_eq!(p.category_ids, [1041]);
+        assert_eq!(p.days_available, [0, 1, 2, 3, 4, 5, 6]);
+        assert!(!p.automatic);
+        assert_eq!(p.start_date, 1_774_656_000_000);
     }
 
     #[test]
@@ -395,13 +376,13 @@ mod tests {
             "startDate": "2026-03-28 00:00:00"}))
         .unwrap();
         assert_eq!(
-            (p.to_json()["x"].clone(), p.to_json()["y"].clone()),
-            (json!("3"), json!("2.0"))
+            (p.x.to_string(), p.y.map(|y| y.to_string())),
+            ("3".to_owned(), Some("2.0".to_owned()))
         );
         let p = create(json!({"title": "t", "type": "mealDeal", "x": "41.7",
             "startDate": "2026-03-28 00:00:00"}))
         .unwrap();
-        assert_eq!(p.to_json()["x"], "41.7");
+        assert_eq!(p.x.to_string(), "41.7");
     }
 
     #[test]

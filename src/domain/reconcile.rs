@@ -18,28 +18,59 @@
 //!   second would compare with stock the first has not moved yet); the second is refused.
 
 use rust_decimal::Decimal;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::basket::{BasketLine, BasketRecord, BasketType, InstancePrice};
-use super::dates::to_iso;
 use super::fields::{next_id, Fields, Patch, Shape};
 use super::money;
+use super::record::Declared;
+use merchantd_macros::Record;
 
-/// One counted product.
-#[derive(Clone, Debug, PartialEq)]
+/// One counted product, keyed by its product in the count's `products`.
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "stock_reconciliation_lines",
+    schema = "CountLine",
+    noun = "Counted product",
+    key = "product_id",
+    computed(
+        name = "counted",
+        kind = "integer",
+        get = "units_counted",
+        after = "expected"
+    ),
+    computed(
+        name = "discrepancy",
+        kind = "integer",
+        get = "discrepancy",
+        after = "expected",
+        nullable
+    )
+)]
 pub struct CountLine {
+    #[field(parent, hidden)]
     pub reconciliation_id: i64,
+    #[field(required)]
     pub product_id: i64,
     /// Units counted (the written `quantity`).
+    #[field(name = "quantity", required)]
     pub counted: i64,
+    #[field(kind = "money")]
     pub cost_price: Option<Decimal>,
+    #[field(kind = "rate")]
     pub vat_percentage: Option<Decimal>,
     pub note: Option<String>,
     /// `stockLeft` when the count was completed; `None` while open.
+    #[field(read_only)]
     pub expected: Option<i64>,
 }
 
 impl CountLine {
+    /// The units counted, as reads show them beside `expected`.
+    pub fn units_counted(&self) -> i64 {
+        self.counted
+    }
+
     /// counted − expected, once completed.
     pub fn discrepancy(&self) -> Option<i64> {
         self.expected.map(|e| self.counted - e)
@@ -47,31 +78,59 @@ impl CountLine {
 }
 
 /// Stock a count found over what was expected, received at its store.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "stock_surplus_entries",
+    schema = "SurplusEntry",
+    noun = "Surplus entry"
+)]
 pub struct SurplusEntry {
     pub id: i64,
+    #[field(parent)]
     pub reconciliation_id: i64,
     pub store_id: i64,
     pub product_id: i64,
     pub quantity: i64,
+    #[field(kind = "date")]
     pub entry_date: i64,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "stock_reconciliations",
+    plural = "stockReconciliations",
+    noun = "Count",
+    event = "stock_count",
+    ids("stockReconciliationIds", "stockReconciliationId"),
+    computed(
+        name = "surplusEntryIds",
+        kind = "ids",
+        get = "surplus_entry_ids",
+        after = "wastageBasketId"
+    )
+)]
 pub struct StockReconciliation {
     pub id: i64,
+    #[field(required, filter = "storeIds")]
     pub store_id: i64,
     pub note: Option<String>,
-    /// Ordered by product id.
-    pub lines: Vec<CountLine>,
     pub completed: bool,
+    #[field(kind = "date", read_only)]
     pub complete_date: Option<i64>,
+    /// Ordered by product id.
+    #[field(name = "products", children)]
+    pub lines: Vec<CountLine>,
+    #[field(read_only)]
     pub wastage_basket_id: Option<i64>,
+    #[field(skip)]
     pub surplus_entries: Vec<SurplusEntry>,
+    #[field(kind = "date", read_only)]
     pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
     /// The wastage basket booked by the write that completed the count, stored with it in the
     /// same transaction. Records read back from the database hold only its id.
+    #[field(skip)]
     pub booked_basket: Option<Box<BasketRecord>>,
 }
 
@@ -89,29 +148,11 @@ pub struct CountContext<'a> {
     pub completed_in_request: &'a dyn Fn(i64, i64) -> Option<i64>,
 }
 
-const KNOWN: [&str; 4] = ["storeId", "note", "completed", "products"];
-const READ_ONLY: [&str; 6] = [
-    "id",
-    "completeDate",
-    "wastageBasketId",
-    "surplusEntryIds",
-    "activeDate",
-    "deleteDate",
-];
-const LINE_KNOWN: [&str; 5] = [
-    "productId",
-    "quantity",
-    "costPrice",
-    "vatPercentage",
-    "note",
-];
-const LINE_READ_ONLY: [&str; 3] = ["expected", "counted", "discrepancy"];
-
-/// The fields writes accept (see [`Shape`]); `products` holds the counts, keyed by product id.
+/// The fields writes accept (see [`Shape`]); `products` holds the counted products.
 pub const SHAPE: Shape = Shape {
-    writable: &KNOWN,
-    read_only: &READ_ONLY,
-    nested: &[("products", Shape::flat(&LINE_KNOWN, &LINE_READ_ONLY))],
+    writable: <StockReconciliation as Declared>::WRITABLE,
+    read_only: <StockReconciliation as Declared>::READ_ONLY,
+    nested: &[("products", Shape::of::<CountLine>())],
 };
 
 fn units(n: i64) -> String {
@@ -123,6 +164,11 @@ fn units(n: i64) -> String {
 }
 
 impl StockReconciliation {
+    /// The ids of the surplus entries its completion booked.
+    pub fn surplus_entry_ids(&self) -> Vec<i64> {
+        self.surplus_entries.iter().map(|e| e.id).collect()
+    }
+
     pub fn new(id: i64, now: i64) -> Self {
         Self {
             id,
@@ -177,40 +223,6 @@ impl StockReconciliation {
         format!("Count {}: {}.", self.id, parts.join("; "))
     }
 
-    pub fn to_json(&self) -> Value {
-        let products: Map<String, Value> = self
-            .lines
-            .iter()
-            .map(|l| {
-                (
-                    l.product_id.to_string(),
-                    json!({
-                        "productId": l.product_id,
-                        "quantity": l.counted,
-                        "costPrice": l.cost_price.as_ref().map(money::text),
-                        "vatPercentage": l.vat_percentage.as_ref().map(money::text),
-                        "note": l.note,
-                        "expected": l.expected,
-                        "counted": l.counted,
-                        "discrepancy": l.discrepancy(),
-                    }),
-                )
-            })
-            .collect();
-        json!({
-            "id": self.id,
-            "storeId": self.store_id,
-            "note": self.note,
-            "completed": self.completed,
-            "completeDate": self.complete_date.and_then(to_iso),
-            "products": products,
-            "wastageBasketId": self.wastage_basket_id,
-            "surplusEntryIds": self.surplus_entries.iter().map(|e| e.id).collect::<Vec<_>>(),
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-
     /// Applies written fields to an open count; `completed: true` books the differences.
     pub fn apply(
         mut self,
@@ -221,7 +233,7 @@ impl StockReconciliation {
         creating: bool,
     ) -> Result<Self, Vec<String>> {
         let products = fields.get("products").cloned();
-        let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
         match f.integer("storeId") {
             Patch::Set(store) if !creating && store != self.store_id => {
                 f.reject("storeId", "a count cannot move to another store.")
@@ -314,7 +326,7 @@ impl StockReconciliation {
     ) -> Result<CountLine, Vec<String>> {
         let cost = entry.get("costPrice").cloned();
         let vat = entry.get("vatPercentage").cloned();
-        let mut f = Fields::new(entry, &LINE_KNOWN, &LINE_READ_ONLY);
+        let mut f = Fields::declared::<CountLine>(entry);
         let product = match f.integer("productId") {
             Patch::Set(p) if p != key => {
                 f.reject("productId", format!("{p} differs from the key {key}."));
@@ -456,6 +468,7 @@ impl StockReconciliation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn ctx_with<'a>(
         stock: &'a dyn Fn(i64, i64) -> i64,
@@ -506,10 +519,13 @@ mod tests {
         assert_eq!((basket.lines[0].id, basket.lines[0].quantity), (102, 2));
         assert_eq!(count.surplus_entries[0].id, 103);
         assert_eq!(count.surplus_entries[0].quantity, 3);
-        let read = count.to_json();
-        assert_eq!(read["products"]["1"]["discrepancy"], -2);
-        assert_eq!(read["products"]["2"]["costPrice"], "41.7");
-        assert_eq!(read["surplusEntryIds"], json!([103]));
+        let line = |p: i64| count.lines.iter().find(|l| l.product_id == p).unwrap();
+        assert_eq!(line(1).discrepancy(), Some(-2));
+        assert_eq!(
+            line(2).cost_price.map(|c| c.to_string()).as_deref(),
+            Some("41.7")
+        );
+        assert_eq!(count.surplus_entry_ids(), [103]);
         assert_eq!(
             count.outcome(),
             "Count 100: 2 units short, booked as wastage basket 101; 3 units over, booked as received stock."

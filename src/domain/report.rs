@@ -16,9 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
-use serde_json::{json, Map, Value};
 
-use super::money;
 use super::store::DEFAULT_TIMEZONE;
 
 /// The figures of one group of baskets.
@@ -34,10 +32,6 @@ pub struct Totals {
     pub payments: BTreeMap<String, i64>,
 }
 
-fn amount(d: Decimal) -> Value {
-    Value::String(money::text(&d.normalize()))
-}
-
 impl Totals {
     fn add(&mut self, other: &Totals) {
         self.basket_count += other.basket_count;
@@ -49,24 +43,6 @@ impl Totals {
         for (kind, n) in &other.payments {
             *self.payments.entry(kind.clone()).or_default() += n;
         }
-    }
-
-    pub fn to_json(&self) -> Value {
-        let payments: Map<String, Value> = self
-            .payments
-            .iter()
-            .map(|(kind, n)| (kind.clone(), Value::String(n.to_string())))
-            .collect();
-        json!({
-            "basketCount": self.basket_count,
-            "itemCount": self.item_count,
-            "grossTotal": amount(self.gross),
-            "taxTotal": amount(self.tax),
-            "netTotal": amount(self.gross - self.tax),
-            "tipTotal": self.tips.to_string(),
-            "refundTotal": amount(self.refunds),
-            "payments": payments,
-        })
     }
 }
 
@@ -84,41 +60,6 @@ pub struct BasketReport {
     /// Store → local day (`YYYY-MM-DD`) → figures.
     pub days: BTreeMap<i64, BTreeMap<String, Totals>>,
     pub products: BTreeMap<i64, ProductTotals>,
-}
-
-impl BasketReport {
-    pub fn to_json(&self) -> Value {
-        let keyed = |m: &BTreeMap<i64, Totals>| -> Map<String, Value> {
-            m.iter()
-                .map(|(k, t)| (k.to_string(), t.to_json()))
-                .collect()
-        };
-        let days: Map<String, Value> = self
-            .days
-            .iter()
-            .map(|(store, days)| {
-                let days: Map<String, Value> =
-                    days.iter().map(|(d, t)| (d.clone(), t.to_json())).collect();
-                (store.to_string(), Value::Object(days))
-            })
-            .collect();
-        let products: Map<String, Value> = self
-            .products
-            .iter()
-            .map(|(id, p)| {
-                (
-                    id.to_string(),
-                    json!({"quantity": p.quantity, "gross": amount(p.gross)}),
-                )
-            })
-            .collect();
-        json!({
-            "summary": self.summary.to_json(),
-            "stores": keyed(&self.stores),
-            "days": days,
-            "products": products,
-        })
-    }
 }
 
 /// One completed sale basket of the range.
@@ -220,7 +161,7 @@ impl BasketReport {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn d(s: &str) -> Decimal {
@@ -229,7 +170,7 @@ mod tests {
 
     /// Three baskets at two stores (one a refund), their lines (one of a basket outside the
     /// range) and payments, and the stores' timezones.
-    fn shop() -> BasketReport {
+    pub(crate) fn shop() -> BasketReport {
         // 2026-03-28 23:30 UTC is already the 29th in Tokyo, still the 28th in London.
         let late = 1_774_740_600_000;
         let baskets = [
@@ -300,51 +241,5 @@ mod tests {
             (10, "Asia/Tokyo".to_owned()),
         ]);
         BasketReport::from_rows(&baskets, &lines, &payments, &zones)
-    }
-
-    #[test]
-    fn sums_are_exact_and_refunds_count_with_their_sign() {
-        let json = shop().to_json();
-        assert_eq!(json["summary"]["grossTotal"], "0.4");
-        assert_eq!(json["summary"]["taxTotal"], "0.0333");
-        assert_eq!(json["summary"]["netTotal"], "0.3667");
-        assert_eq!(json["summary"]["refundTotal"], "0.1");
-        assert_eq!(json["summary"]["itemCount"], 4);
-        assert_eq!(json["summary"]["basketCount"], 3);
-        assert_eq!(json["summary"]["tipTotal"], "2");
-        assert_eq!(
-            json["summary"]["payments"],
-            json!({"CASH": "1", "CARD": "1"})
-        );
-        assert_eq!(
-            json["products"]["5"],
-            json!({"quantity": 2, "gross": "0.2"})
-        );
-        assert!(json["products"].get("99").is_none());
-        assert_eq!(
-            json["days"]["9"]
-                .as_object()
-                .unwrap()
-                .keys()
-                .collect::<Vec<_>>(),
-            ["2026-03-28"]
-        );
-        assert_eq!(
-            json["days"]["10"]
-                .as_object()
-                .unwrap()
-                .keys()
-                .collect::<Vec<_>>(),
-            ["2026-03-29"]
-        );
-        assert_eq!(json["stores"]["10"]["payments"], json!({"CARD": "1"}));
-    }
-
-    #[test]
-    fn an_empty_range_reads_zero() {
-        let json = BasketReport::from_rows(&[], &[], &[], &HashMap::new()).to_json();
-        assert_eq!(json["summary"]["grossTotal"], "0");
-        assert_eq!(json["summary"]["payments"], json!({}));
-        assert_eq!(json["stores"], json!({}));
     }
 }

@@ -1,26 +1,41 @@
 //! Transactions, orders and invoices (api-reference.md). Baskets live in `basket.rs`.
 
 use rust_decimal::Decimal;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::dates::to_iso;
 use super::fields::{next_id, Fields, Patch, Shape};
 use super::money;
+use super::record::Declared;
+use merchantd_macros::Record;
 
 pub const PAYMENT_TYPES: [&str; 5] = ["CASH", "CARD", "CHEQUE", "VOUCHER", "APP"];
 
 /// A payment against a basket.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "transactions",
+    plural = "transactions",
+    noun = "Transaction",
+    event = "transaction",
+    ids("transactionIds", "transactionId")
+)]
 pub struct TransactionRecord {
     pub id: i64,
+    #[field(required, filter = "basketIds")]
     pub basket_id: i64,
+    #[field(name = "type", kind = "choice", choices = &PAYMENT_TYPES, required)]
     pub payment_type: String,
+    /// Minor units.
+    #[field(required)]
     pub amount: i64,
     pub tip: i64,
     pub note: Option<String>,
     pub completed: bool,
+    #[field(kind = "date", read_only)]
     pub complete_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
 }
 
@@ -59,21 +74,6 @@ impl TransactionRecord {
         }
     }
 
-    pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "basketId": self.basket_id,
-            "type": self.payment_type,
-            "amount": self.amount,
-            "tip": self.tip,
-            "note": self.note,
-            "completed": self.completed,
-            "completeDate": self.complete_date.and_then(to_iso),
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-
     /// `basket_exists` says whether an id is a basket of this merchant (open or not: whether
     /// it is still open is a rule with its own message, checked by the caller).
     pub fn apply(
@@ -85,7 +85,7 @@ impl TransactionRecord {
     ) -> Result<Self, Vec<String>> {
         let amount = fields.get("amount").cloned();
         let tip = fields.get("tip").cloned();
-        let mut f = Fields::new(fields, &TRANSACTION_KNOWN, &TRANSACTION_READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
         match f.integer("basketId") {
             Patch::Set(b) if !creating && b != self.basket_id => {
                 f.reject("basketId", "a transaction cannot move to another basket.")
@@ -126,53 +126,51 @@ impl TransactionRecord {
 
 pub const FULFILMENTS: [&str; 3] = ["collection", "delivery", "table"];
 const STATUSES: [&str; 5] = ["pending", "accepted", "ready", "completed", "cancelled"];
-const ORDER_KNOWN: [&str; 10] = [
-    "basketId",
-    "fulfilment",
-    "customerName",
-    "customerEmail",
-    "customerPhone",
-    "deliveryAddress",
-    "tableNumber",
-    "dueDate",
-    "note",
-    "status",
-];
-const ORDER_READ_ONLY: [&str; 6] = [
-    "id",
-    "storeId",
-    "completed",
-    "completeDate",
-    "activeDate",
-    "deleteDate",
-];
 
 /// The fields order writes accept (see [`Shape`]).
-pub const ORDER_SHAPE: Shape = Shape::flat(&ORDER_KNOWN, &ORDER_READ_ONLY);
-
-const TRANSACTION_KNOWN: [&str; 6] = ["basketId", "type", "amount", "tip", "note", "completed"];
-const TRANSACTION_READ_ONLY: [&str; 4] = ["id", "completeDate", "activeDate", "deleteDate"];
+pub const ORDER_SHAPE: Shape = Shape::of::<OrderRecord>();
 
 /// The fields transaction writes accept (see [`Shape`]).
-pub const TRANSACTION_SHAPE: Shape = Shape::flat(&TRANSACTION_KNOWN, &TRANSACTION_READ_ONLY);
+pub const TRANSACTION_SHAPE: Shape = Shape::of::<TransactionRecord>();
 
 /// A customer order made from a completed basket.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "orders",
+    plural = "orders",
+    noun = "Order",
+    event = "order",
+    ids("orderIds", "orderId"),
+    computed(
+        name = "completed",
+        kind = "bool",
+        get = "is_completed",
+        after = "status"
+    )
+)]
 pub struct OrderRecord {
     pub id: i64,
+    #[field(required)]
     pub basket_id: i64,
+    #[field(read_only, filter = "storeIds")]
     pub store_id: i64,
+    #[field(kind = "choice", choices = &FULFILMENTS, required)]
     pub fulfilment: String,
     pub customer_name: Option<String>,
     pub customer_email: Option<String>,
     pub customer_phone: Option<String>,
     pub delivery_address: Option<String>,
     pub table_number: Option<String>,
+    #[field(kind = "date")]
     pub due_date: Option<i64>,
     pub note: Option<String>,
+    #[field(kind = "choice", choices = &STATUSES)]
     pub status: String,
+    #[field(kind = "date", read_only)]
     pub complete_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
 }
 
@@ -206,27 +204,6 @@ impl OrderRecord {
         self.status == "completed" || self.status == "cancelled"
     }
 
-    pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "basketId": self.basket_id,
-            "storeId": self.store_id,
-            "fulfilment": self.fulfilment,
-            "customerName": self.customer_name,
-            "customerEmail": self.customer_email,
-            "customerPhone": self.customer_phone,
-            "deliveryAddress": self.delivery_address,
-            "tableNumber": self.table_number,
-            "dueDate": self.due_date.and_then(to_iso),
-            "note": self.note,
-            "status": self.status,
-            "completed": self.is_completed(),
-            "completeDate": self.complete_date.and_then(to_iso),
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-
     /// `basket_store` gives the store of a basket of this merchant (None: not one).
     pub fn apply(
         mut self,
@@ -235,7 +212,7 @@ impl OrderRecord {
         now: i64,
         creating: bool,
     ) -> Result<Self, Vec<String>> {
-        let mut f = Fields::new(fields, &ORDER_KNOWN, &ORDER_READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
         match f.integer("basketId") {
             Patch::Set(b) if !creating && b != self.basket_id => {
                 f.reject("basketId", "an order cannot move to another basket.")
@@ -293,30 +270,56 @@ impl OrderRecord {
 }
 
 /// A line of an invoice.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(table = "invoice_items", schema = "InvoiceItem", noun = "Invoice item")]
 pub struct InvoiceItem {
+    #[field(writable)]
     pub id: i64,
+    #[field(parent, hidden)]
     pub invoice_id: i64,
+    #[field(required)]
     pub product_id: i64,
+    #[field(required)]
     pub quantity: i64,
+    #[field(kind = "money", required)]
     pub unit_price: Decimal,
+    #[field(kind = "rate", required)]
     pub vat_percentage: Decimal,
 }
 
 /// A purchase of stock from a supplier, received at one store.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "invoices",
+    plural = "invoices",
+    noun = "Invoice",
+    event = "invoice",
+    // The spec names the invoice header `invoiceId` (a comma list); `invoiceIds` works too.
+    ids("invoiceId", "invoiceIds"),
+    computed(name = "totalQuantity", kind = "integer", get = "total_quantity", after = "items"),
+    computed(name = "totalPrice", kind = "money", get = "shown_total_price", after = "items"),
+    computed(name = "totalVat", kind = "money", get = "shown_total_vat", after = "items"),
+    computed(name = "totalIncVat", kind = "money", get = "shown_total_inc_vat", after = "items")
+)]
 pub struct InvoiceRecord {
     pub id: i64,
+    #[field(required, filter = "storeIds")]
     pub store_id: i64,
+    #[field(required)]
     pub supplier_id: i64,
     pub supplier_store_id: Option<i64>,
     pub reference: Option<String>,
-    pub note: Option<String>,
-    pub invoice_date: Option<i64>,
+    #[field(children, stored)]
     pub items: Vec<InvoiceItem>,
+    pub note: Option<String>,
+    #[field(kind = "date")]
+    pub invoice_date: Option<i64>,
     pub completed: bool,
+    #[field(kind = "date", read_only)]
     pub complete_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
 }
 
@@ -329,34 +332,48 @@ pub struct InvoiceContext<'a> {
     pub product_exists: &'a dyn Fn(i64) -> bool,
 }
 
-const INVOICE_KNOWN: [&str; 8] = [
-    "storeId",
-    "supplierId",
-    "supplierStoreId",
-    "reference",
-    "note",
-    "invoiceDate",
-    "items",
-    "completed",
-];
-const INVOICE_READ_ONLY: [&str; 8] = [
-    "id",
-    "totalQuantity",
-    "totalPrice",
-    "totalVat",
-    "totalIncVat",
-    "completeDate",
-    "activeDate",
-    "deleteDate",
-];
-const ITEM_KNOWN: [&str; 5] = ["id", "productId", "quantity", "unitPrice", "vatPercentage"];
-
 /// The fields invoice writes accept (see [`Shape`]); `items` holds the goods.
 pub const INVOICE_SHAPE: Shape = Shape {
-    writable: &INVOICE_KNOWN,
-    read_only: &INVOICE_READ_ONLY,
-    nested: &[("items", Shape::flat(&ITEM_KNOWN, &[]))],
+    writable: <InvoiceRecord as Declared>::WRITABLE,
+    read_only: <InvoiceRecord as Declared>::READ_ONLY,
+    nested: &[("items", Shape::of::<InvoiceItem>())],
 };
+
+impl InvoiceRecord {
+    /// Σ quantity.
+    pub fn total_quantity(&self) -> i64 {
+        self.items.iter().map(|i| i.quantity).sum()
+    }
+
+    /// Σ unit price × quantity.
+    pub fn total_price(&self) -> Decimal {
+        self.items
+            .iter()
+            .map(|i| i.unit_price * Decimal::from(i.quantity))
+            .sum()
+    }
+
+    /// Σ unit price × quantity × VAT rate, to 4 decimals.
+    pub fn total_vat(&self) -> Decimal {
+        self.items
+            .iter()
+            .map(|i| i.unit_price * Decimal::from(i.quantity) * i.vat_percentage)
+            .sum::<Decimal>()
+            .round_dp(4)
+    }
+
+    pub fn shown_total_price(&self) -> Decimal {
+        self.total_price().normalize()
+    }
+
+    pub fn shown_total_vat(&self) -> Decimal {
+        self.total_vat().normalize()
+    }
+
+    pub fn shown_total_inc_vat(&self) -> Decimal {
+        (self.total_price() + self.total_vat()).normalize()
+    }
+}
 
 impl InvoiceRecord {
     pub fn new(id: i64, now: i64) -> Self {
@@ -376,49 +393,6 @@ impl InvoiceRecord {
         }
     }
 
-    pub fn to_json(&self) -> Value {
-        let total_price: Decimal = self
-            .items
-            .iter()
-            .map(|i| i.unit_price * Decimal::from(i.quantity))
-            .sum();
-        let total_vat: Decimal = self
-            .items
-            .iter()
-            .map(|i| i.unit_price * Decimal::from(i.quantity) * i.vat_percentage)
-            .sum::<Decimal>()
-            .round_dp(4);
-        let items: Map<String, Value> = self
-            .items
-            .iter()
-            .map(|i| {
-                (
-                    i.id.to_string(),
-                    json!({"id": i.id, "productId": i.product_id, "quantity": i.quantity,
-                           "unitPrice": money::text(&i.unit_price), "vatPercentage": money::text(&i.vat_percentage)}),
-                )
-            })
-            .collect();
-        json!({
-            "id": self.id,
-            "storeId": self.store_id,
-            "supplierId": self.supplier_id,
-            "supplierStoreId": self.supplier_store_id,
-            "reference": self.reference,
-            "items": items,
-            "totalQuantity": self.items.iter().map(|i| i.quantity).sum::<i64>(),
-            "totalPrice": money::text(&total_price.normalize()),
-            "totalVat": money::text(&total_vat.normalize()),
-            "totalIncVat": money::text(&(total_price + total_vat).normalize()),
-            "note": self.note,
-            "invoiceDate": self.invoice_date.and_then(to_iso),
-            "completed": self.completed,
-            "completeDate": self.complete_date.and_then(to_iso),
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-
     pub fn apply(
         mut self,
         fields: Map<String, Value>,
@@ -428,7 +402,7 @@ impl InvoiceRecord {
         creating: bool,
     ) -> Result<Self, Vec<String>> {
         let items = fields.get("items").cloned();
-        let mut f = Fields::new(fields, &INVOICE_KNOWN, &INVOICE_READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
         match f.integer("storeId") {
             Patch::Set(s) if (ctx.store_exists)(s) => self.store_id = s,
             Patch::Set(s) => f.reject("storeId", format!("{s} is not a store of this merchant.")),
@@ -529,7 +503,10 @@ impl InvoiceRecord {
             ));
         }
         let (unit_price, vat) = item_prices(key, &entry, existing.as_ref());
-        for unknown in entry.keys().filter(|k| !ITEM_KNOWN.contains(&k.as_str())) {
+        for unknown in entry
+            .keys()
+            .filter(|k| !InvoiceItem::WRITABLE.contains(&k.as_str()))
+        {
             problems.push(format!("{key}: {unknown}: unknown field."));
         }
         let (unit_price, vat) = match (unit_price, vat) {

@@ -1,15 +1,23 @@
 //! A merchant's store (api-reference.md, Store).
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::dates::to_iso;
 use super::fields::{Fields, Patch, Shape};
+use merchantd_macros::Record;
 
 pub const DEFAULT_TIMEZONE: &str = "Europe/London";
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "stores",
+    plural = "stores",
+    noun = "Store",
+    event = "store",
+    ids("storeIds", "storeId")
+)]
 pub struct StoreRecord {
     pub id: i64,
+    #[field(required)]
     pub name: String,
     pub address_line1: Option<String>,
     pub address_line2: Option<String>,
@@ -23,53 +31,16 @@ pub struct StoreRecord {
     pub lng: Option<f64>,
     pub timezone: String,
     pub sandbox: bool,
+    #[field(kind = "date")]
     pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
 }
 
-const KNOWN: [&str; 14] = [
-    "name",
-    "addressLine1",
-    "addressLine2",
-    "addressLine3",
-    "city",
-    "postcode",
-    "countryId",
-    "phoneNumber",
-    "email",
-    "lat",
-    "lng",
-    "timezone",
-    "sandbox",
-    "activeDate",
-];
-const READ_ONLY: [&str; 2] = ["id", "deleteDate"];
-
 /// The fields writes accept (see [`Shape`]).
-pub const SHAPE: Shape = Shape::flat(&KNOWN, &READ_ONLY);
+pub const SHAPE: Shape = Shape::of::<StoreRecord>();
 
 impl StoreRecord {
-    pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "addressLine1": self.address_line1,
-            "addressLine2": self.address_line2,
-            "addressLine3": self.address_line3,
-            "city": self.city,
-            "postcode": self.postcode,
-            "countryId": self.country_id,
-            "phoneNumber": self.phone_number,
-            "email": self.email,
-            "lat": self.lat,
-            "lng": self.lng,
-            "timezone": self.timezone,
-            "sandbox": self.sandbox,
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-
     /// A new store from a create object; every problem is listed.
     /// A store with nothing written yet.
     pub fn new(id: i64, now: i64) -> Self {
@@ -107,7 +78,7 @@ impl StoreRecord {
         fields: Map<String, Value>,
         creating: bool,
     ) -> Result<Self, Vec<String>> {
-        let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
         let name = f
             .text("name", 200)
             .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
@@ -169,6 +140,7 @@ impl StoreRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()

@@ -1,34 +1,34 @@
 //! Suppliers and their stores (depots, branches) (api-reference.md, Supplier).
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::dates::to_iso;
 use super::fields::{Fields, Patch, Shape};
+use merchantd_macros::Record;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "suppliers",
+    plural = "suppliers",
+    noun = "Supplier",
+    event = "supplier",
+    ids("supplierIds", "supplierId")
+)]
 pub struct SupplierRecord {
     pub id: i64,
+    #[field(required)]
     pub name: String,
     pub description: Option<String>,
     pub company_number: Option<String>,
     pub vat_number: Option<String>,
     pub note: Option<String>,
+    #[field(kind = "date")]
     pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
 }
 
-const SUPPLIER_KNOWN: [&str; 6] = [
-    "name",
-    "description",
-    "companyNumber",
-    "vatNumber",
-    "note",
-    "activeDate",
-];
-const READ_ONLY: [&str; 2] = ["id", "deleteDate"];
-
 /// The fields supplier writes accept (see [`Shape`]).
-pub const SUPPLIER_SHAPE: Shape = Shape::flat(&SUPPLIER_KNOWN, &READ_ONLY);
+pub const SUPPLIER_SHAPE: Shape = Shape::of::<SupplierRecord>();
 
 impl SupplierRecord {
     pub fn new(id: i64, now: i64) -> Self {
@@ -44,22 +44,9 @@ impl SupplierRecord {
         }
     }
 
-    pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "name": self.name,
-            "description": self.description,
-            "companyNumber": self.company_number,
-            "vatNumber": self.vat_number,
-            "note": self.note,
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-
     /// Applies written fields (fields left out keep their value).
     pub fn apply(mut self, fields: Map<String, Value>) -> Result<Self, Vec<String>> {
-        let mut f = Fields::new(fields, &SUPPLIER_KNOWN, &READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
         let name = f
             .text("name", 200)
             .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
@@ -75,9 +62,17 @@ impl SupplierRecord {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Record)]
+#[record(
+    table = "supplier_stores",
+    plural = "supplierStores",
+    noun = "Supplier store",
+    event = "supplier_store",
+    ids("supplierStoreIds", "supplierStoreId")
+)]
 pub struct SupplierStoreRecord {
     pub id: i64,
+    #[field(required, filter = "supplierIds")]
     pub supplier_id: i64,
     pub name: Option<String>,
     pub address_line1: Option<String>,
@@ -90,28 +85,14 @@ pub struct SupplierStoreRecord {
     pub email: Option<String>,
     pub lat: Option<f64>,
     pub lng: Option<f64>,
+    #[field(kind = "date")]
     pub active_date: Option<i64>,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
 }
 
-const STORE_KNOWN: [&str; 13] = [
-    "supplierId",
-    "name",
-    "addressLine1",
-    "addressLine2",
-    "addressLine3",
-    "city",
-    "postcode",
-    "countryId",
-    "phoneNumber",
-    "email",
-    "lat",
-    "lng",
-    "activeDate",
-];
-
 /// The fields supplier-store writes accept (see [`Shape`]).
-pub const STORE_SHAPE: Shape = Shape::flat(&STORE_KNOWN, &READ_ONLY);
+pub const STORE_SHAPE: Shape = Shape::of::<SupplierStoreRecord>();
 
 impl SupplierStoreRecord {
     /// A blank record; `supplier_id` 0 stands for "not given yet" until `apply` requires it.
@@ -135,26 +116,6 @@ impl SupplierStoreRecord {
         }
     }
 
-    pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "supplierId": self.supplier_id,
-            "name": self.name,
-            "addressLine1": self.address_line1,
-            "addressLine2": self.address_line2,
-            "addressLine3": self.address_line3,
-            "city": self.city,
-            "postcode": self.postcode,
-            "countryId": self.country_id,
-            "phoneNumber": self.phone_number,
-            "email": self.email,
-            "lat": self.lat,
-            "lng": self.lng,
-            "activeDate": self.active_date.and_then(to_iso),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-
     /// Applies written fields. `creating` makes `supplierId` required; `supplier_ok` says
     /// whether a written supplier id is a live supplier of this merchant.
     pub fn apply(
@@ -163,7 +124,7 @@ impl SupplierStoreRecord {
         creating: bool,
         supplier_ok: impl Fn(i64) -> Result<(), String>,
     ) -> Result<Self, Vec<String>> {
-        let mut f = Fields::new(fields, &STORE_KNOWN, &READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
         let current = (!creating).then_some(self.supplier_id);
         let supplier_id = match f.integer("supplierId") {
             Patch::Set(id) => match supplier_ok(id) {
@@ -221,6 +182,7 @@ fn country(f: &mut Fields, current: Option<String>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()

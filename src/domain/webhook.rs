@@ -7,15 +7,25 @@
 
 use std::net::IpAddr;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use super::dates::to_iso;
 use super::event::TypeFilter;
 use super::fields::{Fields, Shape};
+use merchantd_macros::Record;
 
-#[derive(Clone, PartialEq)]
+#[derive(Clone, PartialEq, Record)]
+#[record(
+    table = "webhooks",
+    plural = "webhooks",
+    noun = "Webhook",
+    event = "webhook",
+    ids("webhookIds", "webhookId"),
+    once(name = "secret", after = "url"),
+    write_only(name = "rotateSecret", kind = "bool")
+)]
 pub struct WebhookRecord {
     pub id: i64,
+    #[field(kind = "url", required)]
     pub url: String,
     /// Event types (`basket.completed`) and objects (`product`, every `product.*`); empty:
     /// every event.
@@ -23,11 +33,15 @@ pub struct WebhookRecord {
     pub active: bool,
     pub description: Option<String>,
     /// Why the dispatcher turned the endpoint off; cleared when it is turned on again.
+    #[field(read_only)]
     pub disabled_reason: Option<String>,
+    #[field(kind = "date", read_only)]
     pub create_date: i64,
+    #[field(kind = "date", read_only)]
     pub delete_date: Option<i64>,
     /// A signing secret this write sets (create or rotation); `None` on every record loaded or
     /// carried over, so a later write never touches the stored secrets.
+    #[field(skip)]
     pub new_secret: Option<String>,
 }
 
@@ -55,11 +69,8 @@ pub const ROTATION_OVERLAP_MS: i64 = 24 * 3600 * 1000;
 pub const SECRET_BYTES: usize = 24;
 pub const SECRET_PREFIX: &str = "whsec_";
 
-const KNOWN: [&str; 5] = ["url", "events", "active", "description", ROTATE];
-const READ_ONLY: [&str; 5] = ["id", "secret", "disabledReason", "createDate", "deleteDate"];
-
 /// The fields writes accept (see [`Shape`]).
-pub const SHAPE: Shape = Shape::flat(&KNOWN, &READ_ONLY);
+pub const SHAPE: Shape = Shape::of::<WebhookRecord>();
 const MAX_URL: usize = 2000;
 
 /// Whether a written object gets a new secret: a create (no `id`, when creating is allowed)
@@ -93,30 +104,6 @@ impl WebhookRecord {
         }
     }
 
-    /// Never the secret: it is shown once, by the HTTP layer, in the answer that set it.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "url": self.url,
-            "events": self.events,
-            "active": self.active,
-            "description": self.description,
-            "disabledReason": self.disabled_reason,
-            "createDate": to_iso(self.create_date),
-            "deleteDate": self.delete_date.and_then(to_iso),
-        })
-    }
-
-    /// The record as change events show it: the URL cut to its origin (`https://host:port`).
-    pub fn event_view(&self) -> Value {
-        let mut view = self.to_json();
-        let origin = url::Url::parse(&self.url)
-            .map(|u| u.origin().ascii_serialization())
-            .unwrap_or_default();
-        view["url"] = Value::String(origin);
-        view
-    }
-
     /// The filter its events pass.
     pub fn filter(&self) -> TypeFilter {
         TypeFilter::from_entries(&self.events).unwrap_or_default()
@@ -131,7 +118,7 @@ impl WebhookRecord {
     ) -> Result<Self, Vec<String>> {
         let mut fields = fields;
         let events = fields.remove("events");
-        let mut f = Fields::new(fields, &KNOWN, &READ_ONLY);
+        let mut f = Fields::declared::<Self>(fields);
         self.new_secret = None;
         let url = f
             .text("url", MAX_URL)
@@ -404,6 +391,7 @@ pub fn backoff_ms(failing_for_ms: i64, base_ms: i64, jitter: f64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const SECRET: &str = "whsec_c2VjcmV0";
 

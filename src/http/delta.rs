@@ -9,7 +9,7 @@ use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use super::envelope::Reply;
 use super::error::ApiError;
 use super::AppState;
-use crate::actors::merchant::state::MerchantState;
+use crate::views::Snapshot;
 
 pub const SEQUENCE: &str = "x-merchant-sequence";
 pub const CHANGED_SINCE: &str = "changedSince";
@@ -45,7 +45,7 @@ pub fn changed_since(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
 pub async fn narrow(
     headers: &HeaderMap,
     state: &AppState,
-    snapshot: &MerchantState,
+    snapshot: &Snapshot,
     objects: &[&str],
     ids: Option<BTreeSet<i64>>,
     deleted: bool,
@@ -55,8 +55,8 @@ pub async fn narrow(
     };
     narrow_to(
         state,
-        snapshot.merchant_id,
-        snapshot.event_seq,
+        snapshot.merchant_id(),
+        snapshot.position(),
         objects,
         since,
         ids,

@@ -19,6 +19,7 @@ use super::error::ApiError;
 use super::AppState;
 use crate::domain::event::{Event, TypeFilter};
 use crate::domain::now_millis;
+use crate::views::Snapshot;
 
 /// The longest an idle stream sleeps between looks at its token and heartbeat; a write wakes
 /// it at once (the merchant's published position moves).
@@ -270,12 +271,9 @@ impl Tail {
 
     /// Queues the events after the cursor; whether there were any.
     async fn read(&mut self) -> Result<bool, ApiError> {
-        let published = self
-            .state
-            .merchants
-            .snapshot(self.merchant_id)
+        let published = Snapshot::of(&self.state.merchants, self.merchant_id)
             .await?
-            .event_seq;
+            .position();
         if published <= self.cursor {
             return Ok(false);
         }
@@ -309,6 +307,6 @@ fn frame(event: &Event) -> String {
         "id: {}\nevent: {}\ndata: {}\n\n",
         event.seq,
         event.kind,
-        event.payload()
+        crate::views::events::payload(event)
     )
 }

@@ -7,26 +7,15 @@ use super::auth::Caller;
 use super::envelope::Reply;
 use super::error::ApiError;
 use super::AppState;
-use crate::domain::employee::EmployeeRecord;
+use crate::views::{people, Snapshot};
 
 pub async fn user(caller: Caller, state: web::Data<AppState>) -> Result<Reply, ApiError> {
-    let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
-    let employee = snapshot
-        .find::<EmployeeRecord>(caller.employee_id)
-        .ok_or_else(|| ApiError::TokenInvalid {
+    let snapshot = Snapshot::of(&state.merchants, caller.merchant_id).await?;
+    let user =
+        people::user(&snapshot, caller.employee_id).ok_or_else(|| ApiError::TokenInvalid {
             detail: "the token's user no longer exists".into(),
         })?;
-    let record = employee.to_json();
-    Ok(Reply::ok().field(
-        "user",
-        json!({
-            "id": employee.id,
-            "firstName": employee.first_name,
-            "lastName": employee.last_name,
-            "email": employee.email,
-            "employee": {"merchantId": caller.merchant_id, "roleId": employee.role.id(), "stores": record["stores"]},
-        }),
-    ))
+    Ok(Reply::ok().raw_field("user", user))
 }
 
 pub async fn merchant(caller: Caller, state: web::Data<AppState>) -> Result<Reply, ApiError> {

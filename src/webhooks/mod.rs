@@ -510,7 +510,7 @@ impl Dispatcher {
             url: &endpoint.url,
             secrets: &endpoint.secrets,
             id: &id,
-            body: event.payload(),
+            body: crate::views::events::payload(event),
         };
         let attempt = self.sender.send(message, attempt_no, now).await;
         // Milliseconds to seconds for a histogram.

@@ -22,11 +22,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("services", &["domain", "db"]),
     // Actors know no wire.
     ("actors", &["domain", "db", "oauth", "crypto", "metrics"]),
+    // The read side: answers from the actors' snapshots, and every record's JSON.
+    ("views", &["actors", "domain"]),
     // Handlers never touch storage.
     (
         "http",
         &[
-            "actors", "services", "oauth", "domain", "config", "metrics", "crypto",
+            "actors", "services", "views", "oauth", "domain", "config", "metrics", "crypto",
         ],
     ),
     // The webhook dispatcher: the log's deliveries out over HTTP, endpoints turned off through
@@ -34,7 +36,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "webhooks",
         &[
-            "actors", "services", "domain", "db", "metrics", "config", "crypto",
+            "actors", "services", "views", "domain", "db", "metrics", "config", "crypto",
         ],
     ),
     // Serving HTTPS: certificates in, a TLS configuration out.
@@ -154,6 +156,103 @@ fn only_the_storage_layer_speaks_sql() {
         .map(|f| f.display().to_string())
         .collect();
     assert!(speaking.is_empty(), "sqlx outside src/db: {speaking:?}");
+}
+
+/// A file's code without its `#[cfg(test)]` module (tests may build what they compare with).
+fn without_tests(text: &str) -> &str {
+    text.split("#[cfg(test)]").next().unwrap_or(text)
+}
+
+/// Every file of the top-level modules `modules` whose code (comments and strings aside,
+/// tests left out) contains one of `needles`, with the needle found.
+fn files_saying(modules: &[&str], needles: &[&str]) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    for file in files
+        .iter()
+        .filter(|f| modules.contains(&module_of(f).as_str()))
+    {
+        let text = std::fs::read_to_string(file).expect("read file");
+        // Whitespace out, so a call split over lines reads as one.
+        let code: String = code_only(without_tests(&text))
+            .into_iter()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        for needle in needles {
+            let squeezed: String = needle.chars().filter(|c| !c.is_whitespace()).collect();
+            if code.contains(&squeezed) {
+                let rel = file.strip_prefix(src()).expect("under src");
+                found.push(format!("{}: {needle}", rel.display()));
+            }
+        }
+    }
+    found
+}
+
+/// What building JSON looks like: serializing to text or values, `json!`, rendering methods.
+const JSON_BUILDERS: &[&str] = &[
+    "json!",
+    "serde_json::to_string",
+    "serde_json::to_vec",
+    "serde_json::to_writer",
+    "serde_json::to_value",
+    "fn to_json",
+    "fn write_json",
+    "Value::from(",
+];
+
+/// Write inputs the catalogue import builds from file rows, as an API client would send them:
+/// what the resources' rules read, not what anyone is shown.
+const WRITE_INPUTS: &[&str] = &[
+    "actors/merchant/import.rs: json!",
+    "actors/merchant/import.rs: Value::from(",
+];
+
+#[test]
+fn actors_and_domain_build_no_json() {
+    let found: Vec<String> = files_saying(&["actors", "domain"], JSON_BUILDERS)
+        .into_iter()
+        .filter(|f| !WRITE_INPUTS.contains(&f.as_str()))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "JSON is built by the read side (src/views) alone:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn handlers_never_read_actor_state() {
+    let found = files_saying(
+        &["http"],
+        &[
+            "MerchantState",
+            "merchant::state",
+            "merchant::history",
+            "merchants.snapshot(",
+            "merchants.sales::<",
+            "Entry<",
+        ],
+    );
+    assert!(
+        found.is_empty(),
+        "handlers ask the read side (src/views), not the actors' state:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn only_the_storage_layer_knows_which_database_it_is() {
+    let mut modules: Vec<&str> = ALLOWED.iter().map(|(m, _)| *m).collect();
+    modules.retain(|m| !matches!(*m, "db" | "startup" | "cli"));
+    let found = files_saying(&modules, &["Backend", "is_shared(", ".backend()"]);
+    assert!(
+        found.is_empty(),
+        "the SQLite-or-PostgreSQL choice is made inside src/db:\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]

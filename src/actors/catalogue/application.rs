@@ -1,5 +1,3 @@
-use serde_json::Value;
-
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{next_id, Ids, Input, Resource};
 use crate::crypto;
@@ -12,10 +10,6 @@ fn new_client_id() -> String {
 }
 
 impl Resource for ApplicationRecord {
-    const NOUN: &'static str = "Application";
-    const PLURAL: &'static str = "applications";
-    const EVENT: &'static str = "application";
-
     fn id(&self) -> i64 {
         self.id
     }
@@ -63,9 +57,5 @@ impl Resource for ApplicationRecord {
             client_id = new_client_id();
         }
         ApplicationRecord::new(id, client_id, now).write(ids, input, state, now, true)
-    }
-
-    fn to_json(&self, _: &MerchantState) -> Value {
-        ApplicationRecord::to_json(self)
     }
 }

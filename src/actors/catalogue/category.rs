@@ -1,5 +1,3 @@
-use serde_json::Value;
-
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Ids, Input, Resource};
 use crate::domain::category::CategoryRecord;
@@ -27,10 +25,6 @@ fn parent_check(state: &MerchantState, child: i64, parent: i64) -> Result<(), St
 }
 
 impl Resource for CategoryRecord {
-    const NOUN: &'static str = "Category";
-    const PLURAL: &'static str = "categories";
-    const EVENT: &'static str = "category";
-
     crate::resource_basics!(categories);
 
     fn blank(id: i64, now: i64) -> Self {
@@ -48,9 +42,5 @@ impl Resource for CategoryRecord {
         self.apply(input.fields, |child, parent| {
             parent_check(state, child, parent)
         })
-    }
-
-    fn to_json(&self, _: &MerchantState) -> Value {
-        CategoryRecord::to_json(self)
     }
 }

@@ -1,5 +1,3 @@
-use serde_json::Value;
-
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Ids, Input, Resource};
 use crate::domain::employee::{Directory, EmployeeRecord};
@@ -12,10 +10,6 @@ impl Directory for MerchantState {
 }
 
 impl Resource for EmployeeRecord {
-    const NOUN: &'static str = "Employee";
-    const PLURAL: &'static str = "employees";
-    const EVENT: &'static str = "employee";
-
     fn id(&self) -> i64 {
         self.id
     }
@@ -65,9 +59,5 @@ impl Resource for EmployeeRecord {
                 )]
             })
             .unwrap_or_default()
-    }
-
-    fn to_json(&self, _: &MerchantState) -> Value {
-        EmployeeRecord::to_json(self)
     }
 }

@@ -1,6 +1,6 @@
 use serde_json::{Map, Value};
 
-use crate::actors::merchant::state::{push_json_str, push_key, MerchantState};
+use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Ids, Input, Resource};
 use crate::domain::category::CategoryRecord;
 use crate::domain::product::{ProductContext, ProductRecord};
@@ -24,10 +24,6 @@ fn apply(
 }
 
 impl Resource for ProductRecord {
-    const NOUN: &'static str = "Product";
-    const PLURAL: &'static str = "products";
-    const EVENT: &'static str = "product";
-
     crate::resource_basics!(products);
 
     fn blank(id: i64, now: i64) -> Self {
@@ -87,38 +83,5 @@ impl Resource for ProductRecord {
                 index.product_by_barcode.insert(code.clone(), after.id);
             }
         }
-    }
-
-    /// Rendered without its categories' titles, which are written at each read: renaming a
-    /// category re-renders no product.
-    fn to_json(&self, state: &MerchantState) -> Value {
-        ProductRecord::to_json(
-            self,
-            |_| None,
-            |file| format!("{}/files/{file}", state.files_base),
-        )
-    }
-
-    const LIVE_KEY: Option<&'static str> = Some("\"categories\":{}");
-
-    /// `{"<category id>": "<title>", ...}` of the product's live categories, in its order.
-    fn write_live(&self, state: &MerchantState, out: &mut String) {
-        out.push('{');
-        let mut written: Vec<i64> = Vec::with_capacity(self.category_ids.len());
-        for id in &self.category_ids {
-            let Some(category) = state.find::<CategoryRecord>(*id) else {
-                continue;
-            };
-            if written.contains(id) {
-                continue;
-            }
-            if !written.is_empty() {
-                out.push(',');
-            }
-            written.push(*id);
-            push_key(out, *id);
-            push_json_str(out, &category.title);
-        }
-        out.push('}');
     }
 }

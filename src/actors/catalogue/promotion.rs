@@ -23,10 +23,6 @@ fn apply(
 }
 
 impl Resource for PromotionRecord {
-    const NOUN: &'static str = "Promotion";
-    const PLURAL: &'static str = "promotions";
-    const EVENT: &'static str = "promotion";
-
     crate::resource_basics!(promotions);
 
     fn blank(id: i64, now: i64) -> Self {
@@ -42,9 +38,5 @@ impl Resource for PromotionRecord {
         creating: bool,
     ) -> Result<Self, Vec<String>> {
         apply(self, input.fields, creating, state)
-    }
-
-    fn to_json(&self, _: &MerchantState) -> Value {
-        PromotionRecord::to_json(self)
     }
 }

@@ -67,9 +67,6 @@ fn just_completed(record: &StockReconciliation, before: Option<&StockReconciliat
 }
 
 impl Resource for StockReconciliation {
-    const NOUN: &'static str = "Count";
-    const PLURAL: &'static str = "stockReconciliations";
-    const EVENT: &'static str = "stock_count";
     const COMPLETES_AS: Option<&'static str> = Some("completed");
     const READS_STOCK: bool = true;
     const HISTORY: Option<Kind> = Some(Kind::Count);
@@ -163,9 +160,5 @@ impl Resource for StockReconciliation {
         } else {
             format!("{} {} {}.", Self::NOUN, self.id, self.verb(before))
         }
-    }
-
-    fn to_json(&self, _: &MerchantState) -> Value {
-        StockReconciliation::to_json(self)
     }
 }

@@ -33,15 +33,12 @@ macro_rules! sale_basics {
 /// `apply` function, moving stock when completed, and saying so with its own verb.
 macro_rules! completing_sale {
     (
-        $record:ident: $noun:literal, $plural:literal, $event:literal, $collection:ident, $kind:expr,
+        $record:ident: $collection:ident, $kind:expr,
         apply: $apply:ident, new_children: $children:path, children: $children_field:ident,
         completes_as: $verb:literal,
         moves: |$r:ident| $moves:expr
     ) => {
         impl Resource for $record {
-            const NOUN: &'static str = $noun;
-            const PLURAL: &'static str = $plural;
-            const EVENT: &'static str = $event;
             const COMPLETES_AS: Option<&'static str> = Some($verb);
             sale_basics!($collection, $kind, |r| r.completed);
 
@@ -83,10 +80,6 @@ macro_rules! completing_sale {
             fn verb(&self, before: Option<&Self>) -> &'static str {
                 let completes = completes(self.completed, before.map(|b| b.completed));
                 completion_verb(completes, before.is_some(), $verb)
-            }
-
-            fn to_json(&self, _: &MerchantState) -> Value {
-                $record::to_json(self)
             }
         }
     };
@@ -206,7 +199,7 @@ fn apply_basket(
 }
 
 completing_sale! {
-    BasketRecord: "Basket", "baskets", "basket", baskets, Kind::Basket,
+    BasketRecord: baskets, Kind::Basket,
     apply: apply_basket, new_children: basket::new_lines, children: lines,
     completes_as: "completed",
     moves: |basket| basket.lines.iter().map(|l| StockMove {
@@ -218,9 +211,6 @@ completing_sale! {
 }
 
 impl Resource for TransactionRecord {
-    const NOUN: &'static str = "Transaction";
-    const PLURAL: &'static str = "transactions";
-    const EVENT: &'static str = "transaction";
     sale_basics!(transactions, Kind::Transaction, |t| t.completed);
     basket_child!(TransactionRecord, |state, b| state
         .find::<BasketRecord>(b)
@@ -259,16 +249,9 @@ impl Resource for TransactionRecord {
             _ => Ok(()),
         }
     }
-
-    fn to_json(&self, _: &MerchantState) -> Value {
-        TransactionRecord::to_json(self)
-    }
 }
 
 impl Resource for OrderRecord {
-    const NOUN: &'static str = "Order";
-    const PLURAL: &'static str = "orders";
-    const EVENT: &'static str = "order";
     sale_basics!(orders, Kind::Order, OrderRecord::is_completed);
     basket_child!(OrderRecord, |state, b| state
         .find::<BasketRecord>(b)
@@ -287,10 +270,6 @@ impl Resource for OrderRecord {
             )])),
             _ => Ok(()),
         }
-    }
-
-    fn to_json(&self, _: &MerchantState) -> Value {
-        OrderRecord::to_json(self)
     }
 }
 
@@ -316,7 +295,7 @@ fn apply_invoice(
 }
 
 completing_sale! {
-    InvoiceRecord: "Invoice", "invoices", "invoice", invoices, Kind::Invoice,
+    InvoiceRecord: invoices, Kind::Invoice,
     apply: apply_invoice, new_children: sales::new_items, children: items,
     completes_as: "received",
     moves: |invoice| invoice.items.iter().map(|i| StockMove {

@@ -1,14 +1,8 @@
-use serde_json::Value;
-
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Ids, Input, Resource};
 use crate::domain::store::StoreRecord;
 
 impl Resource for StoreRecord {
-    const NOUN: &'static str = "Store";
-    const PLURAL: &'static str = "stores";
-    const EVENT: &'static str = "store";
-
     crate::resource_basics!(stores);
 
     fn blank(id: i64, now: i64) -> Self {
@@ -38,9 +32,5 @@ impl Resource for StoreRecord {
         } else {
             Ok(())
         }
-    }
-
-    fn to_json(&self, _: &MerchantState) -> Value {
-        StoreRecord::to_json(self)
     }
 }

@@ -1,5 +1,3 @@
-use serde_json::Value;
-
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Ids, Input, Resource};
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
@@ -13,10 +11,6 @@ fn supplier_check(state: &MerchantState, id: i64) -> Result<(), String> {
 }
 
 impl Resource for SupplierRecord {
-    const NOUN: &'static str = "Supplier";
-    const PLURAL: &'static str = "suppliers";
-    const EVENT: &'static str = "supplier";
-
     crate::resource_basics!(suppliers);
 
     fn blank(id: i64, now: i64) -> Self {
@@ -33,17 +27,9 @@ impl Resource for SupplierRecord {
     ) -> Result<Self, Vec<String>> {
         self.apply(input.fields)
     }
-
-    fn to_json(&self, _: &MerchantState) -> Value {
-        SupplierRecord::to_json(self)
-    }
 }
 
 impl Resource for SupplierStoreRecord {
-    const NOUN: &'static str = "Supplier store";
-    const PLURAL: &'static str = "supplierStores";
-    const EVENT: &'static str = "supplier_store";
-
     crate::resource_basics!(supplier_stores);
 
     fn blank(id: i64, now: i64) -> Self {
@@ -59,9 +45,5 @@ impl Resource for SupplierStoreRecord {
         creating: bool,
     ) -> Result<Self, Vec<String>> {
         self.apply(input.fields, creating, |id| supplier_check(state, id))
-    }
-
-    fn to_json(&self, _: &MerchantState) -> Value {
-        SupplierStoreRecord::to_json(self)
     }
 }

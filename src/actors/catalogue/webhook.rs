@@ -1,14 +1,8 @@
-use serde_json::Value;
-
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Ids, Input, Resource};
 use crate::domain::webhook::{ServerFacts, WebhookRecord};
 
 impl Resource for WebhookRecord {
-    const NOUN: &'static str = "Webhook";
-    const PLURAL: &'static str = "webhooks";
-    const EVENT: &'static str = "webhook";
-
     fn id(&self) -> i64 {
         self.id
     }
@@ -47,15 +41,5 @@ impl Resource for WebhookRecord {
     fn also_event(&self, before: Option<&Self>) -> Option<&'static str> {
         let was_on = before.is_some_and(|b| b.active);
         (was_on && !self.active && self.disabled_reason.is_some()).then_some("disabled")
-    }
-
-    fn to_json(&self, _: &MerchantState) -> Value {
-        WebhookRecord::to_json(self)
-    }
-
-    /// Events show the URL's origin only: its path and query may carry the receiver's
-    /// credentials, and events reach `read` streams and the merchant's other endpoints.
-    fn event_json(&self, _: &MerchantState) -> Option<String> {
-        Some(self.event_view().to_string())
     }
 }

@@ -1,9 +1,9 @@
 //! Writing one group of queued writes: validated in order against a working copy of the
 //! state, persisted in one transaction, and only then answered.
 //!
-//! Where several processes share the database (PostgreSQL), the transaction first claims the
-//! merchant's next version under its row lock, before anything is validated: if the database
-//! is ahead of the cached state (another replica wrote), the group is handed back
+//! The storage layer opens the group ([`GroupWrite`]) as its database wants: where replicas
+//! share it, under a claim of the merchant taken before anything is validated. When the
+//! database is ahead of the cached state (another replica wrote), the group is handed back
 //! ([`Written::Stale`]) to be written again after a reload. So no write is ever validated
 //! against stale state, and writes for one merchant stay serialized across replicas.
 
@@ -15,7 +15,9 @@ use actix::Addr;
 use super::job::{Job, Wants};
 use super::state::MerchantState;
 use super::Environment;
+use crate::actors::render::Render;
 use crate::actors::store::{ApplyStock, Probe, StoreActor};
+use crate::db::group::GroupWrite;
 use crate::db::{DbError, Tx};
 use crate::domain::event::{EventKind, NewEvent};
 use crate::domain::stock::StockMove;
@@ -38,12 +40,6 @@ impl Written {
     }
 }
 
-/// A write transaction holding the merchant, with the version its commit will publish.
-struct Claimed {
-    tx: Tx,
-    version: i64,
-}
-
 /// What writing a group needs, taken from the supervisor so it can run beside its mailbox.
 pub(super) struct Group {
     pub env: Environment,
@@ -58,45 +54,27 @@ impl Group {
         if let Err(failure) = self.prepare(&mut start, &jobs).await {
             return Written::failed(jobs, failure);
         }
-        // Shared database: hold the merchant before validating. SQLite (one process, one
-        // writer) begins only once there is something to write.
-        let mut early = if self.env.db.is_shared() {
-            match self.claim(base.version).await {
-                Ok(Some(claimed)) => Some(claimed),
-                Ok(None) => return Written::Stale(jobs),
-                Err(failure) => return Written::failed(jobs, failure),
-            }
-        } else {
-            None
+        let mut group = match self.env.db.open_group(self.merchant_id, base.version).await {
+            Ok(Some(group)) => group,
+            Ok(None) => return Written::Stale(jobs),
+            Err(e) => return Written::failed(jobs, e.into()),
         };
-        // Under the claim on a shared database, so a repeat sent to another replica while
-        // the first was being written finds its answer.
-        if let Err(e) = self.settle_repeats(&mut jobs, early.as_mut()).await {
-            rollback(early).await;
+        if let Err(e) = self.settle_repeats(&mut jobs, &mut group).await {
+            group.rollback().await;
             return Written::failed(jobs, e.into());
         }
         let mut next = start.clone();
-        if let Err(failure) = self.apply(&mut next, &mut jobs, early.as_mut()).await {
-            rollback(early).await;
+        if let Err(failure) = self.apply(&mut next, &mut jobs, &mut group).await {
+            group.rollback().await;
             return Written::failed(jobs, failure);
         }
         if !jobs.iter().any(|j| j.changed()) {
             // Nothing to write; keep what was brought in from history.
-            rollback(early).await;
+            group.rollback().await;
             return Written::Done(jobs, Some(Box::new(next)));
         }
-        let claimed = match early {
-            Some(claimed) => claimed,
-            None => match self.env.db.begin().await {
-                Ok(tx) => Claimed {
-                    tx,
-                    version: base.version,
-                },
-                Err(e) => return Written::failed(jobs, e.into()),
-            },
-        };
         let moves: Vec<StockMove> = jobs.iter().flat_map(|j| j.moves()).copied().collect();
-        match self.persist(claimed, &jobs, &moves, &next).await {
+        match self.persist(group, &jobs, &moves, &next).await {
             Ok((version, event_seq)) => {
                 self.observe_group(jobs.len());
                 self.publish_stock(moves).await;
@@ -145,28 +123,14 @@ impl Group {
     async fn settle_repeats(
         &self,
         jobs: &mut [Box<dyn Job>],
-        mut claimed: Option<&mut Claimed>,
+        group: &mut GroupWrite,
     ) -> Result<(), DbError> {
         let now = now_millis();
         for job in jobs.iter_mut() {
             let Some(key) = job.idempotency().cloned() else {
                 continue;
             };
-            let stored = match claimed.as_deref_mut() {
-                Some(claimed) => {
-                    claimed
-                        .tx
-                        .stored_answer(self.merchant_id, &key, now)
-                        .await?
-                }
-                None => {
-                    self.env
-                        .db
-                        .stored_answer(self.merchant_id, &key, now)
-                        .await?
-                }
-            };
-            if let Some(stored) = stored {
+            if let Some(stored) = group.stored_answer(&key, now).await? {
                 job.settle(stored);
             }
         }
@@ -183,23 +147,11 @@ impl Group {
     ) -> Result<(), DbError> {
         match job.idempotency() {
             Some(key) if job.changed() => {
-                tx.store_answer(self.merchant_id, key, &job.stored_answer(state), now)
-                    .await
+                let answer = job.stored_answer(state, &*self.env.render);
+                tx.store_answer(self.merchant_id, key, &answer, now).await
             }
             _ => Ok(()),
         }
-    }
-
-    /// Begins a transaction holding the merchant. `None` when the database is ahead of the
-    /// state at `expected` (the transaction is rolled back).
-    async fn claim(&self, expected: i64) -> Result<Option<Claimed>, Failure> {
-        let mut tx = self.env.db.begin().await?;
-        let version = tx.claim_merchant(self.merchant_id).await?;
-        if version != expected + 1 {
-            tx.rollback().await?;
-            return Ok(None);
-        }
-        Ok(Some(Claimed { tx, version }))
     }
 
     /// Validates and applies the jobs in order; each write of the group has its own time, so
@@ -208,7 +160,7 @@ impl Group {
         &self,
         state: &mut MerchantState,
         jobs: &mut [Box<dyn Job>],
-        mut claimed: Option<&mut Claimed>,
+        group: &mut GroupWrite,
     ) -> Result<(), Failure> {
         for (now, job) in (now_millis()..).zip(jobs.iter_mut()) {
             let needed = if job.settled() {
@@ -216,10 +168,7 @@ impl Group {
             } else {
                 job.ids_needed(state)
             };
-            let ids = match claimed.as_deref_mut() {
-                Some(claimed) => self.env.db.allocate_ids_in(&mut claimed.tx, needed).await?,
-                None => self.env.db.allocate_ids(needed).await?,
-            };
+            let ids = group.allocate_ids(needed).await?;
             job.apply(state, &mut ids.into_iter(), now);
         }
         Ok(())
@@ -230,21 +179,22 @@ impl Group {
     #[tracing::instrument(level = "debug", skip_all, fields(moves = moves.len()))]
     async fn persist(
         &self,
-        claimed: Claimed,
+        mut group: GroupWrite,
         jobs: &[Box<dyn Job>],
         moves: &[StockMove],
         state: &MerchantState,
     ) -> Result<(i64, i64), DbError> {
-        let Claimed { mut tx, version } = claimed;
+        let version = group.version();
         let now = now_millis();
         let written = async {
+            let tx = group.tx().await?;
             let mut events = Vec::new();
             for job in jobs {
-                job.persist(&mut tx, self.merchant_id).await?;
-                self.store_answer(&mut tx, job.as_ref(), state, now).await?;
-                job.events(state, &mut events);
+                job.persist(tx, self.merchant_id).await?;
+                self.store_answer(tx, job.as_ref(), state, now).await?;
+                job.events(state, &*self.env.render, &mut events);
             }
-            stock_events(moves, state, &mut events);
+            stock_events(moves, state, &*self.env.render, &mut events);
             tx.apply_stock_moves(self.merchant_id, moves).await?;
             let seq = tx
                 .append_events(self.merchant_id, state.event_seq, &events, now)
@@ -256,14 +206,14 @@ impl Group {
             Ok(done) => done,
             Err(e) => {
                 // Now, not lazily: the retry claims the merchant's row this transaction holds.
-                let _ = tx.rollback().await;
+                group.rollback().await;
                 return Err(e);
             }
         };
         if !self.env.write_delay.is_zero() {
             tokio::time::sleep(self.env.write_delay).await;
         }
-        tx.commit().await?;
+        group.commit().await?;
         self.env.metrics.events_appended.inc_by(appended as u64);
         Ok((version, event_seq))
     }
@@ -277,31 +227,22 @@ impl Group {
         start: MerchantState,
         mut jobs: Vec<Box<dyn Job>>,
     ) -> Written {
-        let claimed = if self.env.db.is_shared() {
-            match self.claim(expected).await {
-                Ok(Some(claimed)) => claimed,
-                Ok(None) => return Written::Stale(jobs),
-                Err(failure) => return Written::failed(jobs, failure),
-            }
-        } else {
-            match self.env.db.begin().await {
-                Ok(tx) => Claimed {
-                    tx,
-                    version: expected,
-                },
-                Err(e) => return Written::failed(jobs, e.into()),
-            }
+        let mut group = match self.env.db.open_group(self.merchant_id, expected).await {
+            Ok(Some(group)) => group,
+            Ok(None) => return Written::Stale(jobs),
+            Err(e) => return Written::failed(jobs, e.into()),
         };
-        let Claimed { mut tx, version } = claimed;
+        let version = group.version();
         let mut state = start;
         let mut moves = Vec::new();
         let mut appended = 0;
         for (now, job) in (now_millis()..).zip(jobs.iter_mut()) {
             let mut trial = state.clone();
-            match self
-                .write_part(&mut tx, &mut trial, job.as_mut(), now)
-                .await
-            {
+            let written = match group.tx().await {
+                Ok(tx) => self.write_part(tx, &mut trial, job.as_mut(), now).await,
+                Err(e) => Err(e),
+            };
+            match written {
                 Ok(Ok(events)) => {
                     moves.extend(job.moves().iter().copied());
                     appended += events;
@@ -311,12 +252,12 @@ impl Group {
                 // The transaction itself is lost (on PostgreSQL an error outside a savepoint
                 // aborts it, and its COMMIT would silently roll back): nothing is written.
                 Err(e) => {
-                    let _ = tx.rollback().await;
+                    group.rollback().await;
                     return Written::failed(jobs, e.into());
                 }
             }
         }
-        if let Err(e) = tx.commit().await {
+        if let Err(e) = group.commit().await {
             return Written::failed(jobs, e.into());
         }
         self.env.metrics.events_appended.inc_by(appended as u64);
@@ -352,8 +293,8 @@ impl Group {
             tx.apply_stock_moves(self.merchant_id, job.moves()).await?;
             self.store_answer(tx, job, state, now).await?;
             let mut events = Vec::new();
-            job.events(state, &mut events);
-            stock_events(job.moves(), state, &mut events);
+            job.events(state, &*self.env.render, &mut events);
+            stock_events(job.moves(), state, &*self.env.render, &mut events);
             state.event_seq = tx
                 .append_events(self.merchant_id, state.event_seq, &events, now)
                 .await?;
@@ -394,29 +335,19 @@ impl Group {
 
 /// `stock.changed` for each product and store a group's moves touched, with the levels the
 /// commit leaves (the state counts the group's moves as pending).
-fn stock_events(moves: &[StockMove], state: &MerchantState, out: &mut Vec<NewEvent>) {
+fn stock_events(
+    moves: &[StockMove],
+    state: &MerchantState,
+    render: &dyn Render,
+    out: &mut Vec<NewEvent>,
+) {
     let touched: BTreeSet<(i64, i64)> = moves.iter().map(|m| (m.store_id, m.product_id)).collect();
     for (store_id, product_id) in touched {
         let level = state.stock_level(store_id, product_id);
         out.push(NewEvent {
             kind: EventKind::new("stock", "changed"),
             object_id: product_id,
-            data: serde_json::json!({
-                "storeId": store_id,
-                "productId": product_id,
-                "totalStock": level.total,
-                "stockSold": level.sold,
-                "stockLeft": level.left(),
-            })
-            .to_string(),
+            data: render.stock(store_id, product_id, level),
         });
-    }
-}
-
-async fn rollback(claimed: Option<Claimed>) {
-    if let Some(Claimed { tx, .. }) = claimed {
-        if let Err(e) = tx.rollback().await {
-            tracing::warn!(error = %e, "rolling back an unused write transaction failed");
-        }
     }
 }

@@ -16,6 +16,7 @@ use crate::actors::resource::{Kind, Resource};
 use crate::db::{Db, DbError, SalesFilter, SalesRecord};
 use crate::domain::basket::BasketRecord;
 use crate::domain::reconcile::StockReconciliation;
+use crate::domain::record::{bool_field, int_field};
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::metrics::Metrics;
 
@@ -193,13 +194,24 @@ impl SalesQuery {
 }
 
 /// A sales resource whose history lives in the database.
-pub trait Historic: Resource + SalesRecord + crate::db::HasId {
+pub trait Historic: Resource + SalesRecord {
     fn cache(history: &History) -> &ByMerchantAndId<Self>;
-    /// The store the record belongs to, when it names one.
-    fn store(&self) -> Option<i64>;
-    /// What `completed: true` means for this resource.
-    fn done(&self) -> bool;
-    fn completed_at(&self) -> Option<i64>;
+
+    /// The store the record belongs to, when it names one (its `storeId`).
+    fn store(&self) -> Option<i64> {
+        int_field(self, "storeId")
+    }
+
+    /// What `completed: true` means for this resource (its `completed`, as reads show it).
+    fn done(&self) -> bool {
+        bool_field(self, "completed").unwrap_or(false)
+    }
+
+    /// Its `completeDate`.
+    fn completed_at(&self) -> Option<i64> {
+        int_field(self, "completeDate")
+    }
+
     /// Whether the cached state holds every record this query can match.
     fn cached_answer(state: &MerchantState, query: &SalesQuery) -> bool {
         let _ = state;
@@ -211,29 +223,11 @@ impl Historic for BasketRecord {
     fn cache(history: &History) -> &ByMerchantAndId<Self> {
         &history.baskets
     }
-    fn store(&self) -> Option<i64> {
-        Some(self.store_id)
-    }
-    fn done(&self) -> bool {
-        self.completed
-    }
-    fn completed_at(&self) -> Option<i64> {
-        self.complete_date
-    }
 }
 
 impl Historic for TransactionRecord {
     fn cache(history: &History) -> &ByMerchantAndId<Self> {
         &history.transactions
-    }
-    fn store(&self) -> Option<i64> {
-        None
-    }
-    fn done(&self) -> bool {
-        self.completed
-    }
-    fn completed_at(&self) -> Option<i64> {
-        self.complete_date
     }
     /// Every payment of an open basket is cached.
     fn cached_answer(state: &MerchantState, query: &SalesQuery) -> bool {
@@ -249,29 +243,11 @@ impl Historic for OrderRecord {
     fn cache(history: &History) -> &ByMerchantAndId<Self> {
         &history.orders
     }
-    fn store(&self) -> Option<i64> {
-        Some(self.store_id)
-    }
-    fn done(&self) -> bool {
-        self.is_completed()
-    }
-    fn completed_at(&self) -> Option<i64> {
-        self.complete_date
-    }
 }
 
 impl Historic for InvoiceRecord {
     fn cache(history: &History) -> &ByMerchantAndId<Self> {
         &history.invoices
-    }
-    fn store(&self) -> Option<i64> {
-        Some(self.store_id)
-    }
-    fn done(&self) -> bool {
-        self.completed
-    }
-    fn completed_at(&self) -> Option<i64> {
-        self.complete_date
     }
 }
 
@@ -279,30 +255,12 @@ impl Historic for StockReconciliation {
     fn cache(history: &History) -> &ByMerchantAndId<Self> {
         &history.counts
     }
-    fn store(&self) -> Option<i64> {
-        Some(self.store_id)
-    }
-    fn done(&self) -> bool {
-        self.completed
-    }
-    fn completed_at(&self) -> Option<i64> {
-        self.complete_date
-    }
 }
 
 /// Sales records a read found, with the snapshot to render them against.
 pub struct SalesList<R> {
     pub state: Arc<MerchantState>,
     pub entries: Vec<Entry<R>>,
-}
-
-impl<R: Resource> SalesList<R> {
-    /// `{"<id>": <record>, ...}`
-    pub fn render(&self) -> String {
-        let mut out = String::with_capacity(self.entries.len() * 256 + 2);
-        self.state.write_collection(&mut out, &self.entries);
-        out
-    }
 }
 
 /// The records of `R` matching `query`.

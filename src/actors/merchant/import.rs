@@ -10,8 +10,9 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::job::{decide, send_answer, to_json, Answer, Changes, Job, Persisting, Replay, Wants};
+use super::job::{decide, send_answer, Answer, Changes, Job, Persisting, Replay, Wants};
 use super::state::MerchantState;
+use crate::actors::render::Render;
 use crate::actors::resource::Input;
 use crate::db::idempotency::StoredAnswer;
 use crate::db::Tx;
@@ -548,7 +549,7 @@ impl Job for ImportJob {
         self.failure = Some(failure);
     }
 
-    fn answer(mut self: Box<Self>, _: &MerchantState) {
+    fn answer(mut self: Box<Self>, _: &MerchantState, _: &dyn Render) {
         send_answer(
             self.reply.take(),
             self.failure.take(),
@@ -569,14 +570,14 @@ impl Job for ImportJob {
         self.replay.settled.is_some()
     }
 
-    fn stored_answer(&self, _: &MerchantState) -> String {
-        to_json(&self.report)
+    fn stored_answer(&self, _: &MerchantState, render: &dyn Render) -> String {
+        render.imported(&self.report)
     }
 
-    fn events(&self, state: &MerchantState, out: &mut Vec<NewEvent>) {
-        self.categories.events(state, out);
-        self.products.events(state, out);
-        self.counts.events(state, out);
+    fn events(&self, state: &MerchantState, render: &dyn Render, out: &mut Vec<NewEvent>) {
+        self.categories.events(state, render, out);
+        self.products.events(state, render, out);
+        self.counts.events(state, render, out);
     }
 }
 

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use super::state::MerchantState;
+use crate::actors::render::Render;
 use crate::actors::resource::{Input, Kind, Resource};
 use crate::db::idempotency::StoredAnswer;
 use crate::db::{DbError, Tx};
@@ -71,7 +72,7 @@ pub(crate) trait Job: Send {
     fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a>;
     fn fail(&mut self, failure: Failure);
     /// Answers against the state as published after the write.
-    fn answer(self: Box<Self>, state: &MerchantState);
+    fn answer(self: Box<Self>, state: &MerchantState, render: &dyn Render);
     /// The client's `Idempotency-Key`, if it sent one.
     fn idempotency(&self) -> Option<&Idempotency>;
     /// Takes the answer stored for its key by an earlier request (or refuses the key when it
@@ -79,10 +80,10 @@ pub(crate) trait Job: Send {
     fn settle(&mut self, stored: StoredAnswer);
     fn settled(&self) -> bool;
     /// Its answer as stored with the write, rendered against the state the write leaves.
-    fn stored_answer(&self, state: &MerchantState) -> String;
+    fn stored_answer(&self, state: &MerchantState, render: &dyn Render) -> String;
     /// The change events of what it wrote, the objects rendered against the state the write
     /// leaves (stock events are the group's: see `Group::persist`).
-    fn events(&self, state: &MerchantState, out: &mut Vec<NewEvent>);
+    fn events(&self, state: &MerchantState, render: &dyn Render, out: &mut Vec<NewEvent>);
 }
 
 /// The events of the records a job wrote: per record, its actions in order. A record the
@@ -90,6 +91,7 @@ pub(crate) trait Job: Send {
 /// rendered from the job's own copy.
 fn record_events<'a, R: Resource>(
     state: &MerchantState,
+    render: &dyn Render,
     actions: &[(i64, &'static str)],
     written: impl Fn(i64) -> Option<&'a R>,
     out: &mut Vec<NewEvent>,
@@ -99,18 +101,10 @@ fn record_events<'a, R: Resource>(
         let data = match &rendered {
             Some((last, json)) if last == id => json.clone(),
             _ => {
-                let json = match state.entry::<R>(*id) {
-                    Some(entry) => entry
-                        .record()
-                        .event_json(state)
-                        .unwrap_or_else(|| entry.json(state)),
-                    None => written(*id)
-                        .map(|record| {
-                            record.event_json(state).unwrap_or_else(|| {
-                                super::state::Cached::new(record.clone()).json(state)
-                            })
-                        })
-                        .unwrap_or_else(|| "null".to_owned()),
+                let record = state.entry::<R>(*id).map(|e| e.record()).or(written(*id));
+                let json = match record {
+                    Some(record) => render.event(record, state),
+                    None => "null".to_owned(),
                 };
                 rendered = Some((*id, json.clone()));
                 json
@@ -170,10 +164,6 @@ pub(super) fn send_answer<T>(
     let _ = reply.send(answer);
 }
 
-pub(super) fn to_json<T: serde::Serialize>(answer: &T) -> String {
-    serde_json::to_string(answer).unwrap_or_else(|_| "null".to_owned())
-}
-
 fn want_missing<R: Resource>(state: &MerchantState, id: i64, wants: &mut Wants) {
     if let (Some(kind), None) = (R::HISTORY, state.entry::<R>(id)) {
         wants.entry(kind).or_default().insert(id);
@@ -221,7 +211,7 @@ impl<R: Resource> WriteJob<R> {
 
     /// Each object's outcome, saved records rendered against `state` (category titles,
     /// nested records) and kept there for the reads that follow.
-    fn outcomes(&self, state: &MerchantState) -> Vec<ObjectOutcome> {
+    fn outcomes(&self, state: &MerchantState, render: &dyn Render) -> Vec<ObjectOutcome> {
         self.objects
             .iter()
             .zip(&self.outcomes)
@@ -232,7 +222,7 @@ impl<R: Resource> WriteJob<R> {
                     id,
                     json: state
                         .entry::<R>(id)
-                        .map(|e| e.json(state))
+                        .map(|e| render.record(e.record(), e.memo(), state))
                         .unwrap_or_else(|| "null".to_owned()),
                     detail,
                 }),
@@ -327,12 +317,12 @@ impl<R: Resource> Job for WriteJob<R> {
         self.failure = Some(failure);
     }
 
-    fn answer(mut self: Box<Self>, state: &MerchantState) {
+    fn answer(mut self: Box<Self>, state: &MerchantState, render: &dyn Render) {
         send_answer(
             self.reply.take(),
             self.failure.take(),
             self.replay.settled.take(),
-            || self.outcomes(state),
+            || self.outcomes(state, render),
         );
     }
 
@@ -348,12 +338,12 @@ impl<R: Resource> Job for WriteJob<R> {
         self.replay.settled.is_some()
     }
 
-    fn stored_answer(&self, state: &MerchantState) -> String {
-        to_json(&self.outcomes(state))
+    fn stored_answer(&self, state: &MerchantState, render: &dyn Render) -> String {
+        render.written(&self.outcomes(state, render))
     }
 
-    fn events(&self, state: &MerchantState, out: &mut Vec<NewEvent>) {
-        self.changes.events(state, out);
+    fn events(&self, state: &MerchantState, render: &dyn Render, out: &mut Vec<NewEvent>) {
+        self.changes.events(state, render, out);
     }
 }
 
@@ -448,7 +438,12 @@ impl<R: Resource> Changes<R> {
         Box::pin(R::persist_all(tx, merchant_id, &self.records))
     }
 
-    pub(super) fn events(&self, state: &MerchantState, out: &mut Vec<NewEvent>) {
+    pub(super) fn events(
+        &self,
+        state: &MerchantState,
+        render: &dyn Render,
+        out: &mut Vec<NewEvent>,
+    ) {
         let written = |id| {
             self.records
                 .iter()
@@ -456,8 +451,9 @@ impl<R: Resource> Changes<R> {
                 .find(|(_, r)| r.id() == id)
                 .map(|(_, r)| r)
         };
-        record_events::<R>(state, &self.actions, written, out);
-        record_events::<crate::domain::basket::BasketRecord>(state, &self.booked, |_| None, out);
+        record_events::<R>(state, render, &self.actions, written, out);
+        let booked = &self.booked;
+        record_events::<crate::domain::basket::BasketRecord>(state, render, booked, |_| None, out);
     }
 }
 
@@ -608,7 +604,7 @@ impl<R: Resource> Job for DeleteJob<R> {
         self.failure = Some(failure);
     }
 
-    fn answer(mut self: Box<Self>, _: &MerchantState) {
+    fn answer(mut self: Box<Self>, _: &MerchantState, _: &dyn Render) {
         send_answer(
             self.reply.take(),
             self.failure.take(),
@@ -629,14 +625,14 @@ impl<R: Resource> Job for DeleteJob<R> {
         self.replay.settled.is_some()
     }
 
-    fn stored_answer(&self, _: &MerchantState) -> String {
-        to_json(&self.outcomes)
+    fn stored_answer(&self, _: &MerchantState, render: &dyn Render) -> String {
+        render.deleted(&self.outcomes)
     }
 
-    fn events(&self, state: &MerchantState, out: &mut Vec<NewEvent>) {
+    fn events(&self, state: &MerchantState, render: &dyn Render, out: &mut Vec<NewEvent>) {
         let actions: Vec<(i64, &'static str)> =
             self.changed.iter().map(|r| (r.id(), "deleted")).collect();
         let written = |id| self.changed.iter().find(|r| r.id() == id);
-        record_events::<R>(state, &actions, written, out);
+        record_events::<R>(state, render, &actions, written, out);
     }
 }

@@ -62,6 +62,8 @@ pub struct Environment {
     pub window: usize,
     /// Test hook: how long a write holds its transaction open before committing.
     pub write_delay: Duration,
+    /// How answers and events are shown (the read side).
+    pub render: Arc<dyn crate::actors::render::Render>,
 }
 
 pub struct MerchantSupervisor {
@@ -230,7 +232,7 @@ impl MerchantSupervisor {
                             }
                             let state = act.state.clone();
                             for job in jobs {
-                                job.answer(&state);
+                                job.answer(&state, &*act.env.render);
                             }
                         }
                         Written::Stale(mut jobs) if act.stale_rounds >= MAX_STALE_ROUNDS => {
@@ -243,7 +245,7 @@ impl MerchantSupervisor {
                             let state = act.state.clone();
                             for mut job in jobs.drain(..) {
                                 job.fail(failure.clone());
-                                job.answer(&state);
+                                job.answer(&state, &*act.env.render);
                             }
                             act.refresh_to = act.refresh_to.max(act.state.version + 1);
                         }
@@ -308,7 +310,7 @@ impl MerchantSupervisor {
                             let state = act.state.clone();
                             for mut job in act.queue.drain(..) {
                                 job.fail(failure.clone());
-                                job.answer(&state);
+                                job.answer(&state, &*act.env.render);
                             }
                             ctx.stop();
                             return;

@@ -28,66 +28,49 @@ use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 use crate::domain::webhook::WebhookRecord;
 
-/// A record with its JSON, rendered on first use and shared by every snapshot holding it.
+/// A record, with what the read side derived from this version of it (its rendering), shared
+/// by every snapshot holding it.
 #[derive(Debug)]
 pub struct Cached<R> {
     record: R,
-    json: OnceLock<Rendered>,
+    memo: Memo,
 }
 
-/// A record's JSON text, and where the part that shows other records goes (a product's
-/// category titles), written afresh at each read so a renamed category costs no re-rendering.
+/// What the read side keeps of one version of a record. The actors only make it empty with a
+/// new version; `views` fills it on first use.
+#[derive(Debug, Default)]
+pub struct Memo(OnceLock<Shown>);
+
+/// A record's JSON text and where its live part goes (a product's category titles, written
+/// afresh at each read so a renamed category costs no re-rendering).
 #[derive(Debug)]
-struct Rendered {
-    text: Box<str>,
-    /// The offset of the live part's `{}` placeholder, when the resource has one.
-    live: Option<usize>,
+pub struct Shown {
+    pub text: Box<str>,
+    /// The offset of the live part's `{}` placeholder and the ids it shows, when the record
+    /// has one.
+    pub live: Option<(usize, Box<[i64]>)>,
+}
+
+impl Memo {
+    pub fn get_or_init(&self, show: impl FnOnce() -> Shown) -> &Shown {
+        self.0.get_or_init(show)
+    }
 }
 
 impl<R> Cached<R> {
     pub fn new(record: R) -> Arc<Self> {
         Arc::new(Self {
             record,
-            json: OnceLock::new(),
+            memo: Memo::default(),
         })
     }
 
     pub fn record(&self) -> &R {
         &self.record
     }
-}
 
-impl<R: Resource> Cached<R> {
-    fn rendered(&self, state: &MerchantState) -> &Rendered {
-        self.json.get_or_init(|| {
-            let text = serde_json::to_string(&self.record.to_json(state)).unwrap_or_default();
-            let live =
-                R::LIVE_KEY.and_then(|key| text.find(key).map(|at| at + key.len() - "{}".len()));
-            Rendered {
-                text: text.into_boxed_str(),
-                live,
-            }
-        })
-    }
-
-    /// Writes the record as reads show it, with its live part as `state` has it.
-    pub fn write_json(&self, state: &MerchantState, out: &mut String) {
-        let rendered = self.rendered(state);
-        match rendered.live {
-            None => out.push_str(&rendered.text),
-            Some(at) => {
-                out.push_str(&rendered.text[..at]);
-                self.record.write_live(state, out);
-                out.push_str(&rendered.text[at + "{}".len()..]);
-            }
-        }
-    }
-
-    /// The record as reads show it, as JSON text.
-    pub fn json(&self, state: &MerchantState) -> String {
-        let mut out = String::new();
-        self.write_json(state, &mut out);
-        out
+    pub fn memo(&self) -> &Memo {
+        &self.memo
     }
 }
 
@@ -292,45 +275,6 @@ impl MerchantState {
             (Kind::Count, self.stock_reconciliations.len()),
         ]
     }
-
-    /// Writes `{"<id>": <record>, ...}` for `entries`, in the order given.
-    pub fn write_collection<'a, R: Resource>(
-        &self,
-        out: &mut String,
-        entries: impl IntoIterator<Item = &'a Entry<R>>,
-    ) {
-        out.push('{');
-        let mut first = true;
-        for entry in entries {
-            if !first {
-                out.push(',');
-            }
-            first = false;
-            push_key(out, entry.id());
-            entry.write_json(self, out);
-        }
-        out.push('}');
-    }
-}
-
-/// A string as JSON (quoted and escaped), as serde_json would write it.
-pub fn push_json_str(out: &mut String, text: &str) {
-    let plain = text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
-    if plain {
-        out.push('"');
-        out.push_str(text);
-        out.push('"');
-    } else {
-        // A str always serializes.
-        out.push_str(&serde_json::to_string(text).unwrap_or_default());
-    }
-}
-
-/// `"<id>":`
-pub fn push_key(out: &mut String, id: i64) {
-    out.push('"');
-    out.push_str(itoa::Buffer::new().format(id));
-    out.push_str("\":");
 }
 
 impl<R: Resource> Cached<R> {

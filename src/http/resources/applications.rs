@@ -10,7 +10,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::web;
 
 use super::batch_reply;
-use super::generic::{self, IdHeaders, WriteHooks};
+use super::generic::{self, WriteHooks};
 use crate::actors::merchant::job::ObjectOutcome;
 use crate::actors::resource::Resource;
 use crate::crypto;
@@ -19,10 +19,6 @@ use crate::domain::batch::{BatchObject, WriteMode};
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
 use crate::http::AppState;
-
-impl IdHeaders for ApplicationRecord {
-    const ID_HEADERS: [&'static str; 2] = ["applicationIds", "applicationId"];
-}
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     generic::routes::<ApplicationRecord>(cfg, "/application");

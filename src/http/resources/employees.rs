@@ -5,7 +5,7 @@
 use actix_web::web;
 
 use super::batch_reply;
-use super::generic::{self, IdHeaders, WriteHooks};
+use super::generic::{self, WriteHooks};
 use crate::actors::merchant::job::ObjectOutcome;
 use crate::actors::resource::Resource;
 use crate::domain::batch::{BatchObject, WriteMode};
@@ -13,10 +13,6 @@ use crate::domain::employee::EmployeeRecord;
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
 use crate::http::AppState;
-
-impl IdHeaders for EmployeeRecord {
-    const ID_HEADERS: [&'static str; 2] = ["employeeIds", "employeeId"];
-}
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     generic::routes::<EmployeeRecord>(cfg, "/employee");

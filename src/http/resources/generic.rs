@@ -2,23 +2,28 @@
 //! or update), PUT (update only), DELETE (soft). Resource-specific filters live beside their
 //! resource and pass a `keep` predicate to [`render`].
 
-use std::collections::BTreeSet;
-
 use actix_web::{web, HttpRequest};
 
 use super::{batch_reply, delete_ids, delete_reply, show_deleted};
 use crate::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
-use crate::actors::merchant::state::{Entry, MerchantState};
 use crate::actors::resource::Resource;
 use crate::domain::batch::{Answered, BatchObject, WriteMode};
+use crate::domain::record::{Declared, Kind};
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::{batch, delta, filters, idempotency, AppState};
+use crate::views::lists::{self, Filter, FilterValue, ListQuery};
+use crate::views::Snapshot;
 
-/// The id header of a resource's GET and DELETE, plural first (`storeIds`, `storeId`).
+/// The id header of a resource's GET and DELETE, plural first (`storeIds`, `storeId`), as its
+/// declaration names them.
 pub trait IdHeaders {
     const ID_HEADERS: [&'static str; 2];
+}
+
+impl<R: Declared> IdHeaders for R {
+    const ID_HEADERS: [&'static str; 2] = R::DECL.id_headers;
 }
 
 /// What the HTTP side adds to a resource's writes, around the merchant actor's work: facts the
@@ -81,40 +86,59 @@ pub async fn list<R: Resource + IdHeaders>(
     caller: Caller,
     state: web::Data<AppState>,
 ) -> Result<Reply, ApiError> {
-    let ids = filters::id_list_any(req.headers(), &R::ID_HEADERS)?;
-    let deleted = show_deleted(req.headers())?;
-    let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
-    let delta::Narrowed { ids, deleted } =
-        delta::narrow(req.headers(), &state, &snapshot, &[R::EVENT], ids, deleted).await?;
-    let reply = Reply::ok().raw_field(
-        R::PLURAL,
-        render::<R>(&snapshot, ids.as_ref(), deleted, |_| true),
-    );
-    Ok(delta::positioned(reply, snapshot.event_seq))
+    let query = list_query::<R>(req.headers())?;
+    let snapshot = Snapshot::of(&state.merchants, caller.merchant_id).await?;
+    let json = narrowed_list::<R>(&req, &state, &snapshot, query, |_| true).await?;
+    Ok(delta::positioned(
+        Reply::ok().raw_field(R::PLURAL, json),
+        snapshot.position(),
+    ))
 }
 
-/// The cached records passing the id filter, `deleted` and `keep`, as the keyed collection
-/// reads answer: ids are looked up, not searched for.
-pub fn render<R: Resource>(
-    snapshot: &MerchantState,
-    ids: Option<&BTreeSet<i64>>,
-    deleted: bool,
-    keep: impl Fn(&R) -> bool,
-) -> String {
-    let wanted = |e: &&Entry<R>| (deleted || e.delete_date().is_none()) && keep(e.record());
-    let mut out = String::new();
-    match ids {
-        Some(ids) => snapshot.write_collection(
-            &mut out,
-            ids.iter()
-                .filter_map(|id| snapshot.entry::<R>(*id))
-                .filter(wanted),
-        ),
-        None => {
-            snapshot.write_collection(&mut out, R::collection(snapshot).values().filter(wanted))
+/// The id header, `deleted` and the record's declared filter headers of a GET.
+pub fn list_query<R: Resource + IdHeaders>(
+    headers: &actix_web::http::header::HeaderMap,
+) -> Result<ListQuery, ApiError> {
+    let mut query = ListQuery {
+        ids: filters::id_list_any(headers, &R::ID_HEADERS)?,
+        deleted: show_deleted(headers)?,
+        filters: Vec::new(),
+    };
+    for field in R::DECL.fields {
+        let Some(header) = field.filter else {
+            continue;
+        };
+        let value = match field.kind {
+            Kind::Bool => filters::boolean(headers, header)?.map(FilterValue::Bool),
+            _ => filters::id_list(headers, header)?.map(FilterValue::Ids),
+        };
+        if let Some(value) = value {
+            query.filters.push(Filter { field, value });
         }
     }
-    out
+    Ok(query)
+}
+
+/// The records of a list query, narrowed to `changedSince` when it was sent.
+pub async fn narrowed_list<R: Resource>(
+    req: &HttpRequest,
+    state: &AppState,
+    snapshot: &Snapshot,
+    mut query: ListQuery,
+    keep: impl Fn(&R) -> bool,
+) -> Result<String, ApiError> {
+    let delta::Narrowed { ids, deleted } = delta::narrow(
+        req.headers(),
+        state,
+        snapshot,
+        &[R::EVENT],
+        query.ids,
+        query.deleted,
+    )
+    .await?;
+    query.ids = ids;
+    query.deleted = deleted;
+    Ok(lists::records::<R>(snapshot, &query, keep))
 }
 
 async fn write<R: WriteHooks>(
@@ -216,16 +240,4 @@ pub fn routes<R: WriteHooks + IdHeaders>(cfg: &mut web::ServiceConfig, path: &st
             .route(web::put().to(put::<R>))
             .route(web::delete().to(delete::<R>)),
     );
-}
-
-impl IdHeaders for crate::domain::store::StoreRecord {
-    const ID_HEADERS: [&'static str; 2] = ["storeIds", "storeId"];
-}
-
-impl IdHeaders for crate::domain::category::CategoryRecord {
-    const ID_HEADERS: [&'static str; 2] = ["categoryIds", "categoryId"];
-}
-
-impl IdHeaders for crate::domain::product::ProductRecord {
-    const ID_HEADERS: [&'static str; 2] = ["productIds", "productId"];
 }

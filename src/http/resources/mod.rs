@@ -21,8 +21,8 @@ use super::envelope::{ErrorObject, Messages, Reply};
 use super::error::ApiError;
 use super::messages::Message;
 use crate::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
-use crate::actors::merchant::state::push_key;
 use crate::domain::Refusal;
+use crate::views::json::push_key;
 
 /// Every catalogue route.
 pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {

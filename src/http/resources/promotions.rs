@@ -7,7 +7,6 @@ use actix_web::{web, HttpRequest};
 
 use super::generic::{self, IdHeaders};
 use super::show_deleted;
-use crate::actors::resource::Resource;
 use crate::domain::now_millis;
 use crate::domain::promotion::PromotionRecord;
 use crate::http::auth::Caller;
@@ -15,10 +14,8 @@ use crate::http::delta;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::{filters, AppState};
-
-impl IdHeaders for PromotionRecord {
-    const ID_HEADERS: [&'static str; 2] = ["promotionIds", "promotionId"];
-}
+use crate::views::lists::ListQuery;
+use crate::views::Snapshot;
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 
@@ -58,22 +55,19 @@ async fn list(
         now: now_millis(),
         imminent_window: days.saturating_mul(DAY_MS),
     };
-    let deleted = show_deleted(headers)?;
-    let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
-    let delta::Narrowed { ids, deleted } = delta::narrow(
-        headers,
-        &state,
-        &snapshot,
-        &[PromotionRecord::EVENT],
+    let query = ListQuery {
         ids,
-        deleted,
-    )
+        deleted: show_deleted(headers)?,
+        filters: Vec::new(),
+    };
+    let snapshot = Snapshot::of(&state.merchants, caller.merchant_id).await?;
+    let records = generic::narrowed_list(&req, &state, &snapshot, query, |p: &PromotionRecord| {
+        stages.keeps(p)
+    })
     .await?;
-    let records =
-        generic::render::<PromotionRecord>(&snapshot, ids.as_ref(), deleted, |p| stages.keeps(p));
     Ok(delta::positioned(
         Reply::ok().raw_field("promotions", records),
-        snapshot.event_seq,
+        snapshot.position(),
     ))
 }
 

@@ -5,13 +5,9 @@
 //! nothing was booked). `stockReconciliationIds` narrows further. Writes and deletes are the
 //! generic ones (DELETE takes `stockReconciliationIds`).
 
-use std::collections::BTreeMap;
-
 use actix_web::{web, HttpRequest};
-use serde_json::{json, Map, Value};
 
 use super::generic::IdHeaders;
-use crate::actors::merchant::history::SalesQuery;
 use crate::actors::resource::Resource;
 use crate::domain::reconcile::StockReconciliation;
 use crate::http::auth::Caller;
@@ -19,26 +15,7 @@ use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::filters::{self, HeaderCheck};
 use crate::http::AppState;
-
-impl IdHeaders for StockReconciliation {
-    const ID_HEADERS: [&'static str; 2] = ["stockReconciliationIds", "stockReconciliationId"];
-}
-
-type Units = BTreeMap<i64, BTreeMap<i64, i64>>;
-
-fn units_json(units: &Units) -> Value {
-    let stores: Map<String, Value> = units
-        .iter()
-        .map(|(store, products)| {
-            let products: Map<String, Value> = products
-                .iter()
-                .map(|(p, n)| (p.to_string(), json!(n)))
-                .collect();
-            (store.to_string(), Value::Object(products))
-        })
-        .collect();
-    Value::Object(stores)
-}
+use crate::views::lists::{self, SalesQuery};
 
 pub async fn list(
     req: HttpRequest,
@@ -63,35 +40,9 @@ pub async fn list(
         completed_between: Some((from, to)),
         ..SalesQuery::default()
     };
-    let found = state
-        .merchants
-        .sales::<StockReconciliation>(caller.merchant_id, &query)
-        .await?;
-    // Another merchant's store is a store that does not exist: it gets no key.
-    let mine: Units = stores
-        .iter()
-        .filter(|s| found.state.stores.contains_key(*s))
-        .map(|s| (*s, BTreeMap::new()))
-        .collect();
-    let (mut wastage, mut surplus) = (mine.clone(), mine);
-    for c in &found.entries {
-        for (product, n) in c.shortfalls() {
-            *wastage
-                .entry(c.store_id)
-                .or_default()
-                .entry(product)
-                .or_default() += n;
-        }
-        for (product, n) in c.surpluses() {
-            *surplus
-                .entry(c.store_id)
-                .or_default()
-                .entry(product)
-                .or_default() += n;
-        }
-    }
+    let found = lists::counts(&state.merchants, caller.merchant_id, &query, &stores).await?;
     Ok(Reply::ok()
-        .raw_field(StockReconciliation::PLURAL, found.render())
-        .field("wastage", units_json(&wastage))
-        .field("surplus", units_json(&surplus)))
+        .raw_field(StockReconciliation::PLURAL, found.json)
+        .raw_field("wastage", found.wastage)
+        .raw_field("surplus", found.surplus))
 }

@@ -38,7 +38,7 @@ pub async fn basket(
             stores.as_ref(),
         )
         .await?;
-    Ok(Reply::ok().field("basketReport", report.to_json()))
+    Ok(Reply::ok().field("basketReport", crate::views::report::basket_report(&report)))
 }
 
 /// The headers of the range: `reportFrom`/`reportTo`, or the `from`/`to` the old Shopwave

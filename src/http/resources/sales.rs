@@ -7,7 +7,6 @@ use actix_web::{web, HttpRequest};
 
 use super::generic::IdHeaders;
 use super::show_deleted;
-use crate::actors::merchant::history::{Historic, SalesQuery};
 use crate::domain::basket::BasketRecord;
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::http::auth::Caller;
@@ -15,23 +14,8 @@ use crate::http::delta;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::{filters, AppState};
-
-impl IdHeaders for BasketRecord {
-    const ID_HEADERS: [&'static str; 2] = ["basketIds", "basketId"];
-}
-
-impl IdHeaders for TransactionRecord {
-    const ID_HEADERS: [&'static str; 2] = ["transactionIds", "transactionId"];
-}
-
-impl IdHeaders for OrderRecord {
-    const ID_HEADERS: [&'static str; 2] = ["orderIds", "orderId"];
-}
-
-// The spec names the invoice header `invoiceId` (a comma list); `invoiceIds` works too.
-impl IdHeaders for InvoiceRecord {
-    const ID_HEADERS: [&'static str; 2] = ["invoiceId", "invoiceIds"];
-}
+use crate::views::lists::{self, Historic, SalesQuery};
+use crate::views::Snapshot;
 
 /// Which filter headers a sales resource reads besides its ids and `deleted`.
 pub struct Reads {
@@ -113,11 +97,9 @@ pub async fn list<R: SalesFilters>(
     // the state it was read from.
     let mut position = None;
     if let Some(since) = delta::changed_since(req.headers())? {
-        let upto = state
-            .merchants
-            .snapshot(caller.merchant_id)
+        let upto = Snapshot::of(&state.merchants, caller.merchant_id)
             .await?
-            .event_seq;
+            .position();
         let narrowed = delta::narrow_to(
             &state,
             caller.merchant_id,
@@ -131,13 +113,10 @@ pub async fn list<R: SalesFilters>(
         query.deleted = narrowed.deleted;
         position = Some(upto);
     }
-    let found = state
-        .merchants
-        .sales::<R>(caller.merchant_id, &query)
-        .await?;
-    let position = position.unwrap_or(found.state.event_seq);
+    let found = lists::sales::<R>(&state.merchants, caller.merchant_id, &query).await?;
+    let position = position.unwrap_or(found.position);
     Ok(delta::positioned(
-        Reply::ok().raw_field(R::PLURAL, found.render()),
+        Reply::ok().raw_field(R::PLURAL, found.json),
         position,
     ))
 }

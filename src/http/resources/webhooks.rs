@@ -16,7 +16,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use super::batch_reply;
-use super::generic::{self, IdHeaders, WriteHooks};
+use super::generic::{self, WriteHooks};
 use crate::actors::merchant::job::ObjectOutcome;
 use crate::actors::resource::Resource;
 use crate::crypto;
@@ -32,10 +32,8 @@ use crate::http::error::ApiError;
 use crate::http::filters::HeaderCheck;
 use crate::http::{batch, AppState};
 use crate::services::webhooks::refused_url;
-
-impl IdHeaders for WebhookRecord {
-    const ID_HEADERS: [&'static str; 2] = ["webhookIds", "webhookId"];
-}
+use crate::views::lists;
+use crate::views::Snapshot;
 
 /// Deliveries a listing shows at most, and by default.
 const MAX_LISTED: i64 = 1000;
@@ -138,9 +136,9 @@ impl WriteHooks for WebhookRecord {
 /// Whether the merchant's endpoint is live (`Ok(false)`: deleted), or the 404 an unknown id
 /// gets (another merchant's id included).
 async fn own_webhook(state: &AppState, caller: &Caller, id: i64) -> Result<bool, ApiError> {
-    let snapshot = state.merchants.snapshot(caller.merchant_id).await?;
-    match snapshot.entry::<WebhookRecord>(id) {
-        Some(entry) => Ok(entry.delete_date().is_none()),
+    let snapshot = Snapshot::of(&state.merchants, caller.merchant_id).await?;
+    match lists::is_live::<WebhookRecord>(&snapshot, id) {
+        Some(live) => Ok(live),
         None => Err(ApiError::NotFound {
             detail: format!("webhookId: {id} is not a webhook of this merchant."),
         }),

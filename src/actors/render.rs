@@ -1,0 +1,29 @@
+//! What the actors need shown, and do not show themselves: a write's answer and its change
+//! events are stored in the write's own transaction, so they are rendered there, by the read
+//! side (`views`), which the server hands the registry when it starts.
+
+use super::merchant::job::{DeleteOutcome, ObjectOutcome};
+use super::merchant::state::{Memo, MerchantState};
+use crate::domain::catalogue::ImportReport;
+use crate::domain::record::Visit;
+use crate::domain::stock::StockLevel;
+
+pub trait Render: Send + Sync + 'static {
+    /// A record as reads show it; the rendering stays in `memo` for the reads that follow.
+    fn record(&self, record: &dyn Visit, memo: &Memo, state: &MerchantState) -> String;
+
+    /// A record as its change events show it.
+    fn event(&self, record: &dyn Visit, state: &MerchantState) -> String;
+
+    /// The data of a `stock.changed` event.
+    fn stock(&self, store_id: i64, product_id: i64, level: StockLevel) -> String;
+
+    /// A batch write's answer, as kept for an `Idempotency-Key` (read back by `serde_json`).
+    fn written(&self, outcomes: &[ObjectOutcome]) -> String;
+
+    /// A delete's answer, as kept for an `Idempotency-Key`.
+    fn deleted(&self, outcomes: &[(i64, DeleteOutcome)]) -> String;
+
+    /// A catalogue import's report, as kept for an `Idempotency-Key`.
+    fn imported(&self, report: &ImportReport) -> String;
+}
