@@ -458,19 +458,19 @@ macro_rules! choice_cell {
 pub fn top_level() -> Vec<&'static RecordDecl> {
     use super::*;
     vec![
-        // TODO-decl<store::StoreRecord as Declared>::DECL,
-        // TODO-decl<category::CategoryRecord as Declared>::DECL,
-        // TODO-decl<employee::EmployeeRecord as Declared>::DECL,
-        // TODO-decl<application::ApplicationRecord as Declared>::DECL,
+        <store::StoreRecord as Declared>::DECL,
+        <category::CategoryRecord as Declared>::DECL,
+        <employee::EmployeeRecord as Declared>::DECL,
+        <application::ApplicationRecord as Declared>::DECL,
         <supplier::SupplierRecord as Declared>::DECL,
         <supplier::SupplierStoreRecord as Declared>::DECL,
-        // TODO-decl<promotion::PromotionRecord as Declared>::DECL,
-        // TODO-decl<product::ProductRecord as Declared>::DECL,
-        // TODO-decl<basket::BasketRecord as Declared>::DECL,
-        // TODO-decl<sales::TransactionRecord as Declared>::DECL,
-        // TODO-decl<sales::OrderRecord as Declared>::DECL,
-        // TODO-decl<sales::InvoiceRecord as Declared>::DECL,
-        // TODO-decl<reconcile::StockReconciliation as Declared>::DECL,
-        // TODO-decl<webhook::WebhookRecord as Declared>::DECL,
+        <promotion::PromotionRecord as Declared>::DECL,
+        <product::ProductRecord as Declared>::DECL,
+        <basket::BasketRecord as Declared>::DECL,
+        <sales::TransactionRecord as Declared>::DECL,
+        <sales::OrderRecord as Declared>::DECL,
+        <sales::InvoiceRecord as Declared>::DECL,
+        <reconcile::StockReconciliation as Declared>::DECL,
+        <webhook::WebhookRecord as Declared>::DECL,
     ]
 }
