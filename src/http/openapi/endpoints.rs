@@ -7,15 +7,19 @@ use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItem};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{Content, Required};
 
 use super::paths::{
-    api_operation, filter_param, header_param, ids_param, item, json_content, ok, request_example,
-    response_example, shared, with, Example, Filter,
+    api_operation, filter_param, header_param, ids_param, item, json_content, json_ok, ok,
+    request_example, response_example, shared, with, Example, Filter,
 };
-use super::schemas;
+use super::schemas::{self, closed, named};
 
-pub(super) fn envelope_with(field: &'static str, schema: Schema) -> Schema {
+pub(super) fn envelope_with(
+    field: &'static str,
+    schema: impl Into<utoipa::openapi::RefOr<Schema>>,
+) -> Schema {
     schemas::envelope(vec![(field, schema.into())])
 }
 
@@ -26,12 +30,235 @@ pub(super) fn plain(description: &str, media: &str, schema: Schema) -> Response 
         .build()
 }
 
-/// An operation outside the token gate (no version header, no scope).
+/// An operation outside the token gate (no version header, no scope): `security: []`.
 fn public(id: &str, summary: &str, tag: &str) -> OperationBuilder {
     OperationBuilder::new()
         .operation_id(Some(id))
         .summary(Some(summary))
         .tag(tag)
+        .securities(Some(Vec::<SecurityRequirement>::new()))
+}
+
+/// A closed object whose every field is required.
+fn all_required(fields: Vec<(&str, Schema)>) -> Schema {
+    let mut object = closed();
+    for (name, schema) in fields {
+        object = object.property(name, schema).required(name);
+    }
+    object.build().into()
+}
+
+/// The schemas of the answers described in this file, under `components.schemas`.
+pub fn schemas() -> Vec<(&'static str, Schema)> {
+    let mut all = account_schemas();
+    all.extend(report_schemas());
+    all.extend(webhook_schemas());
+    all.extend(oauth_schemas());
+    all
+}
+
+/// Who the token acts for, logs and uploads.
+fn account_schemas() -> Vec<(&'static str, Schema)> {
+    use schemas::{date, integer, nullable_string, string};
+    let store_roles = || schemas::Kind::StoreRoles.read();
+    vec![
+        (
+            "User",
+            all_required(vec![
+                ("id", integer()),
+                ("firstName", nullable_string()),
+                ("lastName", nullable_string()),
+                ("email", string()),
+                (
+                    "employee",
+                    all_required(vec![
+                        ("merchantId", integer()),
+                        ("roleId", integer()),
+                        ("stores", store_roles()),
+                    ]),
+                ),
+            ]),
+        ),
+        (
+            "Merchant",
+            all_required(vec![("id", integer()), ("name", string())]),
+        ),
+        (
+            "Log",
+            all_required(vec![
+                ("id", string()),
+                ("tags", string()),
+                ("object", string()),
+                ("identifier", string()),
+                ("data", schemas::any()),
+                ("addedDate", date(false)),
+                ("completeDate", date(true)),
+            ]),
+        ),
+        (
+            "UploadedFile",
+            all_required(vec![
+                ("fileName", string()),
+                ("path", string()),
+                ("contentType", string()),
+                ("size", integer()),
+                ("sha256", schemas::pattern("^[0-9a-f]{64}$")),
+            ]),
+        ),
+    ]
+}
+
+/// `GET /report/basket`.
+fn report_schemas() -> Vec<(&'static str, Schema)> {
+    use schemas::{integer, money};
+    let totals = all_required(vec![
+        ("basketCount", integer()),
+        ("itemCount", integer()),
+        ("grossTotal", money()),
+        ("taxTotal", money()),
+        ("netTotal", money()),
+        ("tipTotal", schemas::pattern("^-?[0-9]{1,18}$")),
+        ("refundTotal", money()),
+        (
+            "payments",
+            schemas::keyed(schemas::pattern("^-?[0-9]{1,18}$")),
+        ),
+    ]);
+    vec![
+        ("ReportTotals", totals),
+        (
+            "BasketReport",
+            closed()
+                .property("summary", named("ReportTotals"))
+                .property("stores", schemas::keyed(named("ReportTotals")))
+                .property(
+                    "days",
+                    schemas::keyed(schemas::keyed(named("ReportTotals"))),
+                )
+                .property(
+                    "products",
+                    schemas::keyed(all_required(vec![
+                        ("quantity", integer()),
+                        ("gross", money()),
+                    ])),
+                )
+                .required("summary")
+                .required("stores")
+                .required("days")
+                .required("products")
+                .build()
+                .into(),
+        ),
+    ]
+}
+
+/// `GET /webhook/delivery`.
+fn webhook_schemas() -> Vec<(&'static str, Schema)> {
+    use schemas::{date, integer, nullable_integer, nullable_string, string};
+    vec![
+        (
+            "WebhookDeliveryAttempt",
+            all_required(vec![
+                ("attempt", integer()),
+                ("attemptDate", date(true)),
+                ("statusCode", nullable_integer()),
+                ("durationMs", nullable_integer()),
+                ("response", nullable_string()),
+                ("error", nullable_string()),
+            ]),
+        ),
+        (
+            "WebhookDelivery",
+            all_required(vec![
+                ("webhookId", integer()),
+                ("sequence", integer()),
+                ("messageId", string()),
+                ("eventType", string()),
+                (
+                    "status",
+                    schemas::choice(&["pending", "succeeded", "failed"]),
+                ),
+                ("attemptCount", integer()),
+                ("createDate", date(true)),
+                ("nextAttemptDate", date(true)),
+                ("completeDate", date(true)),
+                (
+                    "attempts",
+                    schemas::array_of_named("WebhookDeliveryAttempt"),
+                ),
+            ]),
+        ),
+    ]
+}
+
+/// The token endpoint's answers, the metadata, and the status pages.
+fn oauth_schemas() -> Vec<(&'static str, Schema)> {
+    use schemas::{date, integer, string, strings};
+    let endpoints = string;
+    vec![
+        (
+            "TokenResponse",
+            schemas::envelope(vec![
+                ("access_token", string().into()),
+                ("token_type", schemas::choice(&["Bearer"]).into()),
+                ("expires_in", integer().into()),
+                ("refresh_token", string().into()),
+                ("scope", string().into()),
+            ]),
+        ),
+        (
+            "Introspection",
+            schemas::envelope_with(
+                vec![("active", schemas::boolean().into())],
+                &[
+                    ("scope", string().into()),
+                    ("client_id", string().into()),
+                    (
+                        "token_type",
+                        schemas::choice(&["Bearer", "refresh_token"]).into(),
+                    ),
+                    ("exp", integer().into()),
+                    ("iat", integer().into()),
+                    ("sub", string().into()),
+                    ("merchant_id", integer().into()),
+                ],
+            ),
+        ),
+        (
+            "AuthorizationServerMetadata",
+            schemas::envelope(vec![
+                ("issuer", string().into()),
+                ("authorization_endpoint", endpoints().into()),
+                ("token_endpoint", endpoints().into()),
+                ("revocation_endpoint", endpoints().into()),
+                ("introspection_endpoint", endpoints().into()),
+                ("response_types_supported", strings().into()),
+                ("grant_types_supported", strings().into()),
+                ("code_challenge_methods_supported", strings().into()),
+                ("scopes_supported", strings().into()),
+                ("token_endpoint_auth_methods_supported", strings().into()),
+                (
+                    "revocation_endpoint_auth_methods_supported",
+                    strings().into(),
+                ),
+                (
+                    "introspection_endpoint_auth_methods_supported",
+                    strings().into(),
+                ),
+            ]),
+        ),
+        (
+            "Status",
+            schemas::envelope(vec![
+                ("status", string().into()),
+                ("serverTimestamp", date(false).into()),
+            ]),
+        ),
+        (
+            "Health",
+            schemas::envelope(vec![("status", string().into())]),
+        ),
+    ]
 }
 
 fn me(all: &[Example]) -> Vec<(&'static str, PathItem)> {
@@ -45,7 +272,7 @@ fn me(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         "200",
         ok(
             "The employee the token acts for.",
-            envelope_with("user", schemas::object()),
+            envelope_with("user", named("User")),
             response_example(all, "GET", "/user", 200),
         ),
     );
@@ -59,7 +286,7 @@ fn me(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         "200",
         ok(
             "The merchant.",
-            envelope_with("merchant", schemas::object()),
+            envelope_with("merchant", named("Merchant")),
             None,
         ),
     );
@@ -92,7 +319,7 @@ fn logs(all: &[Example]) -> PathItem {
             "A log id (`STORE-9:1`).",
         )
     };
-    let logs = || envelope_with("logs", schemas::keyed(schemas::object()));
+    let logs = || envelope_with("logs", schemas::keyed(named("Log")));
     let list = log_headers(
         api_operation(&Method::GET, "/log", "listLogs".into(), "Read logs".into()),
         false,
@@ -115,7 +342,7 @@ fn logs(all: &[Example]) -> PathItem {
             .required(Some(Required::True))
             .content(
                 "application/json",
-                json_content(any(), request_example(all, "POST", "/log")),
+                json_content(schemas::any(), request_example(all, "POST", "/log")),
             )
             .build(),
     ))
@@ -136,21 +363,16 @@ fn logs(all: &[Example]) -> PathItem {
     .parameter(id())
     .response(
         "205",
-        ok("The log was deleted.", schemas::envelope(vec![]), None),
+        json_ok("The log was deleted.", named("Envelope"), None),
     );
     item(vec![
         (HttpMethod::Get, list.build()),
-        (HttpMethod::Post, with(post, &["413", "415", "422"]).build()),
+        (
+            HttpMethod::Post,
+            with(post, &["404", "413", "415", "422"]).build(),
+        ),
         (HttpMethod::Delete, with(delete, &["404"]).build()),
     ])
-}
-
-fn any() -> Schema {
-    Schema::Object(
-        ObjectBuilder::new()
-            .schema_type(SchemaType::AnyValue)
-            .build(),
-    )
 }
 
 fn uploader(all: &[Example]) -> PathItem {
@@ -183,7 +405,7 @@ fn uploader(all: &[Example]) -> PathItem {
                 "201",
                 ok(
                     "The stored file (JPEG, PNG, GIF or WebP, recognised by content).",
-                    envelope_with("file", schemas::object()),
+                    envelope_with("file", named("UploadedFile")),
                     response_example(all, "POST", "/uploader", 201),
                 ),
             );
@@ -209,7 +431,7 @@ fn report() -> PathItem {
         "200",
         ok(
             "Summary, per store, per local day and per product.",
-            envelope_with("basketReport", schemas::object()),
+            envelope_with("basketReport", named("BasketReport")),
             None,
         ),
     );
@@ -229,7 +451,19 @@ fn files() -> PathItem {
     let op = |id: &str| {
         public(id, "A public uploaded file", "files")
             .parameter(path_param("fileName"))
+            .parameter(header_param(
+                "If-None-Match",
+                schemas::string(),
+                false,
+                "The `ETag` of a copy the client holds.",
+            ))
             .response("200", plain("The file.", "image/*", schemas::binary()))
+            .response(
+                "304",
+                ResponseBuilder::new()
+                    .description("Not Modified: the copy the client holds (`If-None-Match`).")
+                    .build(),
+            )
             .response(shared("404").0, shared("404").1)
             .build()
     };
@@ -241,11 +475,16 @@ fn files() -> PathItem {
 
 fn health(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     let status = |id: &str, summary: &str, path: &str| {
+        let schema = if path == "/status" {
+            "Status"
+        } else {
+            "Health"
+        };
         public(id, summary, "health").response(
             "200",
-            ok(
+            json_ok(
                 summary,
-                envelope_with("status", schemas::string()),
+                named(schema),
                 response_example(all, "GET", path, 200),
             ),
         )
@@ -321,6 +560,15 @@ fn token_request() -> Schema {
         .into()
 }
 
+/// A sign-in page's form: text fields.
+fn form_fields(fields: &[&str]) -> Schema {
+    let mut object = ObjectBuilder::new().schema_type(Type::Object);
+    for field in fields {
+        object = object.property(*field, schemas::string());
+    }
+    object.build().into()
+}
+
 fn html(description: &str) -> Response {
     plain(description, "text/html", schemas::string())
 }
@@ -342,7 +590,19 @@ fn oauth_pages() -> Vec<(&'static str, PathItem)> {
             RequestBodyBuilder::new()
                 .content(
                     "application/x-www-form-urlencoded",
-                    Content::new(Some(schemas::object())),
+                    Content::new(Some(form_fields(&[
+                        "response_type",
+                        "client_id",
+                        "redirect_uri",
+                        "scope",
+                        "state",
+                        "code_challenge",
+                        "code_challenge_method",
+                        "csrf_token",
+                        "email",
+                        "password",
+                        "decision",
+                    ]))),
                 )
                 .build(),
         ))
@@ -390,18 +650,18 @@ fn oauth_pages() -> Vec<(&'static str, PathItem)> {
 
 /// The connected-applications pages a merchant's employee signs in on (HTML, no token).
 fn account_pages() -> Vec<(&'static str, PathItem)> {
-    let form = || {
+    let form = |fields: &[&str]| {
         RequestBodyBuilder::new()
             .content(
                 "application/x-www-form-urlencoded",
-                Content::new(Some(schemas::object())),
+                Content::new(Some(form_fields(fields))),
             )
             .build()
     };
     // A body too large or not a form is refused before the page sees it.
-    let post = |id: &str, summary: &str| {
+    let post = |id: &str, summary: &str, fields: &[&str]| {
         public(id, summary, "account")
-            .request_body(Some(form()))
+            .request_body(Some(form(fields)))
             .response(shared("413").0, shared("413").1)
             .response(shared("415").0, shared("415").1)
     };
@@ -423,21 +683,27 @@ fn account_pages() -> Vec<(&'static str, PathItem)> {
     let sign_in = post(
         "accountSignIn",
         "Sign in to the connected-applications page",
+        &["email", "password", "csrf_token"],
     )
     .response("303", back())
     .response("400", html("A CSRF token that does not match."))
     .response("401", html("A wrong email or password: the form again."))
     .response("429", html("Too many sign-in attempts."))
     .build();
-    let revoke = post("accountRevoke", "Revoke one connected application")
-        .response("303", back())
-        .response("400", html("A CSRF token that does not match."))
-        .response("401", html("No session: the sign-in form."))
-        .response("404", html("No such grant the employee may revoke."))
-        .build();
+    let revoke = post(
+        "accountRevoke",
+        "Revoke one connected application",
+        &["family", "csrf_token"],
+    )
+    .response("303", back())
+    .response("400", html("A CSRF token that does not match."))
+    .response("401", html("No session: the sign-in form."))
+    .response("404", html("No such grant the employee may revoke."))
+    .build();
     let sign_out = post(
         "accountSignOut",
         "Sign out of the connected-applications page",
+        &["csrf_token"],
     )
     .response("303", back())
     .response("400", html("A CSRF token that does not match."))
@@ -458,10 +724,7 @@ fn account_pages() -> Vec<(&'static str, PathItem)> {
 fn oauth_error() -> Response {
     ResponseBuilder::new()
         .description("An OAuth error (`invalid_grant`, `invalid_client`, …).")
-        .content(
-            "application/json",
-            Content::new(Some(schemas::oauth_error())),
-        )
+        .content("application/json", Content::new(Some(named("OAuthError"))))
         .build()
 }
 
@@ -490,14 +753,15 @@ fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         )))
         .response(
             "200",
-            ok(
-                "The token response.",
-                schemas::envelope(vec![("access_token", schemas::string().into())]),
+            json_ok(
+                "The token response (RFC 6749 §5.1).",
+                named("TokenResponse"),
                 response_example(all, "POST", "/oauth/token", 200),
             ),
         )
         .response("400", oauth_error())
         .response("401", oauth_error())
+        .response("500", oauth_error())
         .response(shared("429").0, shared("429").1)
         .response(shared("503").0, shared("503").1)
         .build();
@@ -509,28 +773,26 @@ fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     .request_body(Some(token_body()))
     .response(
         "200",
-        ok(
-            "Revoked, or already unknown.",
-            schemas::envelope(vec![]),
-            None,
-        ),
+        json_ok("Revoked, or already unknown.", named("Envelope"), None),
     )
     .response("400", oauth_error())
     .response("401", oauth_error())
+    .response("500", oauth_error())
     .response(shared("429").0, shared("429").1)
     .build();
     let introspect = public("introspect", "Describe a token (RFC 7662)", "oauth")
         .request_body(Some(token_body()))
         .response(
             "200",
-            ok(
+            json_ok(
                 "`active` and, when active, the token's facts.",
-                schemas::envelope(vec![("active", schemas::boolean().into())]),
+                named("Introspection"),
                 None,
             ),
         )
         .response("400", oauth_error())
         .response("401", oauth_error())
+        .response("500", oauth_error())
         .response(shared("429").0, shared("429").1)
         .build();
     let metadata = public(
@@ -540,9 +802,9 @@ fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     )
     .response(
         "200",
-        ok(
+        json_ok(
             "The endpoints and what they support.",
-            schemas::envelope(vec![("issuer", schemas::string().into())]),
+            named("AuthorizationServerMetadata"),
             response_example(all, "GET", "/.well-known/oauth-authorization-server", 200),
         ),
     )
@@ -625,7 +887,7 @@ fn webhook_deliveries() -> PathItem {
             "`{webhookId, sequence, messageId, eventType, status, attemptCount, createDate, \
              nextAttemptDate, completeDate, attempts: [{attempt, attemptDate, statusCode, \
              durationMs, response, error}]}` per delivery.",
-            envelope_with("deliveries", schemas::array_of_objects()),
+            envelope_with("deliveries", schemas::array_of_named("WebhookDelivery")),
             None,
         ),
     );
@@ -679,11 +941,18 @@ fn contract() -> Vec<(&'static str, PathItem)> {
             ResponseBuilder::new().description("To `/docs/`.").build(),
         )
         .build();
+    let docs_page = public("docsPage", "The reference's page", "contract")
+        .response("200", html("Swagger UI's page."))
+        .build();
     let docs_files = public("docsFiles", "The reference's page and files", "contract")
         .parameter(path_param("file"))
         .response(
             "200",
-            plain("HTML, scripts and styles.", "text/html", schemas::string()),
+            plain(
+                "HTML, scripts, styles and images, each of its own type.",
+                "*/*",
+                schemas::binary(),
+            ),
         )
         .response(
             "404",
@@ -693,6 +962,7 @@ fn contract() -> Vec<(&'static str, PathItem)> {
     vec![
         ("/openapi.json", item(vec![(HttpMethod::Get, document)])),
         ("/docs", item(vec![(HttpMethod::Get, docs)])),
+        ("/docs/", item(vec![(HttpMethod::Get, docs_page)])),
         ("/docs/{file}", item(vec![(HttpMethod::Get, docs_files)])),
     ]
 }

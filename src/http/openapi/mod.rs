@@ -13,9 +13,7 @@ use std::sync::OnceLock;
 
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
-use utoipa::openapi::security::{
-    AuthorizationCode, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes, SecurityScheme,
-};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ComponentsBuilder, InfoBuilder, OpenApi, OpenApiBuilder, Server};
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
@@ -68,13 +66,15 @@ async fn to_docs() -> HttpResponse {
 
 fn build() -> OpenApi {
     let mut components = ComponentsBuilder::new()
-        .schema("Api", schemas::api())
-        .schema("Error", schemas::error())
         .security_scheme("oauth", oauth_scheme())
-        .security_scheme(
-            "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-        );
+        .parameter("AcceptVersion", paths::version_param());
+    for (name, schema) in schemas::shared()
+        .into_iter()
+        .chain(endpoints::schemas())
+        .chain(catalogue::schemas())
+    {
+        components = components.schema(name, schema);
+    }
     for (name, response) in paths::shared_responses() {
         components = components.response(name, response);
     }
@@ -95,15 +95,25 @@ fn build() -> OpenApi {
         .build()
 }
 
+/// One scheme for every API operation, whose requirement names the scope it needs (OpenAPI 3.1
+/// lets any scheme list required roles). An HTTP bearer scheme, not an `oauth2` one: the token
+/// comes from OAuth 2.0, but generators write an `oauth2` token into `Authorization` as it is,
+/// without `Bearer ` (openapi-generator's typescript-fetch), which the server refuses.
 fn oauth_scheme() -> SecurityScheme {
-    let scopes = Scopes::from_iter([
-        ("read", "Read the merchant's records."),
-        ("write", "Create and change records."),
-        ("admin", "Delete records and manage applications."),
-    ]);
-    SecurityScheme::OAuth2(OAuth2::new([Flow::AuthorizationCode(
-        AuthorizationCode::new("/oauth/authorize", "/oauth/token", scopes),
-    )]))
+    SecurityScheme::Http(
+        HttpBuilder::new()
+            .scheme(HttpAuthScheme::Bearer)
+            .bearer_format("opaque")
+            .description(Some(
+                "An access token (`mcd_at_…`) from the OAuth 2.0 authorization code flow with \
+                 PKCE: `GET /oauth/authorize`, then `POST /oauth/token` (endpoints and \
+                 capabilities at `/.well-known/oauth-authorization-server`). Scopes: `read` \
+                 reads the merchant's records, `write` creates and changes them, `admin` \
+                 deletes records and manages applications; each operation names the one it \
+                 needs.",
+            ))
+            .build(),
+    )
 }
 
 /// The introduction, with the message catalogue generated from [`Message`].

@@ -47,6 +47,8 @@ struct ResourceDoc {
     write_extra: &'static [&'static str],
     /// Answer-only fields beyond the shape (the stock columns).
     read_extra: &'static [&'static str],
+    /// Fields of the shape an answer carries only sometimes (a secret, shown once).
+    read_optional: &'static [&'static str],
     required: &'static [&'static str],
 }
 
@@ -60,6 +62,7 @@ fn doc<R: Resource + IdHeaders>(path: &'static str, shape: &'static Shape) -> Re
         filters: Vec::new(),
         write_extra: &[],
         read_extra: &[],
+        read_optional: &[],
         required: &[],
     }
 }
@@ -94,8 +97,18 @@ impl ResourceDoc {
         self
     }
 
+    /// `Supplier store` → `SupplierStore`.
     fn schema_name(&self) -> String {
-        self.noun.replace(' ', "")
+        self.noun
+            .split(' ')
+            .map(|word| {
+                let mut chars = word.chars();
+                match chars.next() {
+                    Some(first) => first.to_uppercase().chain(chars).collect(),
+                    None => String::new(),
+                }
+            })
+            .collect()
     }
 }
 
@@ -130,10 +143,14 @@ fn resources() -> Vec<ResourceDoc> {
         ]),
         ResourceDoc {
             write_extra: &["regenerateSecret"],
+            read_optional: &["clientSecret"],
             ..doc::<application::ApplicationRecord>("/application", &application::SHAPE)
                 .requires(&["name", "redirectUris"])
         },
-        doc::<webhook::WebhookRecord>("/webhook", &webhook::SHAPE).requires(&["url"]),
+        ResourceDoc {
+            read_optional: &["secret"],
+            ..doc::<webhook::WebhookRecord>("/webhook", &webhook::SHAPE).requires(&["url"])
+        },
         doc::<promotion::PromotionRecord>("/promotion", &promotion::SHAPE)
             .filter(Filter::Ids("storeIds"))
             .filter(Filter::Bool("active"))
@@ -160,31 +177,36 @@ fn resources() -> Vec<ResourceDoc> {
     ]
 }
 
-/// The record schemas under `components.schemas`: `<Noun>` as read, `<Noun>Write` as written.
+/// The record schemas under `components.schemas`: `<Noun>` as read (and each nested
+/// collection's record, such as `ProductInstance`), `<Noun>Write` as written, `<Noun>List` the
+/// answer of reads and writes, `<Noun>WriteBody` a write's body.
 pub fn record_schemas() -> Vec<(String, Schema)> {
     let mut out = Vec::new();
     for r in resources() {
         let name = r.schema_name();
         out.push((
             name.clone(),
-            schemas::read_record(r.plural, r.shape, r.read_extra),
+            schemas::read_record(r.plural, r.shape, r.read_extra, r.read_optional),
         ));
+        for (field, inner) in r.shape.nested {
+            out.push((
+                schemas::nested_name(r.plural, field),
+                schemas::read_record(r.plural, inner, &[], &[]),
+            ));
+        }
         out.push((
             format!("{name}Write"),
             schemas::write_record(r.plural, r.shape, r.write_extra, r.required),
         ));
+        out.push((format!("{name}List"), list_answer(&r)));
+        out.push((format!("{name}WriteBody"), write_body(&r)));
     }
     out
 }
 
 /// Answers every operation may give, under `components.responses`.
 pub fn shared_responses() -> Vec<(&'static str, Response)> {
-    let error = || {
-        Content::new(Some(schemas::envelope(vec![(
-            "error",
-            RefOr::Ref(Ref::from_schema_name("Error")),
-        )])))
-    };
+    let error = || Content::new(Some(schemas::named("ErrorEnvelope")));
     let answer = |text: &str| {
         ResponseBuilder::new()
             .description(text)
@@ -234,6 +256,10 @@ pub fn shared_responses() -> Vec<(&'static str, Response)> {
             answer("The database is unreachable or the server is stopping (121)."),
         ),
         (
+            "InternalError",
+            answer("An unexpected failure (120); the request may be retried."),
+        ),
+        (
             "Gone",
             answer("The event log no longer reaches back to that sequence: read in full (115)."),
         ),
@@ -252,6 +278,7 @@ pub(super) fn shared(status: &str) -> (String, RefOr<Response>) {
         "422" => "Unprocessable",
         "429" => "RateLimited",
         "410" => "Gone",
+        "500" => "InternalError",
         _ => "Unavailable",
     };
     (
@@ -279,7 +306,8 @@ pub(super) fn header_param(
         .build()
 }
 
-pub(super) fn version_param() -> Parameter {
+/// `x-accept-version`, under `components.parameters` as `AcceptVersion`.
+pub fn version_param() -> Parameter {
     header_param(
         "x-accept-version",
         schemas::choice(&["2.0", "2"]),
@@ -381,6 +409,14 @@ pub(super) fn json_content(schema: impl Into<RefOr<Schema>>, example: Option<Val
 }
 
 pub(super) fn ok(description: &str, schema: Schema, example: Option<Value>) -> Response {
+    json_ok(description, schema, example)
+}
+
+pub(super) fn json_ok(
+    description: &str,
+    schema: impl Into<RefOr<Schema>>,
+    example: Option<Value>,
+) -> Response {
     ResponseBuilder::new()
         .description(description)
         .content("application/json", json_content(schema, example))
@@ -406,9 +442,8 @@ pub(super) fn api_operation(
                 .unwrap_or("api"),
         )
         .security(SecurityRequirement::new("oauth", [scope]))
-        .security(SecurityRequirement::new("bearer", Vec::<String>::new()))
-        .parameter(version_param());
-    for status in ["400", "401", "403", "429", "503"] {
+        .parameter_ref(Ref::new("#/components/parameters/AcceptVersion"));
+    for status in ["400", "401", "403", "429", "500", "503"] {
         let (code, response) = shared(status);
         op = op.response(code, response);
     }
@@ -438,10 +473,34 @@ fn resource_item(r: &ResourceDoc, all: &[Example]) -> PathItem {
     ])
 }
 
-/// `{"<plural>": {"<id or key>": <Noun>}, "api": …}`.
-fn records_answer(r: &ResourceDoc) -> Schema {
-    let records = schemas::keyed(RefOr::Ref(Ref::from_schema_name(r.schema_name())));
-    schemas::envelope(vec![(r.plural, records.into())])
+/// `{"<plural>": {"<id or key>": <Noun>}, "api": …}`: what reads and writes answer.
+fn list_answer(r: &ResourceDoc) -> Schema {
+    let records = schemas::keyed(schemas::named(&r.schema_name()));
+    match r.path {
+        // The counts of a range come with the units they booked: store → product → units.
+        "/stock/reconcile" => {
+            let units = || schemas::keyed(schemas::keyed(schemas::integer())).into();
+            schemas::envelope_with(
+                vec![(r.plural, records.into())],
+                &[("wastage", units()), ("surplus", units())],
+            )
+        }
+        _ => schemas::envelope(vec![(r.plural, records.into())]),
+    }
+}
+
+fn records_answer(r: &ResourceDoc) -> RefOr<Schema> {
+    schemas::named(&format!("{}List", r.schema_name()))
+}
+
+/// `{"<plural>": {"<clientKey>": <Noun>Write}}`.
+fn write_body(r: &ResourceDoc) -> Schema {
+    let records = schemas::keyed(schemas::named(&format!("{}Write", r.schema_name())));
+    schemas::closed()
+        .property(r.plural, records)
+        .required(r.plural)
+        .build()
+        .into()
 }
 
 fn list_operation(r: &ResourceDoc, all: &[Example]) -> Operation {
@@ -489,10 +548,6 @@ fn saved_link(r: &ResourceDoc, id: String) -> utoipa::openapi::link::Link {
 fn write_operation(r: &ResourceDoc, all: &[Example], method: Method, verb: &str) -> Operation {
     let name = r.schema_name();
     let text = method.as_str();
-    let body = schemas::envelope(vec![(
-        r.plural,
-        schemas::keyed(RefOr::Ref(Ref::from_schema_name(format!("{name}Write")))).into(),
-    )]);
     let saved = ResponseBuilder::new()
         .description("The saved records under their client keys; a record per object.")
         .header(OBJECT_IDS, Header::new(schemas::string()))
@@ -515,7 +570,10 @@ fn write_operation(r: &ResourceDoc, all: &[Example], method: Method, verb: &str)
             .required(Some(Required::True))
             .content(
                 "application/json",
-                json_content(stripped_api(body), request_example(all, text, r.path)),
+                json_content(
+                    schemas::named(&format!("{name}WriteBody")),
+                    request_example(all, text, r.path),
+                ),
             )
             .build(),
     ))
@@ -535,9 +593,9 @@ fn delete_operation(r: &ResourceDoc, all: &[Example]) -> Operation {
     .parameter(idempotency_param())
     .response(
         "205",
-        ok(
+        json_ok(
             "A record per deleted id.",
-            schemas::envelope(vec![]),
+            schemas::named("Envelope"),
             response_example(all, "DELETE", r.path, 205),
         ),
     );
@@ -551,18 +609,6 @@ pub(super) fn item(operations: Vec<(HttpMethod, Operation)>) -> PathItem {
         builder = builder.operation(method, operation);
     }
     builder.build()
-}
-
-/// A request body has no `api`: drop it from the envelope-shaped schema.
-fn stripped_api(schema: Schema) -> Schema {
-    match schema {
-        Schema::Object(mut object) => {
-            object.properties.shift_remove("api");
-            object.required.retain(|r| r != "api");
-            Schema::Object(object)
-        }
-        other => other,
-    }
 }
 
 /// Every path of the API.
