@@ -14,7 +14,9 @@ use std::sync::OnceLock;
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{ComponentsBuilder, InfoBuilder, OpenApi, OpenApiBuilder, Server};
+use utoipa::openapi::{
+    ComponentsBuilder, InfoBuilder, LicenseBuilder, OpenApi, OpenApiBuilder, Server,
+};
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use super::messages::Message;
@@ -87,6 +89,12 @@ fn build() -> OpenApi {
                 .title("merchantd")
                 .version(crate::http::envelope::CODE_BASE_VERSION)
                 .description(Some(description()))
+                .license(Some(
+                    LicenseBuilder::new()
+                        .name("Apache-2.0")
+                        .identifier(Some("Apache-2.0"))
+                        .build(),
+                ))
                 .build(),
         )
         .servers(Some([Server::new("/")]))

@@ -189,9 +189,14 @@ pub fn record_schemas() -> Vec<(String, Schema)> {
             schemas::read_record(r.plural, r.shape, r.read_extra, r.read_optional),
         ));
         for (field, inner) in r.shape.nested {
+            let nested = schemas::nested_name(r.plural, field);
             out.push((
-                schemas::nested_name(r.plural, field),
+                nested.clone(),
                 schemas::read_record(r.plural, inner, &[], &[]),
+            ));
+            out.push((
+                format!("{nested}Write"),
+                schemas::write_record(r.plural, inner, &[], &[]),
             ));
         }
         out.push((
@@ -227,10 +232,6 @@ pub fn shared_responses() -> Vec<(&'static str, Response)> {
             answer("The token's scope or the user's role does not allow this (103)."),
         ),
         ("NotFound", answer("No such record or route (104).")),
-        (
-            "MethodNotAllowed",
-            answer("The path exists; the method does not (105)."),
-        ),
         (
             "PayloadTooLarge",
             answer("The body, file or batch is over its limit (107)."),
@@ -272,7 +273,6 @@ pub(super) fn shared(status: &str) -> (String, RefOr<Response>) {
         "401" => "Unauthorized",
         "403" => "Forbidden",
         "404" => "NotFound",
-        "405" => "MethodNotAllowed",
         "413" => "PayloadTooLarge",
         "415" => "UnsupportedMediaType",
         "422" => "Unprocessable",
@@ -289,7 +289,7 @@ pub(super) fn shared(status: &str) -> (String, RefOr<Response>) {
 
 pub(super) fn header_param(
     name: &str,
-    schema: Schema,
+    schema: impl Into<RefOr<Schema>>,
     required: bool,
     description: &str,
 ) -> Parameter {
@@ -310,7 +310,7 @@ pub(super) fn header_param(
 pub fn version_param() -> Parameter {
     header_param(
         "x-accept-version",
-        schemas::choice(&["2.0", "2"]),
+        schemas::named("ApiVersion"),
         true,
         "The API version the client speaks. An application whose merchant turned \
          `legacy_clients` on may also send an old client's `0.x`, or nothing: it is served as 2.0.",

@@ -263,10 +263,11 @@ pub fn write_record(resource: &str, shape: &Shape, extra: &[&str], required: &[&
     object.build().into()
 }
 
+/// A nested collection as written: its records' own component (`ProductInstanceWrite`).
 fn nested_write(resource: &str, shape: &Shape, field: &str) -> Schema {
-    match shape.nested.iter().find(|(name, _)| *name == field) {
-        Some((_, inner)) => keyed(write_record(resource, inner, &[], &[])),
-        None => keyed(typed(Type::Object)),
+    match shape.nested.iter().any(|(name, _)| *name == field) {
+        true => keyed(named(&format!("{}Write", nested_name(resource, field)))),
+        false => keyed(typed(Type::Object)),
     }
 }
 
@@ -310,6 +311,7 @@ pub fn shared() -> Vec<(&'static str, Schema)> {
         ("ErrorEnvelope", error_envelope()),
         ("OAuthError", oauth_error()),
         ("Envelope", envelope(vec![])),
+        ("ApiVersion", choice(&["2.0", "2"])),
     ]
 }
 
