@@ -1,5 +1,6 @@
 //! The routes that are not record collections: who am I, logs, uploads, the report, public
-//! files, health, metrics, OAuth, and this document itself.
+//! files, health, metrics, the OAuth endpoints, and this document itself (the HTML pages are in
+//! `pages.rs`, the answers' schemas in `answers.rs`).
 
 use actix_web::http::Method;
 use serde_json::Value;
@@ -14,7 +15,7 @@ use super::paths::{
     api_operation, filter_param, header_param, ids_param, item, json_content, json_ok, ok,
     request_example, response_example, shared, with, Example, Filter,
 };
-use super::schemas::{self, closed, named};
+use super::schemas::{self, named};
 
 pub(super) fn envelope_with(
     field: &'static str,
@@ -31,236 +32,12 @@ pub(super) fn plain(description: &str, media: &str, schema: Schema) -> Response 
 }
 
 /// An operation outside the token gate (no version header, no scope): `security: []`.
-fn public(id: &str, summary: &str, tag: &str) -> OperationBuilder {
+pub(super) fn public(id: &str, summary: &str, tag: &str) -> OperationBuilder {
     OperationBuilder::new()
         .operation_id(Some(id))
         .summary(Some(summary))
         .tag(tag)
         .securities(Some(Vec::<SecurityRequirement>::new()))
-}
-
-/// A closed object whose every field is required.
-fn all_required(fields: Vec<(&str, Schema)>) -> Schema {
-    let mut object = closed();
-    for (name, schema) in fields {
-        object = object.property(name, schema).required(name);
-    }
-    object.build().into()
-}
-
-/// The schemas of the answers described in this file, under `components.schemas`.
-pub fn schemas() -> Vec<(&'static str, Schema)> {
-    let mut all = account_schemas();
-    all.extend(report_schemas());
-    all.extend(webhook_schemas());
-    all.extend(oauth_schemas());
-    all
-}
-
-/// Who the token acts for, logs and uploads.
-fn account_schemas() -> Vec<(&'static str, Schema)> {
-    use schemas::{date, integer, nullable_string, string};
-    let store_roles = || schemas::Kind::StoreRoles.read();
-    vec![
-        (
-            "User",
-            all_required(vec![
-                ("id", integer()),
-                ("firstName", nullable_string()),
-                ("lastName", nullable_string()),
-                ("email", string()),
-                (
-                    "employee",
-                    all_required(vec![
-                        ("merchantId", integer()),
-                        ("roleId", integer()),
-                        ("stores", store_roles()),
-                    ]),
-                ),
-            ]),
-        ),
-        (
-            "Merchant",
-            all_required(vec![("id", integer()), ("name", string())]),
-        ),
-        (
-            "Log",
-            all_required(vec![
-                ("id", string()),
-                ("tags", string()),
-                ("object", string()),
-                ("identifier", string()),
-                ("data", schemas::any()),
-                ("addedDate", date(false)),
-                ("completeDate", date(true)),
-            ]),
-        ),
-        (
-            "UploadedFile",
-            all_required(vec![
-                ("fileName", string()),
-                ("path", string()),
-                ("contentType", string()),
-                ("size", integer()),
-                ("sha256", schemas::pattern("^[0-9a-f]{64}$")),
-            ]),
-        ),
-    ]
-}
-
-/// `GET /report/basket`.
-fn report_schemas() -> Vec<(&'static str, Schema)> {
-    use schemas::{integer, money};
-    let totals = all_required(vec![
-        ("basketCount", integer()),
-        ("itemCount", integer()),
-        ("grossTotal", money()),
-        ("taxTotal", money()),
-        ("netTotal", money()),
-        ("tipTotal", schemas::pattern("^-?[0-9]{1,18}$")),
-        ("refundTotal", money()),
-        (
-            "payments",
-            schemas::keyed(schemas::pattern("^-?[0-9]{1,18}$")),
-        ),
-    ]);
-    vec![
-        ("ReportTotals", totals),
-        (
-            "BasketReport",
-            closed()
-                .property("summary", named("ReportTotals"))
-                .property("stores", schemas::keyed(named("ReportTotals")))
-                .property(
-                    "days",
-                    schemas::keyed(schemas::keyed(named("ReportTotals"))),
-                )
-                .property(
-                    "products",
-                    schemas::keyed(all_required(vec![
-                        ("quantity", integer()),
-                        ("gross", money()),
-                    ])),
-                )
-                .required("summary")
-                .required("stores")
-                .required("days")
-                .required("products")
-                .build()
-                .into(),
-        ),
-    ]
-}
-
-/// `GET /webhook/delivery`.
-fn webhook_schemas() -> Vec<(&'static str, Schema)> {
-    use schemas::{date, integer, nullable_integer, nullable_string, string};
-    vec![
-        (
-            "WebhookDeliveryAttempt",
-            all_required(vec![
-                ("attempt", integer()),
-                ("attemptDate", date(true)),
-                ("statusCode", nullable_integer()),
-                ("durationMs", nullable_integer()),
-                ("response", nullable_string()),
-                ("error", nullable_string()),
-            ]),
-        ),
-        (
-            "WebhookDelivery",
-            all_required(vec![
-                ("webhookId", integer()),
-                ("sequence", integer()),
-                ("messageId", string()),
-                ("eventType", string()),
-                (
-                    "status",
-                    schemas::choice(&["pending", "succeeded", "failed"]),
-                ),
-                ("attemptCount", integer()),
-                ("createDate", date(true)),
-                ("nextAttemptDate", date(true)),
-                ("completeDate", date(true)),
-                (
-                    "attempts",
-                    schemas::array_of_named("WebhookDeliveryAttempt"),
-                ),
-            ]),
-        ),
-    ]
-}
-
-/// The token endpoint's answers, the metadata, and the status pages.
-fn oauth_schemas() -> Vec<(&'static str, Schema)> {
-    use schemas::{date, integer, string, strings};
-    let endpoints = string;
-    vec![
-        ("TokenRequest", token_request()),
-        ("TokenBody", token_body_schema()),
-        (
-            "TokenResponse",
-            schemas::envelope(vec![
-                ("access_token", string().into()),
-                ("token_type", schemas::choice(&["Bearer"]).into()),
-                ("expires_in", integer().into()),
-                ("refresh_token", string().into()),
-                ("scope", string().into()),
-            ]),
-        ),
-        (
-            "Introspection",
-            schemas::envelope_with(
-                vec![("active", schemas::boolean().into())],
-                &[
-                    ("scope", string().into()),
-                    ("client_id", string().into()),
-                    (
-                        "token_type",
-                        schemas::choice(&["Bearer", "refresh_token"]).into(),
-                    ),
-                    ("exp", integer().into()),
-                    ("iat", integer().into()),
-                    ("sub", string().into()),
-                    ("merchant_id", integer().into()),
-                ],
-            ),
-        ),
-        (
-            "AuthorizationServerMetadata",
-            schemas::envelope(vec![
-                ("issuer", string().into()),
-                ("authorization_endpoint", endpoints().into()),
-                ("token_endpoint", endpoints().into()),
-                ("revocation_endpoint", endpoints().into()),
-                ("introspection_endpoint", endpoints().into()),
-                ("response_types_supported", strings().into()),
-                ("grant_types_supported", strings().into()),
-                ("code_challenge_methods_supported", strings().into()),
-                ("scopes_supported", strings().into()),
-                ("token_endpoint_auth_methods_supported", strings().into()),
-                (
-                    "revocation_endpoint_auth_methods_supported",
-                    strings().into(),
-                ),
-                (
-                    "introspection_endpoint_auth_methods_supported",
-                    strings().into(),
-                ),
-            ]),
-        ),
-        (
-            "Status",
-            schemas::envelope(vec![
-                ("status", string().into()),
-                ("serverTimestamp", date(false).into()),
-            ]),
-        ),
-        (
-            "Health",
-            schemas::envelope(vec![("status", string().into())]),
-        ),
-    ]
 }
 
 fn me(all: &[Example]) -> Vec<(&'static str, PathItem)> {
@@ -545,187 +322,6 @@ fn form_or_json(
         .build()
 }
 
-fn token_request() -> Schema {
-    let text = schemas::string;
-    ObjectBuilder::new()
-        .schema_type(Type::Object)
-        .property(
-            "grant_type",
-            schemas::choice(&["authorization_code", "refresh_token"]),
-        )
-        .property("code", text())
-        .property("redirect_uri", text())
-        .property("code_verifier", text())
-        .property("refresh_token", text())
-        .property("scope", text())
-        .property("client_id", text())
-        .property("client_secret", text())
-        .required("grant_type")
-        .build()
-        .into()
-}
-
-/// A sign-in page's form: text fields.
-fn form_fields(fields: &[&str]) -> Schema {
-    let mut object = ObjectBuilder::new().schema_type(Type::Object);
-    for field in fields {
-        object = object.property(*field, schemas::string());
-    }
-    object.build().into()
-}
-
-fn html(description: &str) -> Response {
-    plain(description, "text/html", schemas::string())
-}
-
-/// The authorization pages a person signs in on, and their stylesheet.
-fn oauth_pages() -> Vec<(&'static str, PathItem)> {
-    let redirect = || {
-        ResponseBuilder::new()
-            .description("Back to the application's redirect URI with a code or an error.")
-            .build()
-    };
-    let authorize_get = public("authorize", "The sign-in page", "oauth")
-        .response("200", html("The sign-in form."))
-        .response("302", redirect())
-        .response("400", html("A bad client or redirect URI (no redirect)."))
-        .build();
-    let authorize_post = public("authorizePost", "Sign in, then approve or deny", "oauth")
-        .request_body(Some(
-            RequestBodyBuilder::new()
-                .content(
-                    "application/x-www-form-urlencoded",
-                    Content::new(Some(form_fields(&[
-                        "response_type",
-                        "client_id",
-                        "redirect_uri",
-                        "scope",
-                        "state",
-                        "code_challenge",
-                        "code_challenge_method",
-                        "csrf_token",
-                        "email",
-                        "password",
-                        "decision",
-                    ]))),
-                )
-                .build(),
-        ))
-        .response("200", html("The consent page, or the sign-in page again."))
-        .response("302", redirect())
-        .response("400", html("A bad request or CSRF token."))
-        .response("401", html("A wrong email or password."))
-        .response("429", html("Too many sign-in attempts."))
-        .response(shared("413").0, shared("413").1)
-        .response(shared("415").0, shared("415").1)
-        .build();
-    let login = public(
-        "legacyLogin",
-        "Where old Shopwave client libraries send a person to sign in",
-        "oauth",
-    )
-    .description(Some(
-        "For an application whose merchant turned `legacy_clients` on: a redirect to \
-         `/oauth/authorize` with the same query. For any other, 404 (sign in at `/oauth/authorize`).",
-    ))
-    .deprecated(Some(utoipa::openapi::Deprecated::True))
-    .response(
-        "302",
-        ResponseBuilder::new()
-            .description("To `/oauth/authorize` with the same query.")
-            .build(),
-    )
-    .response(shared("404").0, shared("404").1)
-    .build();
-    let css = public("stylesheet", "The sign-in pages' stylesheet", "oauth")
-        .response("200", plain("CSS.", "text/css", schemas::string()))
-        .build();
-    vec![
-        (
-            "/oauth/authorize",
-            item(vec![
-                (HttpMethod::Get, authorize_get),
-                (HttpMethod::Post, authorize_post),
-            ]),
-        ),
-        ("/oauth/style.css", item(vec![(HttpMethod::Get, css)])),
-        ("/login", item(vec![(HttpMethod::Get, login)])),
-    ]
-}
-
-/// The connected-applications pages a merchant's employee signs in on (HTML, no token).
-fn account_pages() -> Vec<(&'static str, PathItem)> {
-    let form = |fields: &[&str]| {
-        RequestBodyBuilder::new()
-            .content(
-                "application/x-www-form-urlencoded",
-                Content::new(Some(form_fields(fields))),
-            )
-            .build()
-    };
-    // A body too large or not a form is refused before the page sees it.
-    let post = |id: &str, summary: &str, fields: &[&str]| {
-        public(id, summary, "account")
-            .request_body(Some(form(fields)))
-            .response(shared("413").0, shared("413").1)
-            .response(shared("415").0, shared("415").1)
-    };
-    let back = || {
-        ResponseBuilder::new()
-            .description("See Other: back to `/account`.")
-            .build()
-    };
-    let show = public(
-        "account",
-        "Connected applications, or the sign-in form",
-        "account",
-    )
-    .response(
-        "200",
-        html("The signed-in employee's grants, or the sign-in form."),
-    )
-    .build();
-    let sign_in = post(
-        "accountSignIn",
-        "Sign in to the connected-applications page",
-        &["email", "password", "csrf_token"],
-    )
-    .response("303", back())
-    .response("400", html("A CSRF token that does not match."))
-    .response("401", html("A wrong email or password: the form again."))
-    .response("429", html("Too many sign-in attempts."))
-    .build();
-    let revoke = post(
-        "accountRevoke",
-        "Revoke one connected application",
-        &["family", "csrf_token"],
-    )
-    .response("303", back())
-    .response("400", html("A CSRF token that does not match."))
-    .response("401", html("No session: the sign-in form."))
-    .response("404", html("No such grant the employee may revoke."))
-    .build();
-    let sign_out = post(
-        "accountSignOut",
-        "Sign out of the connected-applications page",
-        &["csrf_token"],
-    )
-    .response("303", back())
-    .response("400", html("A CSRF token that does not match."))
-    .build();
-    vec![
-        (
-            "/account",
-            item(vec![(HttpMethod::Get, show), (HttpMethod::Post, sign_in)]),
-        ),
-        ("/account/revoke", item(vec![(HttpMethod::Post, revoke)])),
-        (
-            "/account/sign-out",
-            item(vec![(HttpMethod::Post, sign_out)]),
-        ),
-    ]
-}
-
 fn oauth_error() -> Response {
     ResponseBuilder::new()
         .description("An OAuth error (`invalid_grant`, `invalid_client`, …).")
@@ -736,19 +332,6 @@ fn oauth_error() -> Response {
 /// An endpoint clients call with a token in the body (revoke, introspect).
 fn token_body() -> utoipa::openapi::request_body::RequestBody {
     form_or_json(named("TokenBody"), None)
-}
-
-/// What revoke and introspect read: the token, and the client when not in `Authorization`.
-fn token_body_schema() -> Schema {
-    ObjectBuilder::new()
-        .schema_type(Type::Object)
-        .property("token", schemas::string())
-        .property("token_type_hint", schemas::string())
-        .property("client_id", schemas::string())
-        .property("client_secret", schemas::string())
-        .required("token")
-        .build()
-        .into()
 }
 
 /// The endpoints applications call: token, revoke, introspect, metadata.
@@ -818,7 +401,7 @@ fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         ),
     )
     .build();
-    let mut items = oauth_pages();
+    let mut items = super::pages::oauth_pages();
     items.extend([
         ("/oauth/token", item(vec![(HttpMethod::Post, token)])),
         ("/oauth/revoke", item(vec![(HttpMethod::Post, revoke)])),
@@ -990,7 +573,7 @@ pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     items.push(("/files/{fileName}", files()));
     items.extend(health(all));
     items.extend(oauth(all));
-    items.extend(account_pages());
+    items.extend(super::pages::account_pages());
     items.extend(contract());
     items
 }

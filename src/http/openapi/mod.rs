@@ -4,8 +4,10 @@
 //! `../shared/examples.md` (extracted into `examples.json`). Served at `/openapi.json`, checked
 //! in at `docs/openapi.json` (`merchantd openapi` writes it), read by people at `/docs`.
 
+mod answers;
 mod catalogue;
 mod endpoints;
+mod pages;
 mod paths;
 pub mod schemas;
 
@@ -72,7 +74,7 @@ fn build() -> OpenApi {
         .parameter("AcceptVersion", paths::version_param());
     for (name, schema) in schemas::shared()
         .into_iter()
-        .chain(endpoints::schemas())
+        .chain(answers::all())
         .chain(catalogue::schemas())
     {
         components = components.schema(name, schema);
