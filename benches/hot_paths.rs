@@ -110,7 +110,11 @@ fn benches(c: &mut Criterion) {
     c.bench_function("render 10 products by id", |b| {
         b.iter(|| {
             let mut out = String::with_capacity(4096);
-            collection(&state, ids.iter().filter_map(|id| state.products.get(id)), &mut out);
+            collection(
+                &state,
+                ids.iter().filter_map(|id| state.products.get(id)),
+                &mut out,
+            );
             out
         })
     });
@@ -127,7 +131,11 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             next = (next + 1) % sets.len();
             let mut out = String::with_capacity(8192);
-            collection(&state, sets[next].iter().filter_map(|id| state.products.get(id)), &mut out);
+            collection(
+                &state,
+                sets[next].iter().filter_map(|id| state.products.get(id)),
+                &mut out,
+            );
             out
         })
     });

@@ -56,7 +56,7 @@ pub struct ProductRecord {
     pub images: Vec<String>,
     #[field(name = "categories", kind = "categories")]
     pub category_ids: Vec<i64>,
-    #[field(children, stored, live = "live_instances", required)]
+    #[field(children, stored, live = "live_instances")]
     /// Every instance ever made, deleted ones included (baskets still refer to them).
     pub instances: Vec<InstanceRecord>,
     #[field(name = "timestamp", kind = "date", read_only)]

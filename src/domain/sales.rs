@@ -271,7 +271,7 @@ impl OrderRecord {
 
 /// A line of an invoice.
 #[derive(Clone, Debug, PartialEq, Record)]
-#[record(table = "invoice_items", schema = "InvoiceItem", noun = "Invoice item")]
+#[record(table = "invoice_items", schema = "InvoiceLine", noun = "Invoice item")]
 pub struct InvoiceItem {
     #[field(writable)]
     pub id: i64,

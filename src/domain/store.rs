@@ -19,11 +19,15 @@ pub struct StoreRecord {
     pub id: i64,
     #[field(required)]
     pub name: String,
+    #[field(required)]
     pub address_line1: Option<String>,
     pub address_line2: Option<String>,
     pub address_line3: Option<String>,
+    #[field(required)]
     pub city: Option<String>,
+    #[field(required)]
     pub postcode: Option<String>,
+    #[field(required)]
     pub country_id: Option<String>,
     pub phone_number: Option<String>,
     pub email: Option<String>,

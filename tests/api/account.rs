@@ -12,6 +12,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::json;
 
 use crate::backend_tests;
+use crate::contract::Checked;
 use crate::helpers::TestApp;
 use crate::oauth_support::{refresh, token_json, user_status, Authorize, Browser, GUEST, OWNER};
 
@@ -157,7 +158,7 @@ async fn revoke(browser: &mut Browser, family: &str) -> crate::oauth_support::An
 
 async fn product_status(app: &TestApp, access: &str) -> StatusCode {
     app.api(Method::GET, "/product", access)
-        .send()
+        .checked()
         .await
         .expect("GET /product")
         .status()
@@ -363,13 +364,13 @@ backend_tests! {
         assert_eq!(answer.status, StatusCode::NOT_FOUND, "{}", answer.body);
         assert_eq!(user_status(&app, &pos.access).await, StatusCode::OK);
         // The authorization server's own look-ups: an unknown client, never a 500.
-        let res = app.client.get(app.url("/oauth/authorize?response_type=code&client_id=%00&scope=read")).send().await.unwrap();
+        let res = app.client.get(app.url("/oauth/authorize?response_type=code&client_id=%00&scope=read")).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::BAD_REQUEST);
-        let res = app.client.get(app.url("/login?client_id=%00")).send().await.unwrap();
+        let res = app.client.get(app.url("/login?client_id=%00")).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::NOT_FOUND);
         let res = app.client.post(app.url("/oauth/token"))
             .form(&[("grant_type", "refresh_token"), ("refresh_token", "x"), ("client_id", "demo\u{0}"), ("client_secret", "s")])
-            .send().await.unwrap();
+            .checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
     }
 

@@ -6,13 +6,14 @@ use std::time::{Duration, Instant};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::contract::Checked;
 use crate::helpers::TestApp;
 use crate::{backend_tests, backend_tests_with};
 
 async fn categories(app: &TestApp, token: &str) -> serde_json::Map<String, Value> {
     let res = app
         .api(Method::GET, "/category", token)
-        .send()
+        .checked()
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
@@ -27,7 +28,7 @@ backend_tests! {
             let req = app
                 .api(Method::POST, "/category", &token)
                 .json(&json!({"categories": {format!("k{i}"): {"title": format!("C{i}")}}}));
-            async move { req.send().await.map(|r| r.status()) }
+            async move { req.checked().await.map(|r| r.status()) }
         });
         let statuses = futures_util::future::join_all(writes).await;
         let created = statuses.iter().filter(|s| matches!(s, Ok(StatusCode::CREATED))).count();
@@ -51,7 +52,7 @@ backend_tests! {
             let res = app
                 .api(Method::POST, "/category", &token)
                 .json(&json!({"categories": {"k": {"title": format!("T{i}")}}}))
-                .send()
+                .checked()
                 .await
                 .unwrap();
             let body: Value = res.json().await.unwrap();
@@ -59,7 +60,7 @@ backend_tests! {
             let res = app
                 .api(Method::GET, "/category", &token)
                 .header("categoryIds", id.to_string())
-                .send()
+                .checked()
                 .await
                 .unwrap();
             let body: Value = res.json().await.unwrap();
@@ -77,7 +78,7 @@ backend_tests_with! { |s| s.test_write_delay_ms = 1500;
             .api(Method::POST, "/category", &token)
             .json(&json!({"categories": {"slow": {"title": "Slow"}}}));
         let started = Instant::now();
-        let write = tokio::spawn(async move { slow.send().await.unwrap().status() });
+        let write = tokio::spawn(async move { slow.checked().await.unwrap().status() });
         tokio::time::sleep(Duration::from_millis(300)).await;
 
         let read_started = Instant::now();
@@ -103,7 +104,7 @@ backend_tests! {
         let res = app
             .api(Method::POST, "/product", &token)
             .json(&json!({"products": {"p": {"name": "Beans"}}}))
-            .send()
+            .checked()
             .await
             .unwrap();
         let body: Value = res.json().await.unwrap();
@@ -117,13 +118,13 @@ backend_tests! {
             .unwrap();
 
         let hook = |action: &str| app.url(&format!("/__test/merchant/{merchant}/store/{store}/{action}"));
-        let crashed = app.client.post(hook("crash")).send().await.unwrap();
+        let crashed = app.client.post(hook("crash")).checked().await.unwrap();
         assert_eq!(crashed.status(), StatusCode::INTERNAL_SERVER_ERROR);
         let body: Value = crashed.json().await.unwrap();
         assert_eq!(body["api"]["message"]["error"]["120"]["code"], "internalError");
 
         // The next request succeeds, answered by a new actor that read the database.
-        let probe = app.client.post(hook("probe")).send().await.unwrap();
+        let probe = app.client.post(hook("probe")).checked().await.unwrap();
         assert_eq!(probe.status(), StatusCode::OK);
         let body: Value = probe.json().await.unwrap();
         assert_eq!(body["stockedProducts"], 1);
@@ -131,7 +132,7 @@ backend_tests! {
             .api(Method::GET, "/product", &token)
             .header("productIds", product_id.to_string())
             .header("storeId", store.to_string())
-            .send()
+            .checked()
             .await
             .unwrap();
         let body: Value = res.json().await.unwrap();

@@ -25,6 +25,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::contract::Checked;
 use crate::helpers::{spawn_app, Backend, TestApp};
 
 const CLIENT_ID: &str = "demo-pos";
@@ -124,7 +125,7 @@ async fn exchange(app: &TestApp, callback: &url::Url, verifier: &str) -> Value {
             "client_secret": "demo-pos-secret",
             "code_verifier": verifier,
         }))
-        .send()
+        .checked()
         .await
         .expect("token request");
     let status = res.status();
@@ -161,7 +162,11 @@ async fn a_browser_signs_in_approves_and_the_code_buys_working_tokens() {
     };
     let tokens = exchange(&app, &callback, &verifier).await;
     let access = tokens["access_token"].as_str().unwrap_or_default();
-    let res = app.api(Method::GET, "/user", access).send().await.unwrap();
+    let res = app
+        .api(Method::GET, "/user", access)
+        .checked()
+        .await
+        .unwrap();
     let status = res.status();
     let user: Value = res.json().await.expect("a JSON /user body");
     assert_eq!(status, StatusCode::OK, "{user}");
@@ -184,7 +189,7 @@ async fn a_browser_revokes_a_connected_application_and_its_tokens_die_at_once() 
             let access = tokens["access_token"].as_str().unwrap_or_default();
             ensure!(
                 app.api(Method::GET, "/product", access)
-                    .send()
+                    .checked()
                     .await?
                     .status()
                     == StatusCode::OK,
@@ -202,7 +207,7 @@ async fn a_browser_revokes_a_connected_application_and_its_tokens_die_at_once() 
     let access = tokens["access_token"].as_str().unwrap_or_default();
     let res = app
         .api(Method::GET, "/product", access)
-        .send()
+        .checked()
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
@@ -215,7 +220,7 @@ async fn a_browser_revokes_a_connected_application_and_its_tokens_die_at_once() 
             "client_id": CLIENT_ID,
             "client_secret": "demo-pos-secret",
         }))
-        .send()
+        .checked()
         .await
         .expect("refresh request");
     let status = res.status();

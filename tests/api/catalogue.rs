@@ -8,6 +8,7 @@ use std::process::Command;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::contract::Checked;
 use crate::helpers::{binary, create_one, send, tenants_dir, TestApp};
 use crate::{backend_tests, db_tests};
 
@@ -35,7 +36,7 @@ async fn import(
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    let res = req.send().await.expect("import");
+    let res = req.checked().await.expect("import");
     let status = res.status();
     let text = res.text().await.expect("body");
     let body: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
@@ -45,7 +46,7 @@ async fn import(
 async fn export(app: &TestApp, token: &str) -> String {
     let res = app
         .api(Method::GET, "/product/export", token)
-        .send()
+        .checked()
         .await
         .expect("export");
     assert_eq!(res.status(), StatusCode::OK);
@@ -179,7 +180,7 @@ backend_tests! {
 
         let res = app.api(Method::GET, "/events", &token)
             .header("Last-Event-ID", "0")
-            .send().await.unwrap();
+            .checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::OK);
         let mut res = res;
         let mut seen = String::new();
@@ -222,7 +223,7 @@ backend_tests! {
     async fn a_bad_import_request_gets_a_clear_error(app) {
         let token = app.owner_token().await;
         let res = app.api(Method::POST, "/product/import", &token)
-            .json(&json!({"products": {}})).send().await.unwrap();
+            .json(&json!({"products": {}})).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
         let body: Value = res.json().await.unwrap();
         assert_eq!(body["error"]["details"][0], "Content-Type: send the catalogue file as text/csv (UTF-8).");
@@ -237,7 +238,7 @@ backend_tests! {
         }
         let res = app.api(Method::POST, "/product/import", &token)
             .header("content-type", "text/csv")
-            .body(b"product\nT\xffa\n".to_vec()).send().await.unwrap();
+            .body(b"product\nT\xffa\n".to_vec()).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::BAD_REQUEST);
         let body: Value = res.json().await.unwrap();
         assert_eq!(body["error"]["details"][0], "row 2: is not UTF-8 text: save the file as CSV UTF-8.");

@@ -8,6 +8,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
+use crate::contract::Checked;
 use crate::helpers::binary;
 use crate::oauth_support::{exchange, pkce_pair, Authorize, Browser};
 
@@ -42,7 +43,7 @@ backend_tests! {
         let res = app
             .api(Method::POST, "/employee", &token)
             .json(&json!({"employees": {"sam": {"firstName": "Sam", "lastName": "Patel", "email": "sam@demo.test", "roleId": 3}}}))
-            .send()
+            .checked()
             .await
             .unwrap();
         assert_eq!(res.status(), StatusCode::CREATED);
@@ -102,14 +103,14 @@ backend_tests! {
 
         let res = app.api(Method::POST, "/category", access)
             .json(&json!({"categories": {"k": {"title": "From the CLI"}}}))
-            .send().await.unwrap();
+            .checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::CREATED);
         // The refresh token works like one from the consent flow, and only once.
         let refreshed = reqwest::Client::new()
             .post(app.url("/oauth/token"))
             .basic_auth("demo-pos", Some("demo-pos-secret"))
             .form(&[("grant_type", "refresh_token"), ("refresh_token", refresh)])
-            .send().await.unwrap();
+            .checked().await.unwrap();
         assert_eq!(refreshed.status(), StatusCode::OK);
         let pair: Value = refreshed.json().await.unwrap();
         assert_eq!(pair["scope"], "read write admin");
@@ -194,7 +195,7 @@ backend_tests! {
         let access = token["access_token"].as_str().unwrap();
         let res = app.api(Method::POST, "/category", access)
             .json(&json!({"categories": {"k": {"title": "From merchantd login"}}}))
-            .send().await.unwrap();
+            .checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::CREATED);
     }
 }

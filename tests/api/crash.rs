@@ -14,6 +14,7 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
+use crate::contract::Checked;
 use crate::db_tests;
 use crate::helpers::{raw_pool, TestDb};
 use crate::process::serve;
@@ -43,7 +44,7 @@ impl Api {
             .bearer_auth(&self.token)
             .header("x-accept-version", "2.0")
             .json(&body)
-            .send()
+            .checked()
             .await
             .ok()?;
         if res.status() != StatusCode::CREATED {
@@ -257,7 +258,7 @@ db_tests! {
             .header("x-accept-version", "2.0")
             .header("productIds", product.to_string())
             .header("storeId", store.to_string())
-            .send()
+            .checked()
             .await
             .unwrap();
         let body: Value = res.json().await.unwrap();

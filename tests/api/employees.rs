@@ -4,6 +4,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
+use crate::contract::Checked;
 use crate::helpers::{send, TestApp};
 
 fn sam() -> Value {
@@ -199,7 +200,7 @@ backend_tests! {
         assert_eq!(status, StatusCode::OK);
         let (status, body) = send(&app, Method::DELETE, "/employee", &owner, &[("employeeId", &guest_id.to_string())], None).await;
         assert_eq!(status, StatusCode::RESET_CONTENT, "{body}");
-        let res = app.api(Method::GET, "/employee", &guest).send().await.unwrap();
+        let res = app.api(Method::GET, "/employee", &guest).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
         let body: Value = res.json().await.unwrap();
         assert_eq!(body["api"]["message"]["error"]["100"]["code"], "tokenInvalid", "{body}");

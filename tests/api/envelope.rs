@@ -5,6 +5,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
 use crate::backend_tests;
+use crate::contract::Checked;
 use crate::helpers::TestApp;
 
 /// Checks the envelope common to every JSON answer and returns the body.
@@ -42,7 +43,7 @@ fn error_record<'a>(body: &'a Value, id: &str) -> &'a Value {
 }
 
 async fn get(app: &TestApp, path: &str) -> reqwest::Response {
-    app.client.get(app.url(path)).send().await.unwrap()
+    app.client.get(app.url(path)).checked().await.unwrap()
 }
 
 backend_tests! {
@@ -64,7 +65,7 @@ backend_tests! {
     }
 
     async fn an_unknown_token_is_401_and_the_legacy_oauth_scheme_is_accepted(app) {
-        let res = app.api(Method::GET, "/product", "mcd_at_nobodyissuedthis").send().await.unwrap();
+        let res = app.api(Method::GET, "/product", "mcd_at_nobodyissuedthis").checked().await.unwrap();
         enveloped(res, StatusCode::UNAUTHORIZED).await;
         let token = app.owner_token().await;
         let res = app
@@ -72,7 +73,7 @@ backend_tests! {
             .get(app.url("/no-such-resource"))
             .header("authorization", format!("OAuth {token}"))
             .header("x-accept-version", "2")
-            .send()
+            .checked()
             .await
             .unwrap();
         // Past authentication and the version check: the route does not exist.
@@ -81,14 +82,14 @@ backend_tests! {
 
     async fn an_expired_token_is_401_with_message_102(app) {
         let token = app.token_for("demo", "owner@demo.test", "read", -5).await;
-        let res = app.api(Method::GET, "/product", &token).send().await.unwrap();
+        let res = app.api(Method::GET, "/product", &token).checked().await.unwrap();
         assert!(res.headers()["www-authenticate"].to_str().unwrap().contains("expired"));
         let body = enveloped(res, StatusCode::UNAUTHORIZED).await;
         assert_eq!(error_record(&body, "102")["code"], "tokenExpired");
     }
 
     async fn authorization_is_checked_before_the_version(app) {
-        let res = app.client.get(app.url("/product")).send().await.unwrap();
+        let res = app.client.get(app.url("/product")).checked().await.unwrap();
         let body = enveloped(res, StatusCode::UNAUTHORIZED).await;
         error_record(&body, "100");
     }
@@ -97,7 +98,7 @@ backend_tests! {
         // The second merchant keeps legacy_clients off (the demo turns it on: see
         // tests/api/legacy_clients.rs).
         let token = app.token_for("second", "owner@second.test", "read write admin", 3600).await;
-        let res = app.client.get(app.url("/product")).bearer_auth(&token).send().await.unwrap();
+        let res = app.client.get(app.url("/product")).bearer_auth(&token).checked().await.unwrap();
         let body = enveloped(res, StatusCode::BAD_REQUEST).await;
         assert_eq!(error_record(&body, "101")["code"], "validationError");
         assert!(body["error"]["details"][0].as_str().unwrap().contains("supported versions: 2.0"));
@@ -106,7 +107,7 @@ backend_tests! {
             .get(app.url("/product"))
             .bearer_auth(&token)
             .header("x-accept-version", "9.9")
-            .send()
+            .checked()
             .await
             .unwrap();
         let body = enveloped(res, StatusCode::BAD_REQUEST).await;
@@ -115,14 +116,14 @@ backend_tests! {
 
     async fn an_unknown_route_is_404_with_message_104(app) {
         let token = app.owner_token().await;
-        let res = app.api(Method::GET, "/no-such-resource", &token).send().await.unwrap();
+        let res = app.api(Method::GET, "/no-such-resource", &token).checked().await.unwrap();
         let body = enveloped(res, StatusCode::NOT_FOUND).await;
         assert_eq!(error_record(&body, "104")["code"], "notFound");
         assert_eq!(body["error"]["details"][0], "No route GET /no-such-resource.");
     }
 
     async fn a_wrong_method_is_405_with_message_105(app) {
-        let res = app.client.post(app.url("/status")).send().await.unwrap();
+        let res = app.client.post(app.url("/status")).checked().await.unwrap();
         let body = enveloped(res, StatusCode::METHOD_NOT_ALLOWED).await;
         assert_eq!(error_record(&body, "105")["code"], "methodNotAllowed");
     }
@@ -134,7 +135,7 @@ backend_tests! {
             .api(Method::POST, "/product", &token)
             .header("content-type", "application/json")
             .body(big)
-            .send()
+            .checked()
             .await
             .unwrap();
         let body = enveloped(res, StatusCode::PAYLOAD_TOO_LARGE).await;
@@ -171,7 +172,7 @@ backend_tests! {
             .post(app.url("/oauth/token"))
             .header("content-type", "application/json")
             .body("{\"grant_type\": ")
-            .send()
+            .checked()
             .await
             .unwrap();
         assert_eq!(res.status(), StatusCode::BAD_REQUEST);
@@ -187,13 +188,13 @@ backend_tests! {
 
     async fn a_scope_too_small_is_403_with_message_103(app) {
         let token = app.token_for("demo", "owner@demo.test", "read", 3600).await;
-        let res = app.api(Method::POST, "/product", &token).send().await.unwrap();
+        let res = app.api(Method::POST, "/product", &token).checked().await.unwrap();
         let www = res.headers()["www-authenticate"].to_str().unwrap().to_owned();
         assert!(www.contains("insufficient_scope") && www.contains("scope=\"write\""), "{www}");
         let body = enveloped(res, StatusCode::FORBIDDEN).await;
         assert_eq!(error_record(&body, "103")["code"], "insufficientScope");
         let write = app.token_for("demo", "owner@demo.test", "write", 3600).await;
-        let res = app.api(Method::DELETE, "/product", &write).send().await.unwrap();
+        let res = app.api(Method::DELETE, "/product", &write).checked().await.unwrap();
         enveloped(res, StatusCode::FORBIDDEN).await;
     }
 
@@ -224,7 +225,7 @@ backend_tests! {
     async fn metrics_count_requests_by_route_pattern(app) {
         get(&app, "/status").await;
         get(&app, "/health/ready").await;
-        app.client.post(app.url("/status")).send().await.unwrap();
+        app.client.post(app.url("/status")).checked().await.unwrap();
         get(&app, "/product/12345").await;
         let text = get(&app, "/metrics").await.text().await.unwrap();
         assert!(
@@ -242,7 +243,7 @@ backend_tests! {
             .client
             .get(app.url("/status"))
             .header("accept-encoding", "gzip")
-            .send()
+            .checked()
             .await
             .unwrap();
         assert_eq!(res.headers().get("content-encoding").unwrap(), "gzip");

@@ -8,6 +8,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
+use crate::contract::Checked;
 use crate::helpers::{send_full, TestApp};
 
 /// One parsed server-sent event.
@@ -32,7 +33,7 @@ impl Stream {
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        let res = request.send().await.expect("GET /events");
+        let res = request.checked().await.expect("GET /events");
         assert_eq!(res.status(), StatusCode::OK);
         assert!(res.headers()["content-type"]
             .to_str()
@@ -281,13 +282,13 @@ backend_tests! {
         assert!(oldest.ends_within(Duration::from_secs(3)).await, "the oldest stream ended");
         let metrics = app.metrics_text().await;
         assert!(metrics.contains("event_stream_clients 4"), "{metrics}");
-        let res = app.api(Method::GET, "/events", &token).header("types", "a.b.c").send().await.unwrap();
+        let res = app.api(Method::GET, "/events", &token).header("types", "a.b.c").checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::BAD_REQUEST);
         let res = reqwest::Client::new()
             .post(app.url("/oauth/revoke"))
             .basic_auth("demo-pos", Some("demo-pos-secret"))
             .form(&[("token", token.as_str())])
-            .send()
+            .checked()
             .await
             .unwrap();
         assert_eq!(res.status(), StatusCode::OK);

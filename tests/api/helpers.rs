@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
+use crate::contract::Checked;
 use merchantd::config::Settings;
 use merchantd::crypto;
 use merchantd::db::Db;
@@ -351,7 +352,7 @@ impl TestApp {
     pub async fn metrics_text(&self) -> String {
         self.client
             .get(self.url("/metrics"))
-            .send()
+            .checked()
             .await
             .expect("GET /metrics")
             .text()
@@ -481,7 +482,7 @@ pub async fn send_full(
     if let Some(body) = body {
         req = req.json(&body);
     }
-    let res = req.send().await.expect("request");
+    let res = req.checked().await.expect("request");
     let status = res.status();
     let response_headers = res.headers().clone();
     let text = res.text().await.expect("body");

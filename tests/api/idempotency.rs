@@ -6,6 +6,7 @@ use futures_util::future::join_all;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::contract::Checked;
 use crate::helpers::{raw_pool, send_full, TestApp};
 use crate::process::serve;
 use crate::{backend_tests, db_tests};
@@ -119,7 +120,7 @@ backend_tests! {
             let res = app.api(Method::POST, "/product", &token)
                 .header("Idempotency-Key", bad)
                 .json(&latte("Nope"))
-                .send().await.unwrap();
+                .checked().await.unwrap();
             assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{bad:?}");
             let body: Value = res.json().await.unwrap();
             assert!(body["error"]["details"][0].as_str().unwrap().starts_with("Idempotency-Key"), "{body}");
@@ -139,7 +140,7 @@ db_tests! {
         let client = reqwest::Client::new();
         let post = |url: String| {
             client.post(url).bearer_auth(&token).header("x-accept-version", "2.0")
-                .header("Idempotency-Key", "till-7-sale-42").json(&latte("Macchiato")).send()
+                .header("Idempotency-Key", "till-7-sale-42").json(&latte("Macchiato")).checked()
         };
         let first = post(served.url("/product")).await.unwrap();
         assert_eq!(first.status(), StatusCode::CREATED);

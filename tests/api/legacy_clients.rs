@@ -17,6 +17,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
+use crate::contract::Checked;
 use crate::helpers::TestApp;
 use crate::oauth_support::{
     approved_code, Authorize, DEMO_CLIENT, DEMO_REDIRECT, DEMO_SECRET, GUEST,
@@ -58,7 +59,7 @@ impl Node<'_> {
             let body = post_body.unwrap_or_else(|| json!({}));
             req = req.form(&[("postBody", body.to_string())]);
         }
-        let res = req.send().await.expect("request");
+        let res = req.checked().await.expect("request");
         let status = res.status();
         let text = res.text().await.expect("body");
         let body = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
@@ -114,7 +115,7 @@ impl Node<'_> {
         if let Some(version) = self.version {
             req = req.header("x-accept-version", version);
         }
-        let res = req.send().await.unwrap();
+        let res = req.checked().await.unwrap();
         (res.status(), res.json().await.unwrap())
     }
 }
@@ -258,7 +259,7 @@ backend_tests! {
         let query = format!(
             "access_type=online&redirect_uri={DEMO_REDIRECT}&response_type=code&client_id={DEMO_CLIENT}&scope={OLD_SCOPES}"
         );
-        let res = app.client.get(app.url(&format!("/login?{query}"))).send().await.unwrap();
+        let res = app.client.get(app.url(&format!("/login?{query}"))).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::FOUND);
         let location = res.headers()["location"].to_str().unwrap().to_owned();
         assert!(location.ends_with(&format!("/oauth/authorize?{query}")), "{location}");
@@ -307,13 +308,13 @@ backend_tests! {
 
     async fn without_legacy_clients_the_old_conventions_stay_refused(app) {
         let query = "access_type=online&redirect_uri=https://till.second.test/callback&response_type=code&client_id=second-till&scope=user,application";
-        let res = app.client.get(app.url(&format!("/login?{query}"))).send().await.unwrap();
+        let res = app.client.get(app.url(&format!("/login?{query}"))).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::NOT_FOUND);
-        let res = app.client.get(app.url("/login")).send().await.unwrap();
+        let res = app.client.get(app.url("/login")).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::NOT_FOUND);
         let body: Value = res.json().await.unwrap();
         assert!(body["error"]["details"][0].as_str().unwrap().contains("/oauth/authorize"), "{body}");
-        let res = app.client.get(app.url(&format!("/oauth/authorize?{query}"))).send().await.unwrap();
+        let res = app.client.get(app.url(&format!("/oauth/authorize?{query}"))).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::FOUND);
         let location = res.headers()["location"].to_str().unwrap();
         assert!(location.contains("error=invalid_scope"), "{location}");
@@ -347,7 +348,7 @@ async fn node_token(app: &TestApp, form: &[(&str, &str)]) -> (StatusCode, Value)
         .client
         .post(app.url("/oauth/token"))
         .form(form)
-        .send()
+        .checked()
         .await
         .unwrap();
     (res.status(), res.json().await.unwrap())

@@ -9,6 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::backend_tests;
+use crate::contract::Checked;
 use crate::helpers::{send, spawn_app_with, Backend};
 
 /// A client that sends a request head one byte a second and never finishes it. Returns what
@@ -54,7 +55,7 @@ async fn a_slowloris_crowd_does_not_keep_a_normal_client_waiting() {
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(4) {
         let t = Instant::now();
-        let res = client.get(app.url("/status")).send().await.unwrap();
+        let res = client.get(app.url("/status")).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::OK);
         times.push(t.elapsed());
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -97,7 +98,7 @@ async fn over_its_rate_a_token_gets_429_with_108_and_retry_after() {
     for _ in 0..5 {
         let res = app
             .api(Method::GET, "/category", &first)
-            .send()
+            .checked()
             .await
             .unwrap();
         assert_eq!(res.status(), StatusCode::OK);
@@ -112,7 +113,7 @@ async fn over_its_rate_a_token_gets_429_with_108_and_retry_after() {
     assert_eq!(remaining, ["4", "3", "2", "1", "0"]);
     let res = app
         .api(Method::GET, "/category", &first)
-        .send()
+        .checked()
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
@@ -129,7 +130,7 @@ async fn over_its_rate_a_token_gets_429_with_108_and_retry_after() {
         for _ in 0..4 {
             out.push(
                 app.api(Method::GET, "/category", &second)
-                    .send()
+                    .checked()
                     .await
                     .unwrap()
                     .status(),
@@ -162,7 +163,7 @@ async fn over_its_rate_a_token_gets_429_with_108_and_retry_after() {
         .await;
     let res = app
         .api(Method::GET, "/category", &other)
-        .send()
+        .checked()
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::OK);

@@ -5,6 +5,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
+use crate::contract::Checked;
 use crate::helpers::{send, TestApp};
 
 /// Files a log under `object`/`identifier` with `tags` and returns its id.
@@ -131,7 +132,7 @@ backend_tests! {
         let res = app.api(Method::POST, "/log", &token)
             .header("tag", "sync").header("object", "STORE").header("identifier", "9")
             .header("id", "STORE-9:1").header("completed", "true")
-            .send().await.unwrap();
+            .checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::CREATED);
         let body: Value = res.json().await.unwrap();
         assert_eq!(body["logs"][&id]["completeDate"], completed_at.as_str());
@@ -259,20 +260,20 @@ backend_tests! {
         let token = app.owner_token().await;
         let post = || app.api(Method::POST, "/log", &token)
             .header("tag", "t").header("object", "STORE").header("identifier", "9");
-        let res = post().header("content-type", "text/plain").body("hello").send().await.unwrap();
+        let res = post().header("content-type", "text/plain").body("hello").checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
         let body: Value = res.json().await.unwrap();
         assert_eq!(body["api"]["message"]["error"]["106"]["code"], "unsupportedMediaType", "{body}");
 
-        let res = post().header("content-type", "application/json").body("{\"a\": ").send().await.unwrap();
+        let res = post().header("content-type", "application/json").body("{\"a\": ").checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::BAD_REQUEST);
 
-        let res = post().header("content-type", "application/json").send().await.unwrap();
+        let res = post().header("content-type", "application/json").checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::BAD_REQUEST, "a new log needs a body");
 
         // The legacy form with one postBody field is the same as a JSON body.
         let res = post().header("content-type", "application/x-www-form-urlencoded")
-            .body("postBody=%7B%22legacy%22%3Atrue%7D").send().await.unwrap();
+            .body("postBody=%7B%22legacy%22%3Atrue%7D").checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::CREATED);
         let body: Value = res.json().await.unwrap();
         assert_eq!(body["logs"]["STORE-9:1"]["data"], json!({"legacy": true}), "{body}");

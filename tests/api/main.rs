@@ -10,6 +10,7 @@ mod browser;
 mod catalogue;
 mod categories;
 mod cli;
+mod contract;
 mod crash;
 mod employees;
 mod envelope;

@@ -14,12 +14,17 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
 use crate::backend_tests;
+use crate::contract::Checked;
 use crate::helpers::TestApp;
 use crate::oauth_support::{Authorize, Browser, DEMO_CLIENT, DEMO_REDIRECT, DEMO_SECRET, OWNER};
 
 /// `GET /user` with a token the library obtained: the owner's profile.
 async fn assert_signed_in_as_owner(app: &TestApp, access: &str) {
-    let res = app.api(Method::GET, "/user", access).send().await.unwrap();
+    let res = app
+        .api(Method::GET, "/user", access)
+        .checked()
+        .await
+        .unwrap();
     let status = res.status();
     let body: Value = res.json().await.expect("a JSON /user body");
     assert_eq!(status, StatusCode::OK, "{body}");

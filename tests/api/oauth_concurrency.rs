@@ -11,6 +11,7 @@ use futures_util::FutureExt;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use crate::contract::Checked;
 use crate::helpers::{Backend, TestApp, TestDb};
 use crate::oauth_support::{
     approved_code, login, pkce_pair, user_status, Authorize, Browser, DEMO_CLIENT, DEMO_REDIRECT,
@@ -33,7 +34,7 @@ async fn burst(
         let res = client
             .post(url)
             .json(body)
-            .send()
+            .checked()
             .await
             .expect("token request");
         let status = res.status();

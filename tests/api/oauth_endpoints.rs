@@ -13,6 +13,7 @@ use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use crate::contract::Checked;
 use crate::helpers::TestApp;
 use crate::oauth_support::*;
 use crate::{backend_tests, backend_tests_with};
@@ -46,7 +47,7 @@ pub(crate) async fn post_form(
             "application/x-www-form-urlencoded;charset=UTF-8",
         )
         .body(serde_urlencoded::to_string(form).unwrap())
-        .send()
+        .checked()
         .await
         .unwrap();
     let (status, headers) = (res.status(), res.headers().clone());
@@ -176,7 +177,7 @@ backend_tests! {
         assert_oauth_error(status, &body, StatusCode::UNAUTHORIZED, "invalid_client");
         assert!(body.get("active").is_none(), "{body}");
         let anonymous = app.client.post(app.url("/oauth/introspect")).form(&[("token", &access)]);
-        let res = anonymous.send().await.unwrap();
+        let res = anonymous.checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
     }
 }
@@ -185,7 +186,7 @@ backend_tests! {
 backend_tests! {
     async fn the_metadata_names_every_endpoint_and_capability(app) {
         let url = app.url("/.well-known/oauth-authorization-server");
-        let res = app.client.get(url).send().await.unwrap();
+        let res = app.client.get(url).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::OK);
         assert_eq!(res.headers()["x-api-version"], "2.0");
         let body: Value = res.json().await.unwrap();

@@ -11,6 +11,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
 use crate::backend_tests;
+use crate::contract::Checked;
 use crate::helpers::TestApp;
 use crate::oauth_endpoints::assert_oauth_error;
 use crate::oauth_support::*;
@@ -22,7 +23,7 @@ async fn call(
     path: &str,
     token: &str,
 ) -> (StatusCode, String, Value) {
-    let res = app.api(method, path, token).send().await.unwrap();
+    let res = app.api(method, path, token).checked().await.unwrap();
     let status = res.status();
     let www = res
         .headers()

@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use merchantd::db::Db;
 use merchantd::metrics::Metrics;
 
+use crate::contract::Checked;
 use crate::db_tests;
 use crate::helpers::{dump_database, FIXTURE_SECRETS};
 use crate::oauth_endpoints::{basic, TILL};
@@ -117,7 +118,7 @@ impl Flow {
 
     /// Sends a request; a token response's own pair is the only secret its body may carry.
     async fn send(&mut self, what: &str, request: RequestBuilder) -> (StatusCode, Value) {
-        let res = request.send().await.unwrap();
+        let res = request.checked().await.unwrap();
         let (status, headers) = (res.status(), res.headers().clone());
         let body = res.text().await.unwrap();
         let value: Value = serde_json::from_str(&body).unwrap_or(Value::Null);

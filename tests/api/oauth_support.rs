@@ -7,6 +7,7 @@ use base64::Engine;
 use reqwest::StatusCode;
 use serde_json::Value;
 
+use crate::contract::Checked;
 use crate::helpers::TestApp;
 
 pub const DEMO_CLIENT: &str = "demo-pos";
@@ -179,7 +180,7 @@ impl Browser {
             .client
             .get(format!("{}{path}", self.base))
             .header("cookie", self.cookie_header())
-            .send()
+            .checked()
             .await
             .unwrap();
         self.answer(res).await
@@ -192,7 +193,7 @@ impl Browser {
             .post(format!("{}{path}", self.base))
             .header("cookie", self.cookie_header())
             .form(form)
-            .send()
+            .checked()
             .await
             .unwrap();
         self.answer(res).await
@@ -203,7 +204,7 @@ impl Browser {
             .client
             .get(format!("{}/oauth/authorize?{query}", self.base))
             .header("cookie", self.cookie_header())
-            .send()
+            .checked()
             .await
             .unwrap();
         self.answer(res).await
@@ -219,7 +220,7 @@ impl Browser {
             .post(format!("{}/oauth/authorize", self.base))
             .header("cookie", self.cookie_header())
             .form(&form)
-            .send()
+            .checked()
             .await
             .unwrap();
         self.answer(res).await
@@ -259,7 +260,7 @@ pub async fn token_json(
         .client
         .post(app.url("/oauth/token"))
         .json(&body)
-        .send()
+        .checked()
         .await
         .unwrap();
     let status = res.status();
@@ -306,7 +307,7 @@ pub async fn login(app: &TestApp) -> (String, String) {
 /// The status of `GET /user` with a token: 200 while it works, 401 once it does not.
 pub async fn user_status(app: &TestApp, access: &str) -> StatusCode {
     app.api(reqwest::Method::GET, "/user", access)
-        .send()
+        .checked()
         .await
         .unwrap()
         .status()

@@ -13,6 +13,7 @@ use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::contract::Checked;
 use crate::helpers::TestApp;
 use crate::oauth_endpoints::{assert_oauth_error, pair_of, post_form, TILL};
 use crate::oauth_support::*;
@@ -159,7 +160,7 @@ backend_tests! {
         // Missing: a cross-site post carries neither the token nor our cookie.
         let mut form = request.request_fields();
         form.extend([("email".into(), OWNER.0.into()), ("password".into(), OWNER.1.into())]);
-        let res = app.client.post(app.url("/oauth/authorize")).form(&form).send().await.unwrap();
+        let res = app.client.post(app.url("/oauth/authorize")).form(&form).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::BAD_REQUEST);
         // Wrong, at sign-in and at consent.
         let mut browser = Browser::new(&app);
@@ -277,7 +278,7 @@ backend_tests! {
         let res = app.client.post(app.url("/oauth/token"))
             .header("content-type", "application/json")
             .body(r#"{"grant_type": "authorization_code", "#)
-            .send().await.unwrap();
+            .checked().await.unwrap();
         assert_eq!(header(res.headers(), "x-api-version"), "2.0");
         let status = res.status();
         let body: Value = res.json().await.unwrap();
@@ -369,7 +370,7 @@ backend_tests! {
         let (status, body) = refresh_as(&app, DEMO, &r0, "read").await;
         assert_eq!((status, &body["scope"]), (StatusCode::OK, &json!("read")), "{body}");
         let (access, _) = pair_of(&body);
-        let res = app.api(Method::POST, "/product", &access).send().await.unwrap();
+        let res = app.api(Method::POST, "/product", &access).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::FORBIDDEN);
     }
 
@@ -406,7 +407,7 @@ backend_tests_with! { |s| s.access_token_ttl_secs = 1;
     async fn an_expired_access_token_is_401_with_message_102_and_a_refresh_recovers(app) {
         let (access, r0) = login(&app).await;
         tokio::time::sleep(std::time::Duration::from_millis(2200)).await;
-        let res = app.api(Method::GET, "/user", &access).send().await.unwrap();
+        let res = app.api(Method::GET, "/user", &access).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
         assert!(header(res.headers(), "www-authenticate").contains("invalid_token"));
         let body: Value = res.json().await.unwrap();

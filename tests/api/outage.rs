@@ -10,6 +10,7 @@ use futures_util::future::join_all;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::contract::Checked;
 use crate::helpers::{spawn_app, Backend, TestApp};
 
 /// Terminates every other connection to the app's database.
@@ -51,7 +52,7 @@ async fn a_postgres_outage_costs_503s_not_hangs_and_loses_nothing_answered() {
                 let res = app
                     .api(Method::POST, "/category", &token)
                     .json(&json!({"categories": {"c": {"title": title}}}))
-                    .send()
+                    .checked()
                     .await
                     .expect("an answer, not a dropped connection");
                 let status = res.status();
@@ -103,7 +104,7 @@ async fn a_postgres_outage_costs_503s_not_hangs_and_loses_nothing_answered() {
         let res = app
             .api(Method::POST, "/category", &token)
             .json(&json!({"categories": {"c": {"title": "after the outage"}}}))
-            .send()
+            .checked()
             .await
             .unwrap();
         if res.status() == StatusCode::CREATED {

@@ -8,6 +8,7 @@ use std::time::Duration;
 use merchantd::db::Db;
 use merchantd::metrics::Metrics;
 
+use crate::contract::Checked;
 use crate::db_tests;
 use crate::helpers::{binary, dump_database, tenants_dir, TestDb, FIXTURE_SECRETS};
 
@@ -136,7 +137,7 @@ db_tests! {
         for signal in ["-TERM", "-INT"] {
             let served = serve(&db, "info");
             let url = served.url("/__test/sleep/1500");
-            let request = tokio::spawn(async move { reqwest::get(url).await });
+            let request = tokio::spawn(async move { reqwest::Client::new().get(url).checked().await });
             tokio::time::sleep(Duration::from_millis(400)).await;
             served.signal(signal);
             let res = match request.await.unwrap() {
@@ -187,7 +188,7 @@ db_tests! {
                 .get(served.url(path))
                 .bearer_auth(&token)
                 .header("x-accept-version", "2.0")
-                .send()
+                .checked()
                 .await
                 .unwrap();
             assert_eq!(res.status(), expected, "{path}");

@@ -6,6 +6,7 @@ use chrono::{Duration, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::contract::Checked;
 use crate::helpers::{send, TestApp};
 use crate::{backend_tests, backend_tests_with};
 
@@ -69,7 +70,7 @@ async fn a_category(app: &TestApp, token: &str) -> i64 {
     let res = app
         .api(Method::POST, "/category", token)
         .json(&json!({"categories": {"hot": {"title": "Hot drinks"}}}))
-        .send()
+        .checked()
         .await
         .unwrap();
     let body: Value = res.json().await.unwrap();
@@ -278,7 +279,7 @@ backend_tests! {
         let body: Value = app.api(Method::POST, "/store", &token)
             .json(&json!({"stores": {"k": {"name": "Kiosk", "addressLine1": "1 St", "city": "Bristol",
                                            "postcode": "BS1", "countryId": "GB"}}}))
-            .send().await.unwrap().json().await.unwrap();
+            .checked().await.unwrap().json().await.unwrap();
         let kiosk = body["stores"]["k"]["id"].as_i64().unwrap();
         let mut everywhere = promo(&day(-1), None);
         everywhere["storeIds"] = json!([]);

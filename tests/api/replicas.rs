@@ -10,6 +10,7 @@ use futures_util::future::join_all;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::contract::Checked;
 use crate::helpers::{metric_value, raw_pool, Backend, TestDb};
 use crate::process::{serve, serve_command, serve_with, Served};
 
@@ -45,7 +46,11 @@ async fn pair(db: &TestDb, b_settings: &[(&str, &str)]) -> Pair {
 async fn wait_ready(replica: &Served) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let ready = reqwest::get(replica.url("/health/ready")).await.unwrap();
+        let ready = reqwest::Client::new()
+            .get(replica.url("/health/ready"))
+            .checked()
+            .await
+            .unwrap();
         if ready.status() == StatusCode::OK {
             return;
         }
@@ -74,7 +79,7 @@ impl Pair {
         if let Some(body) = body {
             req = req.json(&body);
         }
-        let res = req.send().await.unwrap();
+        let res = req.checked().await.unwrap();
         let status = res.status();
         (status, res.json().await.unwrap())
     }
@@ -200,7 +205,7 @@ impl Pair {
                 .bearer_auth(&self.token)
                 .header("x-accept-version", "2.0")
                 .json(&body)
-                .send()
+                .checked()
                 .await
                 .unwrap();
             let status = res.status();
@@ -237,7 +242,9 @@ impl Pair {
     }
 
     async fn metric(&self, on: &Served, name: &str) -> f64 {
-        let text = reqwest::get(on.url("/metrics"))
+        let text = reqwest::Client::new()
+            .get(on.url("/metrics"))
+            .checked()
             .await
             .unwrap()
             .text()
@@ -394,7 +401,7 @@ async fn a_revocation_on_one_replica_fails_the_token_on_the_other_within_a_secon
             ("client_id", "demo-pos"),
             ("client_secret", "demo-pos-secret"),
         ])
-        .send()
+        .checked()
         .await
         .unwrap();
     assert_eq!(revoked.status(), StatusCode::OK);
@@ -434,7 +441,9 @@ async fn a_replica_that_lost_its_listening_connection_serves_nothing_stale() {
         "B's listening connection was found and terminated"
     );
     let not_ready = within(Duration::from_secs(2), || async {
-        reqwest::get(p.b.url("/health/ready"))
+        reqwest::Client::new()
+            .get(p.b.url("/health/ready"))
+            .checked()
             .await
             .unwrap()
             .status()
@@ -529,6 +538,10 @@ async fn a_second_server_on_one_sqlite_file_refuses_to_start() {
     assert!(stderr.contains(file), "the error names the file: {stderr}");
     assert!(stderr.contains("already serving"), "{stderr}");
     // The first one is unharmed.
-    let live = reqwest::get(first.url("/health/ready")).await.unwrap();
+    let live = reqwest::Client::new()
+        .get(first.url("/health/ready"))
+        .checked()
+        .await
+        .unwrap();
     assert_eq!(live.status(), StatusCode::OK);
 }

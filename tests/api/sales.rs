@@ -5,6 +5,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
+use crate::contract::Checked;
 use crate::helpers::{create_one as create, send, TestApp};
 
 struct Shop {
@@ -185,8 +186,8 @@ backend_tests! {
                 let mut statuses = Vec::new();
                 for (b, _) in chunk {
                     // Each completion is sent twice at once: exactly one may win.
-                    let first = app.api(Method::POST, "/basket", &token).json(&json!({"baskets": {"c": {"id": b, "completed": true}}})).send();
-                    let second = app.api(Method::POST, "/basket", &token).json(&json!({"baskets": {"c": {"id": b, "completed": true}}})).send();
+                    let first = app.api(Method::POST, "/basket", &token).json(&json!({"baskets": {"c": {"id": b, "completed": true}}})).checked();
+                    let second = app.api(Method::POST, "/basket", &token).json(&json!({"baskets": {"c": {"id": b, "completed": true}}})).checked();
                     let (a, b2) = futures_util::future::join(first, second).await;
                     statuses.push((a.unwrap().status(), b2.unwrap().status()));
                 }

@@ -4,6 +4,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::contract::Checked;
 use crate::helpers::{metric_value, send, TestApp};
 use crate::{backend_tests, backend_tests_with};
 
@@ -79,11 +80,11 @@ backend_tests! {
         let (status, body) = send(&app, Method::POST, "/store", &token, &[], Some(json!({"stores": many}))).await;
         assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
         assert_eq!(body["api"]["message"]["error"]["107"]["code"], "payloadTooLarge");
-        let res = app.api(Method::POST, "/store", &token).header("content-type", "application/json").body("{\"stores\": ").send().await.unwrap();
+        let res = app.api(Method::POST, "/store", &token).header("content-type", "application/json").body("{\"stores\": ").checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::BAD_REQUEST);
-        let res = app.api(Method::POST, "/store", &token).header("content-type", "text/plain").body("x").send().await.unwrap();
+        let res = app.api(Method::POST, "/store", &token).header("content-type", "text/plain").body("x").checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
-        let res = app.api(Method::PUT, "/store", &token).json(&json!({"stores": {"k": kiosk()}})).send().await.unwrap();
+        let res = app.api(Method::PUT, "/store", &token).json(&json!({"stores": {"k": kiosk()}})).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY, "PUT only updates");
     }
 
@@ -92,7 +93,7 @@ backend_tests! {
         let res = app
             .api(Method::POST, "/store", &token)
             .form(&[("postBody", json!({"stores": {"f": kiosk()}}).to_string())])
-            .send()
+            .checked()
             .await
             .unwrap();
         assert_eq!(res.status(), StatusCode::CREATED);
@@ -140,7 +141,7 @@ backend_tests! {
         let token = app.owner_token().await;
         let requests = (0..200).map(|_| {
             let req = app.api(Method::GET, "/store", &token);
-            async move { req.send().await.unwrap().status() }
+            async move { req.checked().await.unwrap().status() }
         });
         let statuses = futures_util::future::join_all(requests).await;
         assert!(statuses.iter().all(|s| *s == StatusCode::OK));
@@ -152,7 +153,7 @@ backend_tests! {
         let token = app.owner_token().await;
         let writes = (0..200).map(|i| {
             let req = app.api(Method::POST, "/store", &token).json(&json!({"stores": {format!("k{i}"): kiosk()}}));
-            async move { req.send().await.unwrap().status() }
+            async move { req.checked().await.unwrap().status() }
         });
         let statuses = futures_util::future::join_all(writes).await;
         assert!(statuses.iter().all(|s| *s == StatusCode::CREATED), "{statuses:?}");

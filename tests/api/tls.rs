@@ -3,6 +3,7 @@
 
 use reqwest::{Method, StatusCode, Version};
 
+use crate::contract::Checked;
 use crate::helpers::{spawn_app_with, Backend, TestApp};
 use crate::oauth_support::login;
 
@@ -42,7 +43,7 @@ async fn the_oauth_flow_and_the_api_work_over_tls_on_http1_and_http2() {
     app.address = format!("https://127.0.0.1:{}", app.port);
     for (http1, version) in [(true, Version::HTTP_11), (false, Version::HTTP_2)] {
         app.client = client(&root, http1);
-        let status = app.client.get(app.url("/status")).send().await.unwrap();
+        let status = app.client.get(app.url("/status")).checked().await.unwrap();
         assert_eq!(status.version(), version);
         assert_eq!(status.status(), StatusCode::OK);
 
@@ -51,14 +52,14 @@ async fn the_oauth_flow_and_the_api_work_over_tls_on_http1_and_http2() {
         let res = app
             .api(Method::POST, "/category", &access)
             .json(&serde_json::json!({"categories": {"c": {"title": format!("over {version:?}")}}}))
-            .send()
+            .checked()
             .await
             .unwrap();
         assert_eq!(res.version(), version);
         assert_eq!(res.status(), StatusCode::CREATED);
         let res = app
             .api(Method::GET, "/category", &access)
-            .send()
+            .checked()
             .await
             .unwrap();
         let body: serde_json::Value = res.json().await.unwrap();
@@ -126,15 +127,15 @@ async fn sighup_reloads_the_certificate() {
         )
     };
     let (trusts_old, trusts_new) = (trusting(&old), trusting(&new));
-    assert!(trusts_old.get(&url).send().await.is_ok());
-    assert!(trusts_new.get(&url).send().await.is_err());
+    assert!(trusts_old.get(&url).checked().await.is_ok());
+    assert!(trusts_new.get(&url).checked().await.is_err());
 
     // A half-written renewal (the new certificate, the old key) is refused; the old stays.
     std::fs::write(&cert, new.cert.pem()).unwrap();
     served.signal("-HUP");
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     assert!(
-        trusts_old.get(&url).send().await.is_ok(),
+        trusts_old.get(&url).checked().await.is_ok(),
         "the certificate in use stays"
     );
 
@@ -143,12 +144,12 @@ async fn sighup_reloads_the_certificate() {
     let mut served_new = false;
     for _ in 0..50 {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        if trusts_new.get(&url).send().await.is_ok() {
+        if trusts_new.get(&url).checked().await.is_ok() {
             served_new = true;
             break;
         }
     }
     assert!(served_new, "the renewed certificate is served after SIGHUP");
     // Fresh connections no longer get the old certificate.
-    assert!(trusting(&old).get(&url).send().await.is_err());
+    assert!(trusting(&old).get(&url).checked().await.is_err());
 }

@@ -6,6 +6,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use crate::contract::Checked;
 use crate::helpers::TestApp;
 use crate::{backend_tests, backend_tests_with};
 
@@ -66,7 +67,7 @@ async fn upload_parts(
             format!("multipart/form-data; boundary={BOUNDARY}"),
         )
         .body(multipart(parts))
-        .send()
+        .checked()
         .await
         .unwrap();
     let status = res.status();
@@ -169,7 +170,7 @@ backend_tests_with! {
         }));
 
         // Served without a token, with the long-lived cache header.
-        let res = app.client.get(app.url(&format!("/files/{name}"))).send().await.unwrap();
+        let res = app.client.get(app.url(&format!("/files/{name}"))).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::OK);
         let header = |n: &str| res.headers().get(n).map(|v| v.to_str().unwrap().to_owned());
         assert_eq!(header("content-type").as_deref(), Some("image/png"));
@@ -179,7 +180,7 @@ backend_tests_with! {
         assert_eq!(res.bytes().await.unwrap().as_ref(), PNG);
 
         let res = app.client.get(app.url(&format!("/files/{name}")))
-            .header("if-none-match", etag).send().await.unwrap();
+            .header("if-none-match", etag).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::NOT_MODIFIED);
     }
 }
@@ -197,7 +198,7 @@ backend_tests! {
         assert_eq!(body["file"]["size"], JPEG.len());
         assert!(body["file"]["path"].as_str().unwrap().ends_with(&format!("/files/{name}")));
 
-        let res = app.client.get(app.url(&format!("/files/{name}"))).send().await.unwrap();
+        let res = app.client.get(app.url(&format!("/files/{name}"))).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::OK);
         assert_eq!(res.headers()["content-type"], "image/jpeg");
         assert_eq!(res.headers()["cache-control"], "public, max-age=31536000, immutable");
@@ -213,7 +214,7 @@ backend_tests! {
             assert_eq!(status, StatusCode::CREATED, "{body}");
             assert_eq!(body["file"]["contentType"], mime);
             let name = format!("{}.{ext}", sha256_hex(bytes));
-            let res = app.client.get(app.url(&format!("/files/{name}"))).send().await.unwrap();
+            let res = app.client.get(app.url(&format!("/files/{name}"))).checked().await.unwrap();
             assert_eq!(res.headers()["content-type"], mime);
             assert_eq!(res.bytes().await.unwrap().as_ref(), bytes);
         }
@@ -257,7 +258,7 @@ backend_tests! {
     async fn an_upload_needs_multipart_with_a_file_field_and_a_known_use(app) {
         let token = app.owner_token().await;
         let res = app.api(Method::POST, "/uploader", &token)
-            .header("content-type", "application/json").body("{}").send().await.unwrap();
+            .header("content-type", "application/json").body("{}").checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
         let body: Value = res.json().await.unwrap();
         assert_eq!(body["api"]["message"]["error"]["106"]["code"], "unsupportedMediaType", "{body}");
@@ -273,7 +274,7 @@ backend_tests! {
         let res = app.api(Method::POST, "/uploader", &token)
             .header("contentType", "wallpaper")
             .header("content-type", format!("multipart/form-data; boundary={BOUNDARY}"))
-            .body(multipart(&[("file", "a.png", "image/png", PNG)])).send().await.unwrap();
+            .body(multipart(&[("file", "a.png", "image/png", PNG)])).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::BAD_REQUEST);
         let body: Value = res.json().await.unwrap();
         assert_eq!(body["api"]["message"]["error"]["101"]["objectRef"], "contentType", "{body}");
@@ -282,7 +283,7 @@ backend_tests! {
         // Behind the gate: no token is a 401, a read-only token a 403.
         let res = app.client.post(app.url("/uploader")).header("x-accept-version", "2.0")
             .header("content-type", format!("multipart/form-data; boundary={BOUNDARY}"))
-            .body(multipart(&[("file", "a.png", "image/png", PNG)])).send().await.unwrap();
+            .body(multipart(&[("file", "a.png", "image/png", PNG)])).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
         let reader = app.token_for("demo", "owner@demo.test", "read", 3600).await;
         let (status, _) = upload(&app, &reader, "a.png", "image/png", PNG).await;
@@ -300,7 +301,7 @@ backend_tests! {
             "/files/a/b".to_owned(),
             "/files/".to_owned(),
         ] {
-            let res = app.client.get(app.url(&path)).send().await.unwrap();
+            let res = app.client.get(app.url(&path)).checked().await.unwrap();
             assert_eq!(res.status(), StatusCode::NOT_FOUND, "{path}");
             assert_eq!(res.headers()["x-api-version"], "2.0");
             let body: Value = res.json().await.unwrap();
@@ -313,9 +314,9 @@ backend_tests! {
         let (_, body) = upload(&app, &token, "a.png", "image/png", PNG).await;
         let name = body["file"]["fileName"].as_str().unwrap().to_owned();
         let second = app.token_for("second", "owner@second.test", "read", 3600).await;
-        let res = app.client.get(app.url(&format!("/files/{name}"))).bearer_auth(second).send().await.unwrap();
+        let res = app.client.get(app.url(&format!("/files/{name}"))).bearer_auth(second).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::OK);
-        let res = app.client.post(app.url(&format!("/files/{name}"))).send().await.unwrap();
+        let res = app.client.post(app.url(&format!("/files/{name}"))).checked().await.unwrap();
         assert_eq!(res.status(), StatusCode::METHOD_NOT_ALLOWED);
     }
 }

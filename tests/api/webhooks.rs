@@ -12,6 +12,7 @@ use futures_util::future::join_all;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::contract::Checked;
 use crate::helpers::{send, send_full, TestApp, TestDb};
 use crate::process::serve_with;
 use crate::{backend_tests, backend_tests_with, db_tests};
@@ -465,7 +466,7 @@ async fn sigkill_mid_delivery(db: &TestDb) {
             .bearer_auth(&token)
             .header("x-accept-version", "2.0")
             .json(&body)
-            .send()
+            .checked()
     };
     let res = post(
         "/webhook",
@@ -565,7 +566,7 @@ const PROCESS_SETTINGS: [(&str, &str); 4] = [
 async fn succeeded_on(client: &reqwest::Client, served: &crate::process::Served) -> f64 {
     let text = client
         .get(served.url("/metrics"))
-        .send()
+        .checked()
         .await
         .unwrap()
         .text()
@@ -593,7 +594,7 @@ async fn two_replicas_share_the_endpoints_and_send_each_event_once() {
             .bearer_auth(&token)
             .header("x-accept-version", "2.0")
             .json(&body)
-            .send()
+            .checked()
     };
     let endpoints = 4;
     for e in 0..endpoints {

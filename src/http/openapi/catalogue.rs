@@ -3,35 +3,51 @@
 use actix_web::http::Method;
 use utoipa::openapi::path::{HttpMethod, PathItem};
 use utoipa::openapi::request_body::RequestBodyBuilder;
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::schema::{ArrayBuilder, Schema};
 use utoipa::openapi::{Content, Required};
 
 use super::endpoints::{envelope_with, plain};
 use super::paths::{api_operation, filter_param, item, ok, with, Filter};
-use super::schemas;
+use super::schemas::{self, closed, named};
 use crate::domain::catalogue::COLUMNS;
 
-/// What an import answers under `import` (201, and 422 when nothing was imported).
-fn report() -> Schema {
-    let problem = ObjectBuilder::new()
-        .schema_type(Type::Object)
+/// What an import answers under `import` (201, and 422 when nothing was imported), and the
+/// 422's whole answer.
+pub fn schemas() -> Vec<(&'static str, Schema)> {
+    let problem = closed()
         .property("row", schemas::integer())
         .property("column", schemas::string())
         .property("message", schemas::string())
+        .required("row")
+        .required("column")
+        .required("message")
         .build();
-    ObjectBuilder::new()
-        .schema_type(Type::Object)
+    let report = closed()
         .property("written", schemas::boolean())
         .property("products", schemas::integer())
         .property("instances", schemas::integer())
         .property("categories", schemas::integer())
         .property("stockCounts", schemas::integers())
         .property("skippedRows", schemas::integers())
-        .property(
-            "problems",
-            utoipa::openapi::schema::ArrayBuilder::new().items(problem),
-        )
-        .into()
+        .property("problems", ArrayBuilder::new().items(problem))
+        .required("written")
+        .required("products")
+        .required("instances")
+        .required("categories")
+        .required("stockCounts")
+        .required("skippedRows")
+        .required("problems")
+        .build()
+        .into();
+    let refused = schemas::envelope(vec![
+        ("import", named("CatalogueImport")),
+        ("error", named("ErrorObject")),
+    ]);
+    vec![
+        ("CatalogueImport", report),
+        ("CatalogueImportRefused", refused),
+    ]
 }
 
 fn header_line() -> String {
@@ -66,7 +82,7 @@ fn import() -> PathItem {
         "201",
         ok(
             "What was imported (with `skipInvalid`, the rows left out and why).",
-            envelope_with("import", report()),
+            envelope_with("import", named("CatalogueImport")),
             None,
         ),
     )
@@ -74,14 +90,27 @@ fn import() -> PathItem {
         "200",
         ok(
             "The file held no product.",
-            envelope_with("import", report()),
+            envelope_with("import", named("CatalogueImport")),
             None,
         ),
+    )
+    .response(
+        "422",
+        ResponseBuilder::new()
+            .description(
+                "Rows were refused and nothing was imported: every problem, by row (110); \
+                 or an Idempotency-Key reused (114).",
+            )
+            .content(
+                "application/json",
+                Content::new(Some(schemas::one_of(vec![
+                    named("CatalogueImportRefused"),
+                    named("ErrorEnvelope"),
+                ]))),
+            )
+            .build(),
     );
-    item(vec![(
-        HttpMethod::Post,
-        with(op, &["413", "415", "422"]).build(),
-    )])
+    item(vec![(HttpMethod::Post, with(op, &["413", "415"]).build())])
 }
 
 fn export() -> PathItem {

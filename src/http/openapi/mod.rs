@@ -4,8 +4,10 @@
 //! `../shared/examples.md` (extracted into `examples.json`). Served at `/openapi.json`, checked
 //! in at `docs/openapi.json` (`merchantd openapi` writes it), read by people at `/docs`.
 
+mod answers;
 mod catalogue;
 mod endpoints;
+mod pages;
 mod paths;
 pub mod schemas;
 
@@ -13,10 +15,10 @@ use std::sync::OnceLock;
 
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
-use utoipa::openapi::security::{
-    AuthorizationCode, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes, SecurityScheme,
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{
+    ComponentsBuilder, InfoBuilder, LicenseBuilder, OpenApi, OpenApiBuilder, Server,
 };
-use utoipa::openapi::{ComponentsBuilder, InfoBuilder, OpenApi, OpenApiBuilder, Server};
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use super::messages::Message;
@@ -68,13 +70,15 @@ async fn to_docs() -> HttpResponse {
 
 fn build() -> OpenApi {
     let mut components = ComponentsBuilder::new()
-        .schema("Api", schemas::api())
-        .schema("Error", schemas::error())
         .security_scheme("oauth", oauth_scheme())
-        .security_scheme(
-            "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-        );
+        .parameter("AcceptVersion", paths::version_param());
+    for (name, schema) in schemas::shared()
+        .into_iter()
+        .chain(answers::all())
+        .chain(catalogue::schemas())
+    {
+        components = components.schema(name, schema);
+    }
     for (name, response) in paths::shared_responses() {
         components = components.response(name, response);
     }
@@ -87,6 +91,12 @@ fn build() -> OpenApi {
                 .title("merchantd")
                 .version(crate::http::envelope::CODE_BASE_VERSION)
                 .description(Some(description()))
+                .license(Some(
+                    LicenseBuilder::new()
+                        .name("Apache-2.0")
+                        .identifier(Some("Apache-2.0"))
+                        .build(),
+                ))
                 .build(),
         )
         .servers(Some([Server::new("/")]))
@@ -95,15 +105,25 @@ fn build() -> OpenApi {
         .build()
 }
 
+/// One scheme for every API operation, whose requirement names the scope it needs (OpenAPI 3.1
+/// lets any scheme list required roles). An HTTP bearer scheme, not an `oauth2` one: the token
+/// comes from OAuth 2.0, but generators write an `oauth2` token into `Authorization` as it is,
+/// without `Bearer ` (openapi-generator's typescript-fetch), which the server refuses.
 fn oauth_scheme() -> SecurityScheme {
-    let scopes = Scopes::from_iter([
-        ("read", "Read the merchant's records."),
-        ("write", "Create and change records."),
-        ("admin", "Delete records and manage applications."),
-    ]);
-    SecurityScheme::OAuth2(OAuth2::new([Flow::AuthorizationCode(
-        AuthorizationCode::new("/oauth/authorize", "/oauth/token", scopes),
-    )]))
+    SecurityScheme::Http(
+        HttpBuilder::new()
+            .scheme(HttpAuthScheme::Bearer)
+            .bearer_format("opaque")
+            .description(Some(
+                "An access token (`mcd_at_…`) from the OAuth 2.0 authorization code flow with \
+                 PKCE: `GET /oauth/authorize`, then `POST /oauth/token` (endpoints and \
+                 capabilities at `/.well-known/oauth-authorization-server`). Scopes: `read` \
+                 reads the merchant's records, `write` creates and changes them, `admin` \
+                 deletes records and manages applications; each operation names the one it \
+                 needs.",
+            ))
+            .build(),
+    )
 }
 
 /// The introduction, with the message catalogue generated from [`Message`].
