@@ -19,16 +19,19 @@
 //! }
 //! ```
 //!
-//! Struct attributes (`#[record(...)]`): `table`, `schema` (the OpenAPI name; the struct's name
-//! without `Record` by default), `plural`, `noun`, `event`, `ids("plural", "singular")` (the
-//! id headers), `key = "field"` (what keys a child in its parent's map; `id` by default),
+//! Struct attributes (`#[record(...)]`): `table`, `event` (the singular in snake case,
+//! `supplier_store`), and where they differ from what those give: `plural` (camelCase of the
+//! table), `noun` (the event's words, capitalised: `Supplier store`), `ids("plural",
+//! "singular")` (the id headers: `supplierStoreIds`, `supplierStoreId`), `schema` (the OpenAPI
+//! name; the struct's name without `Record`), `key = "field"` (what keys a child in its parent's map; `id` by default),
 //! `computed(name, kind, get, after)` (a read-only field rendered from a method, placed after
 //! the field with JSON name `after`), `write_only(name, kind)` (a field writes accept that is
 //! neither stored nor shown, such as `rotateSecret`).
 //!
 //! Field attributes (`#[field(...)]`): `name` (JSON; camelCase of the Rust name by default),
-//! `column` (snake case of the Rust name by default), `no_column`, `kind` (inferred for `i64`,
-//! `String`, `bool`, `f64`, `Vec<i64>`, `Vec<String>` and their `Option`s), `choices = PATH`,
+//! `column` (snake case of the Rust name by default), `no_column`, `kind` (inferred for `i64`
+//! — a date when the name ends in `_date`, an id when it is `id` or ends in `_id` —, `String`,
+//! `bool`, `f64`, `Vec<i64>`, `Vec<String>` and their `Option`s), `choices = PATH`,
 //! `read_only`, `required` (on create), `writable` (an `id` a write may name), `hidden` (stored,
 //! never shown or written), `skip` (neither stored nor shown: `Default` when read back),
 //! `children` (a `Vec` of declared records shown as a map), `live = "method"` (the children to
@@ -326,7 +329,9 @@ fn inferred_kind(spec: &FieldSpec) -> syn::Result<String> {
     let ty = inner(&spec.ty, "Option").unwrap_or(&spec.ty);
     let rust = spec.ident.to_string();
     let kind = if is(ty, "i64") {
-        if rust == "id" || rust.ends_with("_id") {
+        if rust.ends_with("_date") {
+            "date"
+        } else if rust == "id" || rust.ends_with("_id") {
             "id"
         } else {
             "integer"
@@ -677,8 +682,31 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         }
     };
-    let (plural, noun, event) = (&attrs.plural, &attrs.noun, &attrs.event);
-    let (ids0, ids1) = (&attrs.ids.0, &attrs.ids.1);
+    let event = &attrs.event;
+    let plural = match attrs.plural.as_str() {
+        "" if event.is_empty() => String::new(),
+        "" => camel(&table),
+        given => given.to_owned(),
+    };
+    let noun = match attrs.noun.as_str() {
+        "" if event.is_empty() => String::new(),
+        "" => {
+            let words = event.replace('_', " ");
+            let mut chars = words.chars();
+            chars
+                .next()
+                .map(|first| first.to_uppercase().chain(chars).collect())
+                .unwrap_or_default()
+        }
+        given => given.to_owned(),
+    };
+    let (ids0, ids1) = match (&attrs.ids.0, &attrs.ids.1) {
+        (a, b) if a.is_empty() && b.is_empty() && !event.is_empty() => {
+            let singular = camel(event);
+            (format!("{singular}Ids"), format!("{singular}Id"))
+        }
+        (a, b) => (a.clone(), b.clone()),
+    };
 
     Ok(quote! {
         impl crate::domain::record::Visit for #ident {

@@ -23,6 +23,18 @@ pub struct Input {
     pub caller: i64,
 }
 
+/// What a write of one object hands the record's rules.
+pub struct Writing<'a> {
+    /// Identifiers for the records it creates (nested ones included).
+    pub ids: Ids<'a>,
+    pub input: Input,
+    /// The merchant as the batch's earlier objects left it.
+    pub state: &'a MerchantState,
+    pub now: i64,
+    /// A new record, rather than an update.
+    pub creating: bool,
+}
+
 /// The sales collections whose finished records leave the cache for the database.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
@@ -120,16 +132,8 @@ pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
     /// A record with nothing written yet, which [`Resource::write`] makes into a new one.
     fn blank(id: i64, now: i64) -> Self;
 
-    /// This record with `input` written on it (`creating` a new one, or updating); `state`
-    /// already holds the batch's earlier objects.
-    fn write(
-        self,
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-        creating: bool,
-    ) -> Result<Self, Vec<String>>;
+    /// This record with the object written on it (see [`Writing`]).
+    fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>>;
 
     /// A new record.
     fn create(
@@ -139,7 +143,13 @@ pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
         now: i64,
     ) -> Result<Self, Vec<String>> {
         let id = next_id(ids)?;
-        Self::blank(id, now).write(ids, input, state, now, true)
+        Self::blank(id, now).write(Writing {
+            ids,
+            input,
+            state,
+            now,
+            creating: true,
+        })
     }
 
     /// This record with an update applied.
@@ -150,7 +160,13 @@ pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
         state: &MerchantState,
         now: i64,
     ) -> Result<Self, Vec<String>> {
-        self.clone().write(ids, input, state, now, false)
+        self.clone().write(Writing {
+            ids,
+            input,
+            state,
+            now,
+            creating: false,
+        })
     }
 
     /// Uniqueness broken by this record against the others of the state (message 113), checked
@@ -208,11 +224,11 @@ pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
     }
 }
 
-/// The parts of a [`Resource`] that every record implements alike: its id, its soft delete, and
-/// where its collection lives in the merchant's state (`crate::resource_basics!(stores);`).
+/// The parts of a [`Resource`] that every record implements alike: its id, its soft delete,
+/// and what [`resource_collection!`] gives (`crate::resource_basics!(stores);`).
 #[macro_export]
 macro_rules! resource_basics {
-    ($collection:ident) => {
+    ($collection:ident $(, $($blank:tt)*)?) => {
         fn id(&self) -> i64 {
             self.id
         }
@@ -225,14 +241,22 @@ macro_rules! resource_basics {
             self.delete_date = Some(at);
         }
 
-        $crate::resource_collection!($collection);
+        $crate::resource_collection!($collection $(, $($blank)*)?);
     };
 }
 
-/// Where a resource's collection lives in the merchant's state.
+/// Where a resource's collection lives in the merchant's state, and its blank record:
+/// `Self::new(id, now)` unless given (`resource_collection!(x, |id, now| …)`).
 #[macro_export]
 macro_rules! resource_collection {
     ($collection:ident) => {
+        $crate::resource_collection!($collection, |id, now| Self::new(id, now));
+    };
+    ($collection:ident, |$id:ident, $now:ident| $blank:expr) => {
+        fn blank($id: i64, $now: i64) -> Self {
+            $blank
+        }
+
         fn collection(
             state: &$crate::actors::merchant::state::MerchantState,
         ) -> &$crate::actors::merchant::state::Collection<Self> {

@@ -12,10 +12,7 @@ use merchantd_macros::Record;
 #[derive(Clone, Debug, PartialEq, Record)]
 #[record(
     table = "applications",
-    plural = "applications",
-    noun = "Application",
     event = "application",
-    ids("applicationIds", "applicationId"),
     once(name = "clientSecret", after = "clientId"),
     write_only(name = "regenerateSecret", kind = "bool")
 )]
@@ -29,9 +26,8 @@ pub struct ApplicationRecord {
     #[field(read_only)]
     pub client_id: String,
     pub logo: Option<String>,
-    #[field(kind = "date")]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
     /// The hash of a secret this write sets (create or regeneration); `None` on every record
     /// that was loaded or carried over, so a later write never rewrites the stored hash.

@@ -28,7 +28,7 @@ pub struct BasketLine {
     #[field(kind = "rate", read_only)]
     pub tax_percentage: Decimal,
     pub note: Option<String>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub added_date: i64,
 }
 
@@ -62,10 +62,7 @@ crate::choice_cell!(BasketType);
 #[derive(Clone, Debug, PartialEq, Record)]
 #[record(
     table = "baskets",
-    plural = "baskets",
-    noun = "Basket",
     event = "basket",
-    ids("basketIds", "basketId"),
     computed(
         name = "total",
         kind = "money",
@@ -93,11 +90,11 @@ pub struct BasketRecord {
     pub lines: Vec<BasketLine>,
     #[field(filter = "completed")]
     pub completed: bool,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub complete_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

@@ -6,21 +6,14 @@ use super::fields::{Fields, Patch, Shape};
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, PartialEq, Record)]
-#[record(
-    table = "categories",
-    plural = "categories",
-    noun = "Category",
-    event = "category",
-    ids("categoryIds", "categoryId")
-)]
+#[record(table = "categories", event = "category")]
 pub struct CategoryRecord {
     pub id: i64,
     #[field(required)]
     pub title: String,
     pub parent_id: Option<i64>,
-    #[field(kind = "date")]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

@@ -10,13 +10,7 @@ use super::Role;
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, PartialEq, Record)]
-#[record(
-    table = "employees",
-    plural = "employees",
-    noun = "Employee",
-    event = "employee",
-    ids("employeeIds", "employeeId")
-)]
+#[record(table = "employees", event = "employee")]
 pub struct EmployeeRecord {
     pub id: i64,
     /// Manifest users have no names until they are set through the API.
@@ -33,13 +27,10 @@ pub struct EmployeeRecord {
     /// Per-store roles: store id → role at that store.
     #[field(kind = "store_roles")]
     pub stores: BTreeMap<i64, Role>,
-    #[field(kind = "date")]
     pub joined_date: Option<i64>,
-    #[field(kind = "date")]
     pub exit_date: Option<i64>,
-    #[field(kind = "date")]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

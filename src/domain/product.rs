@@ -28,22 +28,16 @@ pub struct InstanceRecord {
     pub tax_percentage: Decimal,
     pub size: Option<String>,
     pub tags: Option<String>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 
 impl InstanceRecord {}
 
 #[derive(Clone, Debug, PartialEq, Record)]
-#[record(
-    table = "products",
-    plural = "products",
-    noun = "Product",
-    event = "product",
-    ids("productIds", "productId")
-)]
+#[record(table = "products", event = "product")]
 pub struct ProductRecord {
     pub id: i64,
     #[field(required)]
@@ -61,9 +55,8 @@ pub struct ProductRecord {
     pub instances: Vec<InstanceRecord>,
     #[field(name = "timestamp", kind = "date", read_only)]
     pub created_at: i64,
-    #[field(kind = "date")]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

@@ -46,13 +46,7 @@ pub const ALL_DAYS: [i64; 7] = [0, 1, 2, 3, 4, 5, 6];
 crate::choice_cell!(PromotionType);
 
 #[derive(Clone, Debug, PartialEq, Record)]
-#[record(
-    table = "promotions",
-    plural = "promotions",
-    noun = "Promotion",
-    event = "promotion",
-    ids("promotionIds", "promotionId")
-)]
+#[record(table = "promotions", event = "promotion")]
 pub struct PromotionRecord {
     pub id: i64,
     #[field(required)]
@@ -69,16 +63,14 @@ pub struct PromotionRecord {
     pub store_ids: Vec<i64>,
     pub product_ids: Vec<i64>,
     pub category_ids: Vec<i64>,
-    #[field(kind = "date", required)]
+    #[field(required)]
     pub start_date: i64,
     /// `None`: open-ended.
-    #[field(kind = "date")]
     pub end_date: Option<i64>,
     pub days_available: Vec<i64>,
     pub automatic: bool,
-    #[field(kind = "date")]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

@@ -91,14 +91,12 @@ pub struct SurplusEntry {
     pub store_id: i64,
     pub product_id: i64,
     pub quantity: i64,
-    #[field(kind = "date")]
     pub entry_date: i64,
 }
 
 #[derive(Clone, Debug, PartialEq, Record)]
 #[record(
     table = "stock_reconciliations",
-    plural = "stockReconciliations",
     noun = "Count",
     event = "stock_count",
     ids("stockReconciliationIds", "stockReconciliationId"),
@@ -115,7 +113,7 @@ pub struct StockReconciliation {
     pub store_id: i64,
     pub note: Option<String>,
     pub completed: bool,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub complete_date: Option<i64>,
     /// Ordered by product id.
     #[field(name = "products", children)]
@@ -124,9 +122,9 @@ pub struct StockReconciliation {
     pub wastage_basket_id: Option<i64>,
     #[field(skip)]
     pub surplus_entries: Vec<SurplusEntry>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
     /// The wastage basket booked by the write that completed the count, stored with it in the
     /// same transaction. Records read back from the database hold only its id.

@@ -12,13 +12,7 @@ pub const PAYMENT_TYPES: [&str; 5] = ["CASH", "CARD", "CHEQUE", "VOUCHER", "APP"
 
 /// A payment against a basket.
 #[derive(Clone, Debug, PartialEq, Record)]
-#[record(
-    table = "transactions",
-    plural = "transactions",
-    noun = "Transaction",
-    event = "transaction",
-    ids("transactionIds", "transactionId")
-)]
+#[record(table = "transactions", event = "transaction")]
 pub struct TransactionRecord {
     pub id: i64,
     #[field(required, filter = "basketIds")]
@@ -31,11 +25,11 @@ pub struct TransactionRecord {
     pub tip: i64,
     pub note: Option<String>,
     pub completed: bool,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub complete_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 
@@ -137,10 +131,7 @@ pub const TRANSACTION_SHAPE: Shape = Shape::of::<TransactionRecord>();
 #[derive(Clone, Debug, PartialEq, Record)]
 #[record(
     table = "orders",
-    plural = "orders",
-    noun = "Order",
     event = "order",
-    ids("orderIds", "orderId"),
     computed(
         name = "completed",
         kind = "bool",
@@ -161,16 +152,15 @@ pub struct OrderRecord {
     pub customer_phone: Option<String>,
     pub delivery_address: Option<String>,
     pub table_number: Option<String>,
-    #[field(kind = "date")]
     pub due_date: Option<i64>,
     pub note: Option<String>,
     #[field(kind = "choice", choices = &STATUSES)]
     pub status: String,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub complete_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 
@@ -291,8 +281,6 @@ pub struct InvoiceItem {
 #[derive(Clone, Debug, PartialEq, Record)]
 #[record(
     table = "invoices",
-    plural = "invoices",
-    noun = "Invoice",
     event = "invoice",
     // The spec names the invoice header `invoiceId` (a comma list); `invoiceIds` works too.
     ids("invoiceId", "invoiceIds"),
@@ -312,14 +300,13 @@ pub struct InvoiceRecord {
     #[field(children, stored)]
     pub items: Vec<InvoiceItem>,
     pub note: Option<String>,
-    #[field(kind = "date")]
     pub invoice_date: Option<i64>,
     pub completed: bool,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub complete_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

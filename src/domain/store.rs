@@ -8,13 +8,7 @@ use merchantd_macros::Record;
 pub const DEFAULT_TIMEZONE: &str = "Europe/London";
 
 #[derive(Clone, Debug, PartialEq, Record)]
-#[record(
-    table = "stores",
-    plural = "stores",
-    noun = "Store",
-    event = "store",
-    ids("storeIds", "storeId")
-)]
+#[record(table = "stores", event = "store")]
 pub struct StoreRecord {
     pub id: i64,
     #[field(required)]
@@ -35,9 +29,8 @@ pub struct StoreRecord {
     pub lng: Option<f64>,
     pub timezone: String,
     pub sandbox: bool,
-    #[field(kind = "date")]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

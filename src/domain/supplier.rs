@@ -6,13 +6,7 @@ use super::fields::{Fields, Patch, Shape};
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, PartialEq, Record)]
-#[record(
-    table = "suppliers",
-    plural = "suppliers",
-    noun = "Supplier",
-    event = "supplier",
-    ids("supplierIds", "supplierId")
-)]
+#[record(table = "suppliers", event = "supplier")]
 pub struct SupplierRecord {
     pub id: i64,
     #[field(required)]
@@ -21,9 +15,8 @@ pub struct SupplierRecord {
     pub company_number: Option<String>,
     pub vat_number: Option<String>,
     pub note: Option<String>,
-    #[field(kind = "date")]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 
@@ -63,13 +56,7 @@ impl SupplierRecord {
 }
 
 #[derive(Clone, Debug, PartialEq, Record)]
-#[record(
-    table = "supplier_stores",
-    plural = "supplierStores",
-    noun = "Supplier store",
-    event = "supplier_store",
-    ids("supplierStoreIds", "supplierStoreId")
-)]
+#[record(table = "supplier_stores", event = "supplier_store")]
 pub struct SupplierStoreRecord {
     pub id: i64,
     #[field(required, filter = "supplierIds")]
@@ -85,9 +72,8 @@ pub struct SupplierStoreRecord {
     pub email: Option<String>,
     pub lat: Option<f64>,
     pub lng: Option<f64>,
-    #[field(kind = "date")]
     pub active_date: Option<i64>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

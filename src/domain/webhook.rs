@@ -16,10 +16,7 @@ use merchantd_macros::Record;
 #[derive(Clone, PartialEq, Record)]
 #[record(
     table = "webhooks",
-    plural = "webhooks",
-    noun = "Webhook",
     event = "webhook",
-    ids("webhookIds", "webhookId"),
     once(name = "secret", after = "url"),
     write_only(name = "rotateSecret", kind = "bool")
 )]
@@ -35,9 +32,9 @@ pub struct WebhookRecord {
     /// Why the dispatcher turned the endpoint off; cleared when it is turned on again.
     #[field(read_only)]
     pub disabled_reason: Option<String>,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub create_date: i64,
-    #[field(kind = "date", read_only)]
+    #[field(read_only)]
     pub delete_date: Option<i64>,
     /// A signing secret this write sets (create or rotation); `None` on every record loaded or
     /// carried over, so a later write never touches the stored secrets.

@@ -1,5 +1,5 @@
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{next_id, Ids, Input, Resource};
+use crate::actors::resource::{next_id, Ids, Input, Resource, Writing};
 use crate::crypto;
 use crate::domain::application::ApplicationRecord;
 
@@ -23,20 +23,12 @@ impl Resource for ApplicationRecord {
         self.new_secret_hash = None;
     }
 
-    crate::resource_collection!(applications);
+    crate::resource_collection!(applications, |id, now| Self::new(id, String::new(), now));
 
-    fn blank(id: i64, now: i64) -> Self {
-        ApplicationRecord::new(id, String::new(), now)
-    }
-
-    fn write(
-        self,
-        _: Ids<'_>,
-        input: Input,
-        _: &MerchantState,
-        _: i64,
-        creating: bool,
-    ) -> Result<Self, Vec<String>> {
+    fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+        let Writing {
+            input, creating, ..
+        } = w;
         self.apply(input.fields, creating, input.secret.as_deref())
     }
 
@@ -56,6 +48,12 @@ impl Resource for ApplicationRecord {
         {
             client_id = new_client_id();
         }
-        ApplicationRecord::new(id, client_id, now).write(ids, input, state, now, true)
+        ApplicationRecord::new(id, client_id, now).write(Writing {
+            ids,
+            input,
+            state,
+            now,
+            creating: true,
+        })
     }
 }

@@ -1,5 +1,5 @@
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{Ids, Input, Resource};
+use crate::actors::resource::{Resource, Writing};
 use crate::domain::category::CategoryRecord;
 
 /// A parent must be a live category of this merchant whose ancestors do not include `child`.
@@ -27,18 +27,8 @@ fn parent_check(state: &MerchantState, child: i64, parent: i64) -> Result<(), St
 impl Resource for CategoryRecord {
     crate::resource_basics!(categories);
 
-    fn blank(id: i64, now: i64) -> Self {
-        CategoryRecord::new(id, now)
-    }
-
-    fn write(
-        self,
-        _: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        _: i64,
-        _: bool,
-    ) -> Result<Self, Vec<String>> {
+    fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+        let Writing { input, state, .. } = w;
         self.apply(input.fields, |child, parent| {
             parent_check(state, child, parent)
         })

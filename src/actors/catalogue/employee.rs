@@ -1,5 +1,5 @@
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{Ids, Input, Resource};
+use crate::actors::resource::{Resource, Writing};
 use crate::domain::employee::{Directory, EmployeeRecord};
 use crate::domain::store::StoreRecord;
 
@@ -24,18 +24,13 @@ impl Resource for EmployeeRecord {
 
     crate::resource_collection!(employees);
 
-    fn blank(id: i64, now: i64) -> Self {
-        EmployeeRecord::new(id, now)
-    }
-
-    fn write(
-        self,
-        _: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        _: i64,
-        creating: bool,
-    ) -> Result<Self, Vec<String>> {
+    fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+        let Writing {
+            input,
+            state,
+            creating,
+            ..
+        } = w;
         let by_self = !creating && input.caller == self.id;
         self.apply(input.fields, creating, by_self, state)
     }

@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{Ids, Input, Resource};
+use crate::actors::resource::{Ids, Resource, Writing};
 use crate::domain::category::CategoryRecord;
 use crate::domain::product::{ProductContext, ProductRecord};
 
@@ -26,18 +26,14 @@ fn apply(
 impl Resource for ProductRecord {
     crate::resource_basics!(products);
 
-    fn blank(id: i64, now: i64) -> Self {
-        ProductRecord::new(id, now)
-    }
-
-    fn write(
-        self,
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-        _: bool,
-    ) -> Result<Self, Vec<String>> {
+    fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+        let Writing {
+            ids,
+            input,
+            state,
+            now,
+            ..
+        } = w;
         apply(self, ids, input.fields, state, now)
     }
 

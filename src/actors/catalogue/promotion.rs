@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{Ids, Input, Resource};
+use crate::actors::resource::{Resource, Writing};
 use crate::domain::category::CategoryRecord;
 use crate::domain::promotion::{PromotionRecord, References};
 use crate::domain::store::StoreRecord;
@@ -25,18 +25,13 @@ fn apply(
 impl Resource for PromotionRecord {
     crate::resource_basics!(promotions);
 
-    fn blank(id: i64, now: i64) -> Self {
-        PromotionRecord::new(id, now)
-    }
-
-    fn write(
-        self,
-        _: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        _: i64,
-        creating: bool,
-    ) -> Result<Self, Vec<String>> {
+    fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+        let Writing {
+            input,
+            state,
+            creating,
+            ..
+        } = w;
         apply(self, input.fields, creating, state)
     }
 }

@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{Ids, Input, Kind, Resource};
+use crate::actors::resource::{Ids, Kind, Resource, Writing};
 use crate::domain::basket::InstancePrice;
 use crate::domain::product::ProductRecord;
 use crate::domain::reconcile::{CountContext, StockReconciliation};
@@ -73,18 +73,14 @@ impl Resource for StockReconciliation {
 
     crate::resource_basics!(stock_reconciliations);
 
-    fn blank(id: i64, now: i64) -> Self {
-        StockReconciliation::new(id, now)
-    }
-
-    fn write(
-        self,
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-        creating: bool,
-    ) -> Result<Self, Vec<String>> {
+    fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+        let Writing {
+            ids,
+            input,
+            state,
+            now,
+            creating,
+        } = w;
         apply_count(self, ids, input.fields, state, now, creating)
     }
 

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{Ids, Input, Kind, Resource};
+use crate::actors::resource::{Ids, Kind, Resource, Writing};
 use crate::domain::basket::{self, BasketContext, BasketRecord, InstancePrice};
 use crate::domain::product::ProductRecord;
 use crate::domain::sales::{self, InvoiceContext, InvoiceRecord, OrderRecord, TransactionRecord};
@@ -50,18 +50,14 @@ macro_rules! completing_sale {
                 !self.completed && self.delete_date.is_none()
             }
 
-            fn blank(id: i64, now: i64) -> Self {
-                $record::new(id, now)
-            }
-
-            fn write(
-                self,
-                ids: Ids<'_>,
-                input: Input,
-                state: &MerchantState,
-                now: i64,
-                creating: bool,
-            ) -> Result<Self, Vec<String>> {
+            fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+                let Writing {
+                    ids,
+                    input,
+                    state,
+                    now,
+                    creating,
+                } = w;
                 $apply(self, ids, input.fields, state, now, creating)
             }
 
@@ -90,18 +86,14 @@ macro_rules! completing_sale {
 /// history.
 macro_rules! basket_child {
     ($record:ident, |$state:ident, $b:ident| $lookup:expr) => {
-        fn blank(id: i64, now: i64) -> Self {
-            $record::new(id, now)
-        }
-
-        fn write(
-            self,
-            _: Ids<'_>,
-            input: Input,
-            $state: &MerchantState,
-            now: i64,
-            creating: bool,
-        ) -> Result<Self, Vec<String>> {
+        fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+            let Writing {
+                input,
+                state: $state,
+                now,
+                creating,
+                ..
+            } = w;
             self.apply(input.fields, |$b| $lookup, now, creating)
         }
 

@@ -1,22 +1,14 @@
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{Ids, Input, Resource};
+use crate::actors::resource::{Resource, Writing};
 use crate::domain::store::StoreRecord;
 
 impl Resource for StoreRecord {
     crate::resource_basics!(stores);
 
-    fn blank(id: i64, now: i64) -> Self {
-        StoreRecord::new(id, now)
-    }
-
-    fn write(
-        self,
-        _: Ids<'_>,
-        input: Input,
-        _: &MerchantState,
-        _: i64,
-        creating: bool,
-    ) -> Result<Self, Vec<String>> {
+    fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+        let Writing {
+            input, creating, ..
+        } = w;
         self.apply(input.fields, creating)
     }
 

@@ -1,5 +1,5 @@
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{Ids, Input, Resource};
+use crate::actors::resource::{Resource, Writing};
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 
 /// A supplier store's parent must be a live supplier of this merchant.
@@ -13,18 +13,8 @@ fn supplier_check(state: &MerchantState, id: i64) -> Result<(), String> {
 impl Resource for SupplierRecord {
     crate::resource_basics!(suppliers);
 
-    fn blank(id: i64, now: i64) -> Self {
-        SupplierRecord::new(id, now)
-    }
-
-    fn write(
-        self,
-        _: Ids<'_>,
-        input: Input,
-        _: &MerchantState,
-        _: i64,
-        _: bool,
-    ) -> Result<Self, Vec<String>> {
+    fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+        let Writing { input, .. } = w;
         self.apply(input.fields)
     }
 }
@@ -32,18 +22,13 @@ impl Resource for SupplierRecord {
 impl Resource for SupplierStoreRecord {
     crate::resource_basics!(supplier_stores);
 
-    fn blank(id: i64, now: i64) -> Self {
-        SupplierStoreRecord::new(id, now)
-    }
-
-    fn write(
-        self,
-        _: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        _: i64,
-        creating: bool,
-    ) -> Result<Self, Vec<String>> {
+    fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+        let Writing {
+            input,
+            state,
+            creating,
+            ..
+        } = w;
         self.apply(input.fields, creating, |id| supplier_check(state, id))
     }
 }

@@ -1,5 +1,4 @@
-use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{Ids, Input, Resource};
+use crate::actors::resource::{Resource, Writing};
 use crate::domain::webhook::{ServerFacts, WebhookRecord};
 
 impl Resource for WebhookRecord {
@@ -18,18 +17,10 @@ impl Resource for WebhookRecord {
 
     crate::resource_collection!(webhooks);
 
-    fn blank(id: i64, now: i64) -> Self {
-        WebhookRecord::new(id, now)
-    }
-
-    fn write(
-        self,
-        _: Ids<'_>,
-        input: Input,
-        _: &MerchantState,
-        _: i64,
-        creating: bool,
-    ) -> Result<Self, Vec<String>> {
+    fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+        let Writing {
+            input, creating, ..
+        } = w;
         let facts = ServerFacts {
             secret: input.secret.as_deref(),
             disabled_because: input.disabled_because.as_deref(),

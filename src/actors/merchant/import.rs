@@ -10,7 +10,9 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::job::{decide, send_answer, Answer, Changes, Job, Persisting, Replay, Wants};
+use super::job::{
+    decide, replay_methods, send_answer, Answer, Changes, Job, Persisting, Replay, Wants,
+};
 use super::state::MerchantState;
 use crate::actors::render::Render;
 use crate::actors::resource::Input;
@@ -545,9 +547,7 @@ impl Job for ImportJob {
         })
     }
 
-    fn fail(&mut self, failure: Failure) {
-        self.failure = Some(failure);
-    }
+    replay_methods!();
 
     fn answer(mut self: Box<Self>, _: &MerchantState, _: &dyn Render) {
         send_answer(
@@ -556,18 +556,6 @@ impl Job for ImportJob {
             self.replay.settled.take(),
             || std::mem::take(&mut self.report),
         );
-    }
-
-    fn idempotency(&self) -> Option<&Idempotency> {
-        self.replay.key.as_ref()
-    }
-
-    fn settle(&mut self, stored: StoredAnswer) {
-        self.replay.settle(stored);
-    }
-
-    fn settled(&self) -> bool {
-        self.replay.settled.is_some()
     }
 
     fn stored_answer(&self, _: &MerchantState, render: &dyn Render) -> String {

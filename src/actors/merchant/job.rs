@@ -118,6 +118,28 @@ fn record_events<'a, R: Resource>(
     }
 }
 
+/// The [`Job`] methods every job answers alike from its `failure` and `replay` fields.
+macro_rules! replay_methods {
+    () => {
+        fn fail(&mut self, failure: Failure) {
+            self.failure = Some(failure);
+        }
+
+        fn idempotency(&self) -> Option<&Idempotency> {
+            self.replay.key.as_ref()
+        }
+
+        fn settle(&mut self, stored: StoredAnswer) {
+            self.replay.settle(stored);
+        }
+
+        fn settled(&self) -> bool {
+            self.replay.settled.is_some()
+        }
+    };
+}
+pub(super) use replay_methods;
+
 /// What a job keeps of its `Idempotency-Key`.
 pub(super) struct Replay<T> {
     pub(super) key: Option<Idempotency>,
@@ -313,9 +335,7 @@ impl<R: Resource> Job for WriteJob<R> {
         self.changes.persist(tx, merchant_id)
     }
 
-    fn fail(&mut self, failure: Failure) {
-        self.failure = Some(failure);
-    }
+    replay_methods!();
 
     fn answer(mut self: Box<Self>, state: &MerchantState, render: &dyn Render) {
         send_answer(
@@ -324,18 +344,6 @@ impl<R: Resource> Job for WriteJob<R> {
             self.replay.settled.take(),
             || self.outcomes(state, render),
         );
-    }
-
-    fn idempotency(&self) -> Option<&Idempotency> {
-        self.replay.key.as_ref()
-    }
-
-    fn settle(&mut self, stored: StoredAnswer) {
-        self.replay.settle(stored);
-    }
-
-    fn settled(&self) -> bool {
-        self.replay.settled.is_some()
     }
 
     fn stored_answer(&self, state: &MerchantState, render: &dyn Render) -> String {
@@ -600,9 +608,7 @@ impl<R: Resource> Job for DeleteJob<R> {
         })
     }
 
-    fn fail(&mut self, failure: Failure) {
-        self.failure = Some(failure);
-    }
+    replay_methods!();
 
     fn answer(mut self: Box<Self>, _: &MerchantState, _: &dyn Render) {
         send_answer(
@@ -611,18 +617,6 @@ impl<R: Resource> Job for DeleteJob<R> {
             self.replay.settled.take(),
             || std::mem::take(&mut self.outcomes),
         );
-    }
-
-    fn idempotency(&self) -> Option<&Idempotency> {
-        self.replay.key.as_ref()
-    }
-
-    fn settle(&mut self, stored: StoredAnswer) {
-        self.replay.settle(stored);
-    }
-
-    fn settled(&self) -> bool {
-        self.replay.settled.is_some()
     }
 
     fn stored_answer(&self, _: &MerchantState, render: &dyn Render) -> String {

@@ -27,7 +27,7 @@ pub fn all() -> Vec<(&'static str, Schema)> {
 /// Who the token acts for, logs and uploads.
 fn account_schemas() -> Vec<(&'static str, Schema)> {
     use schemas::{date, integer, nullable_string, string};
-    let store_roles = || schemas::Kind::StoreRoles.read(false);
+    let store_roles = || schemas::read_schema(schemas::Kind::StoreRoles, false);
     vec![
         (
             "User",

@@ -10,7 +10,7 @@ use utoipa::openapi::schema::{
 };
 use utoipa::openapi::{Ref, RefOr};
 
-use crate::domain::record::{self, Access, FieldDecl, RecordDecl};
+use crate::domain::record::{Access, FieldDecl, RecordDecl};
 
 /// Money: a decimal string of minor units, at most 4 decimals (`"300"`, `"41.7"`).
 pub const MONEY: &str = r"^-?[0-9]{1,15}(\.[0-9]{1,4})?$";
@@ -26,54 +26,8 @@ pub const ID_LIST: &str = r"^ ?[0-9]{1,15}( ?, ?[0-9]{1,15}){0,999} ?$";
 /// The format of money and rates: decimal text (never a binary float).
 const DECIMAL_FORMAT: &str = "decimal";
 
-/// What one field holds, written and read: a record declaration's kind as the document
-/// describes it (the one field list is the declaration, `domain::record`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Id,
-    Integer,
-    Text,
-    Money,
-    Rate,
-    Date,
-    Bool,
-    /// A JSON number or a decimal string, read back as a number (`lat`, `unit`).
-    Number,
-    /// A JSON number or a decimal string, read back as a decimal string (a promotion's `x`).
-    Decimal,
-    Ids,
-    Texts,
-    /// An employee's per-store roles: store id → `{id, roleId}`.
-    StoreRoles,
-    /// A product's categories: written as ids, read as id → title.
-    Categories,
-    /// One of the listed words.
-    Choice(&'static [&'static str]),
-}
-
-impl From<record::Kind> for Kind {
-    fn from(kind: record::Kind) -> Self {
-        use record::Kind as K;
-        match kind {
-            K::Id => Kind::Id,
-            K::Integer => Kind::Integer,
-            K::Text | K::Url => Kind::Text,
-            K::Money => Kind::Money,
-            K::Rate => Kind::Rate,
-            K::Decimal => Kind::Decimal,
-            K::Date => Kind::Date,
-            K::Bool => Kind::Bool,
-            K::Number => Kind::Number,
-            K::Ids => Kind::Ids,
-            K::Texts | K::Images => Kind::Texts,
-            K::Choice(words) => Kind::Choice(words),
-            K::Categories => Kind::Categories,
-            K::StoreRoles => Kind::StoreRoles,
-            // Nested records are described by their own declaration.
-            K::Children(_) => Kind::Text,
-        }
-    }
-}
+/// What a field holds, as the record declarations say it (`domain::record::Kind`).
+pub use crate::domain::record::Kind;
 
 fn typed(t: Type) -> ObjectBuilder {
     ObjectBuilder::new().schema_type(t)
@@ -127,66 +81,67 @@ pub fn date_time(t: ObjectBuilder) -> ObjectBuilder {
     t.format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
 }
 
-impl Kind {
-    /// The schema of a value written in a body (null clears a nullable field).
-    pub fn write(self) -> Schema {
-        use Kind::*;
-        match self {
-            Id | Integer => nullable(Type::Integer).build().into(),
-            Text => nullable(Type::String).max_length(Some(2000)).build().into(),
-            Money => decimal_text(nullable(Type::String), MONEY).build().into(),
-            Rate => decimal_text(nullable(Type::String), RATE).build().into(),
-            Date => nullable(Type::String)
-                .description(Some(
-                    "`2026-03-28T12:30:00.000Z` or `2026-03-28 12:30:00` (UTC).",
-                ))
-                .build()
-                .into(),
-            Bool => nullable(Type::Boolean).build().into(),
-            Number | Decimal => OneOfBuilder::new()
-                .item(typed(Type::Number))
-                .item(typed(Type::String).pattern(Some(DECIMAL)))
-                .item(typed(Type::Null))
-                .build()
-                .into(),
-            Ids | Categories => array_of(typed(Type::Integer).minimum(Some(0))),
-            Texts => array_of(typed(Type::String)),
-            StoreRoles => keyed(store_role()),
-            Choice(words) => typed(Type::String)
-                .enum_values(Some(words.iter().copied()))
-                .build()
-                .into(),
-        }
+/// The schema of a value written in a body (null clears a nullable field).
+pub fn write_schema(kind: Kind) -> Schema {
+    use Kind::*;
+    match kind {
+        Id | Integer => nullable(Type::Integer).build().into(),
+        Money => decimal_text(nullable(Type::String), MONEY).build().into(),
+        Rate => decimal_text(nullable(Type::String), RATE).build().into(),
+        Date => nullable(Type::String)
+            .description(Some(
+                "`2026-03-28T12:30:00.000Z` or `2026-03-28 12:30:00` (UTC).",
+            ))
+            .build()
+            .into(),
+        Bool => nullable(Type::Boolean).build().into(),
+        Number | Decimal => OneOfBuilder::new()
+            .item(typed(Type::Number))
+            .item(typed(Type::String).pattern(Some(DECIMAL)))
+            .item(typed(Type::Null))
+            .build()
+            .into(),
+        Ids | Categories => array_of(typed(Type::Integer).minimum(Some(0))),
+        Texts => array_of(typed(Type::String)),
+        StoreRoles => keyed(store_role()),
+        Choice(words) => typed(Type::String)
+            .enum_values(Some(words.iter().copied()))
+            .build()
+            .into(),
+        Text | Url => nullable(Type::String).max_length(Some(2000)).build().into(),
+        Images => array_of(typed(Type::String)),
+        Children(inner) => keyed(named(&format!("{}Write", inner.schema))),
     }
+}
 
-    /// The schema of a value as reads render it; `null` only where the field may be null.
-    pub fn read(self, may_be_null: bool) -> Schema {
-        use Kind::*;
-        let scalar = |t: Type| if may_be_null { nullable(t) } else { typed(t) };
-        match self {
-            Id | Integer => scalar(Type::Integer).build().into(),
-            Text => scalar(Type::String).build().into(),
-            Date => date_time(scalar(Type::String)).build().into(),
-            Money => decimal_text(scalar(Type::String), MONEY).build().into(),
-            Rate => decimal_text(scalar(Type::String), RATE).build().into(),
-            Bool => scalar(Type::Boolean).build().into(),
-            Number => scalar(Type::Number).build().into(),
-            Decimal => decimal_text(scalar(Type::String), DECIMAL).build().into(),
-            Ids => array_of(typed(Type::Integer)),
-            Texts => array_of(typed(Type::String)),
-            StoreRoles => keyed(store_role()),
-            Categories => keyed(typed(Type::String)),
-            Choice(words) => scalar(Type::String)
-                .enum_values(Some(
-                    words
-                        .iter()
-                        .copied()
-                        .map(Some)
-                        .chain(may_be_null.then_some(None)),
-                ))
-                .build()
-                .into(),
-        }
+/// The schema of a value as reads render it; `null` only where the field may be null.
+pub fn read_schema(kind: Kind, may_be_null: bool) -> Schema {
+    use Kind::*;
+    let scalar = |t: Type| if may_be_null { nullable(t) } else { typed(t) };
+    match kind {
+        Id | Integer => scalar(Type::Integer).build().into(),
+        Text | Url => scalar(Type::String).build().into(),
+        Date => date_time(scalar(Type::String)).build().into(),
+        Money => decimal_text(scalar(Type::String), MONEY).build().into(),
+        Rate => decimal_text(scalar(Type::String), RATE).build().into(),
+        Bool => scalar(Type::Boolean).build().into(),
+        Number => scalar(Type::Number).build().into(),
+        Decimal => decimal_text(scalar(Type::String), DECIMAL).build().into(),
+        Ids => array_of(typed(Type::Integer)),
+        Texts | Images => array_of(typed(Type::String)),
+        StoreRoles => keyed(store_role()),
+        Categories => keyed(typed(Type::String)),
+        Children(inner) => keyed(named(inner.schema)),
+        Choice(words) => scalar(Type::String)
+            .enum_values(Some(
+                words
+                    .iter()
+                    .copied()
+                    .map(Some)
+                    .chain(may_be_null.then_some(None)),
+            ))
+            .build()
+            .into(),
     }
 }
 
@@ -223,11 +178,7 @@ pub fn write_record(decl: &'static RecordDecl) -> Schema {
         .iter()
         .filter(|f| f.writable() && f.name != "id")
     {
-        let schema = match field.kind {
-            record::Kind::Children(inner) => keyed(named(&format!("{}Write", inner.schema))),
-            kind => Kind::from(kind).write(),
-        };
-        object = object.property(field.name, schema);
+        object = object.property(field.name, write_schema(field.kind));
     }
     object.build().into()
 }
@@ -243,17 +194,13 @@ pub fn read_record(decl: &'static RecordDecl, extra: &[(&str, Kind)]) -> Schema 
         if !field.shown() && !once {
             continue;
         }
-        let schema = match field.kind {
-            record::Kind::Children(inner) => keyed(named(inner.schema)),
-            kind => Kind::from(kind).read(field.nullable),
-        };
-        object = object.property(field.name, schema);
+        object = object.property(field.name, read_schema(field.kind, field.nullable));
         if !once {
             object = object.required(field.name);
         }
     }
     for (name, kind) in extra {
-        object = object.property(*name, kind.read(false));
+        object = object.property(*name, read_schema(*kind, false));
     }
     object.build().into()
 }
