@@ -41,7 +41,7 @@ token="$(python3 tests/contract/token.py "$port")"
 # (tests/api/events.rs drives it).
 checks=not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,carries_the_envelope
 st() {
-    SCHEMATHESIS_HOOKS=tests.contract.hooks PYTHONPATH=. "$venv/bin/st" run docs/openapi.json \
+    SCHEMATHESIS_HOOKS=tests.contract.hooks PYTHONPATH=. "$venv/bin/st" --config-file tests/contract/schemathesis.toml run docs/openapi.json \
         --url "http://127.0.0.1:$port" \
         -H "Authorization: Bearer $token" \
         --checks "$checks" \
