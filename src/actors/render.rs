@@ -12,8 +12,9 @@ pub trait Render: Send + Sync + 'static {
     /// A record as reads show it; the rendering stays in `memo` for the reads that follow.
     fn record(&self, record: &dyn Visit, memo: &Memo, state: &MerchantState) -> String;
 
-    /// A record as its change events show it.
-    fn event(&self, record: &dyn Visit, state: &MerchantState) -> String;
+    /// A record as its change events show it; `memo` is its kept rendering, when it has one
+    /// (most records show their events as reads show them).
+    fn event(&self, record: &dyn Visit, memo: Option<&Memo>, state: &MerchantState) -> String;
 
     /// The data of a `stock.changed` event.
     fn stock(&self, store_id: i64, product_id: i64, level: StockLevel) -> String;

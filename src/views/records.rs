@@ -6,7 +6,7 @@ use crate::actors::merchant::state::{Entry, Memo, MerchantState, Shown};
 use crate::actors::render::Render;
 use crate::domain::catalogue::ImportReport;
 use crate::domain::category::CategoryRecord;
-use crate::domain::record::Visit;
+use crate::domain::record::{Kind, Visit};
 use crate::domain::stock::StockLevel;
 
 use super::json::{self, Audience, Context};
@@ -73,7 +73,17 @@ impl Render for Renderer {
         out
     }
 
-    fn event(&self, record: &dyn Visit, state: &MerchantState) -> String {
+    fn event(&self, record: &dyn Visit, memo: Option<&Memo>, state: &MerchantState) -> String {
+        // Only a URL that may carry credentials is shown otherwise in events; every other
+        // record's event is its read rendering, kept for the answer and the reads that follow.
+        let differs = record
+            .decl()
+            .fields
+            .iter()
+            .any(|f| matches!(f.kind, Kind::Url));
+        if let (Some(memo), false) = (memo, differs) {
+            return self.record(record, memo, state);
+        }
         let ctx = Context {
             audience: Audience::Event,
             ..Context::read(&state.files_base)

@@ -101,10 +101,10 @@ fn record_events<'a, R: Resource>(
         let data = match &rendered {
             Some((last, json)) if last == id => json.clone(),
             _ => {
-                let record = state.entry::<R>(*id).map(|e| e.record()).or(written(*id));
-                let json = match record {
-                    Some(record) => render.event(record, state),
-                    None => "null".to_owned(),
+                let json = match (state.entry::<R>(*id), written(*id)) {
+                    (Some(entry), _) => render.event(entry.record(), Some(entry.memo()), state),
+                    (None, Some(record)) => render.event(record, None, state),
+                    (None, None) => "null".to_owned(),
                 };
                 rendered = Some((*id, json.clone()));
                 json
