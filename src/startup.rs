@@ -82,7 +82,7 @@ impl Application {
             )),
             streams: Default::default(),
             merchants: Merchants::start(
-                database.clone(),
+                std::sync::Arc::new(database.clone()),
                 metrics.clone(),
                 RegistryConfig {
                     idle: Duration::from_secs(settings.merchant_idle_secs),

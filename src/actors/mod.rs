@@ -2,11 +2,14 @@
 //! supervisors (one a merchant, with a StoreActor a store), and the token actors.
 
 pub mod catalogue;
+pub mod memory;
 pub mod merchant;
+pub mod ports;
 pub mod registry;
 pub mod render;
 pub mod replicas;
 pub mod resource;
+pub mod storage;
 pub mod store;
 pub mod token;
 mod token_use;

@@ -20,8 +20,8 @@ use super::merchant::{
     Environment, MerchantSupervisor, Phase, ProbeStore, Refresh, Retire, Submit,
 };
 use super::resource::Resource;
+use crate::actors::ports::MerchantStorage;
 use crate::actors::render::Render;
-use crate::db::Db;
 use crate::domain::batch::{Answered, BatchObject, Idempotency, WriteMode};
 use crate::domain::catalogue::{CatalogueFile, ImportOptions, ImportReport};
 use crate::domain::{now_millis, Failure};
@@ -94,7 +94,7 @@ pub struct MerchantRegistry {
 /// What the registry passes on to every supervisor.
 #[derive(Clone)]
 struct RegistryEnv {
-    db: Db,
+    storage: Arc<dyn MerchantStorage>,
     metrics: Metrics,
     history: History,
     idle: Duration,
@@ -135,7 +135,7 @@ impl Handler<Activate> for MerchantRegistry {
         let last_used = Arc::new(AtomicI64::new(now_millis()));
         let e = &self.env;
         let env = Environment {
-            db: e.db.clone(),
+            storage: e.storage.clone(),
             idle: e.idle,
             registry: ctx.address(),
             files_base: e.files_base.clone(),
@@ -205,15 +205,20 @@ pub struct RegistryConfig<'a> {
 pub struct Merchants {
     registry: Addr<MerchantRegistry>,
     handles: Handles,
-    db: Db,
+    storage: Arc<dyn MerchantStorage>,
     history: History,
     hits: prometheus::IntCounter,
     misses: prometheus::IntCounter,
 }
 
 impl Merchants {
-    /// Starts the registry on the current arbiter.
-    pub fn start(db: Db, metrics: Metrics, config: RegistryConfig<'_>) -> Self {
+    /// Starts the registry on the current arbiter, over `storage` (the database, or memory
+    /// in the actors' tests).
+    pub fn start(
+        storage: Arc<dyn MerchantStorage>,
+        metrics: Metrics,
+        config: RegistryConfig<'_>,
+    ) -> Self {
         let handles: Handles = Arc::default();
         let history = History::new(&metrics);
         let hits = metrics
@@ -224,7 +229,7 @@ impl Merchants {
             .with_label_values(&["merchant", "miss"]);
         let registry = MerchantRegistry {
             env: RegistryEnv {
-                db: db.clone(),
+                storage: storage.clone(),
                 metrics,
                 history: history.clone(),
                 idle: config.idle,
@@ -240,7 +245,7 @@ impl Merchants {
         Self {
             registry,
             handles,
-            db,
+            storage,
             history,
             hits,
             misses,
@@ -268,13 +273,13 @@ impl Merchants {
     pub async fn snapshot(&self, merchant_id: i64) -> Result<Arc<MerchantState>, Failure> {
         // Read before the state: a state taken while this process heard every other replica
         // is current as of this read's start, whatever happens to the listener meanwhile.
-        let live = self.db.coherence().is_live();
+        let live = self.storage.hears_others();
         let handle = self.get(merchant_id).await?;
         let state = handle.snapshot().await?;
         if live {
             return Ok(state);
         }
-        let version = self.db.merchant_version(merchant_id).await?;
+        let version = self.storage.version(merchant_id).await?;
         if version <= state.version {
             return Ok(state);
         }
@@ -401,7 +406,7 @@ impl Merchants {
         query: &SalesQuery,
     ) -> Result<SalesList<R>, Failure> {
         let state = self.snapshot(merchant_id).await?;
-        Ok(history::list(&self.history, &self.db, state, query).await?)
+        Ok(history::list(&self.history, &*self.storage, state, query).await?)
     }
 
     /// Test hook: asks a store's actor a question, or makes it crash.

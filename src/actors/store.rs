@@ -8,7 +8,8 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tokio::sync::watch;
 
-use crate::db::{Db, DbError};
+use super::ports::StockStore;
+use crate::db::DbError;
 use crate::domain::stock::{StockLevel, StockMove};
 
 pub type StockMap = BTreeMap<i64, StockLevel>;
@@ -16,7 +17,7 @@ pub type StockMap = BTreeMap<i64, StockLevel>;
 pub struct StoreActor {
     merchant_id: i64,
     store_id: i64,
-    db: Db,
+    storage: Arc<dyn StockStore>,
     publish: watch::Sender<Arc<StockMap>>,
 }
 
@@ -27,14 +28,14 @@ impl StoreActor {
     pub fn spawn(
         merchant_id: i64,
         store_id: i64,
-        db: Db,
+        storage: Arc<dyn StockStore>,
         last_known: Arc<StockMap>,
     ) -> (Addr<StoreActor>, watch::Receiver<Arc<StockMap>>) {
         let (publish, stock) = watch::channel(last_known);
         let addr = StoreActor {
             merchant_id,
             store_id,
-            db,
+            storage,
             publish,
         }
         .start();
@@ -46,10 +47,11 @@ impl Actor for StoreActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        let store = self.db.clone();
+        let storage = self.storage.clone();
         let (merchant_id, store_id) = (self.merchant_id, self.store_id);
         ctx.wait(
-            async move { store.load_stock(merchant_id, store_id).await }
+            storage
+                .store_stock(merchant_id, store_id)
                 .into_actor(self)
                 .map(|loaded, act, ctx| match loaded {
                     Ok(stock) => {

@@ -110,7 +110,7 @@ async fn open(
 
 fn start_merchants(database: &Db, settings: &Settings) -> Merchants {
     Merchants::start(
-        database.clone(),
+        std::sync::Arc::new(database.clone()),
         Metrics::new(),
         RegistryConfig {
             idle: Duration::from_secs(settings.merchant_idle_secs),

@@ -255,6 +255,46 @@ fn only_the_storage_layer_knows_which_database_it_is() {
     );
 }
 
+/// The files of the merchant's actors that may name the database: its side of their storage
+/// ports (`actors/storage.rs`) and the load it forwards to.
+const STORAGE_ADAPTERS: &[&str] = &["actors/storage.rs", "actors/merchant/load.rs"];
+
+#[test]
+fn the_merchant_actors_reach_storage_through_their_ports() {
+    let found: Vec<String> = files_saying(
+        &["actors"],
+        &[
+            "db::Db;",
+            "{Db,",
+            ",Db,",
+            ",Db}",
+            ":Db,",
+            ":Db)",
+            "&Db,",
+            "&Db)",
+            "GroupWrite",
+        ],
+    )
+    .into_iter()
+    .filter(|f| !STORAGE_ADAPTERS.iter().any(|a| f.starts_with(a)))
+    // The token actors and the replica listener have ports of their own to come.
+    .filter(|f| {
+        ![
+            "actors/token.rs",
+            "actors/token_use.rs",
+            "actors/replicas.rs",
+        ]
+        .iter()
+        .any(|a| f.starts_with(a))
+    })
+    .collect();
+    assert!(
+        found.is_empty(),
+        "the merchant's actors use actors/ports.rs, not the database:\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn the_top_level_modules_form_no_cycle() {
     let edges = graph();

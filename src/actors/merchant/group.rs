@@ -1,8 +1,8 @@
 //! Writing one group of queued writes: validated in order against a working copy of the
 //! state, persisted in one transaction, and only then answered.
 //!
-//! The storage layer opens the group ([`GroupWrite`]) as its database wants: where replicas
-//! share it, under a claim of the merchant taken before anything is validated. When the
+//! Storage opens the group ([`OpenGroup`]) as it wants: a database shared by replicas, under
+//! a claim of the merchant taken before anything is validated. When the
 //! database is ahead of the cached state (another replica wrote), the group is handed back
 //! ([`Written::Stale`]) to be written again after a reload. So no write is ever validated
 //! against stale state, and writes for one merchant stay serialized across replicas.
@@ -15,10 +15,10 @@ use actix::Addr;
 use super::job::{Job, Wants};
 use super::state::MerchantState;
 use super::Environment;
+use crate::actors::ports::{OpenGroup, Persist, Writes};
 use crate::actors::render::Render;
 use crate::actors::store::{ApplyStock, Probe, StoreActor};
-use crate::db::group::GroupWrite;
-use crate::db::{DbError, Tx};
+use crate::db::DbError;
 use crate::domain::event::{EventKind, NewEvent};
 use crate::domain::stock::StockMove;
 use crate::domain::{now_millis, Failure};
@@ -54,7 +54,12 @@ impl Group {
         if let Err(failure) = self.prepare(&mut start, &jobs).await {
             return Written::failed(jobs, failure);
         }
-        let mut group = match self.env.db.open_group(self.merchant_id, base.version).await {
+        let mut group = match self
+            .env
+            .storage
+            .open_group(self.merchant_id, base.version)
+            .await
+        {
             Ok(Some(group)) => group,
             Ok(None) => return Written::Stale(jobs),
             Err(e) => return Written::failed(jobs, e.into()),
@@ -105,7 +110,10 @@ impl Group {
             if wants.is_empty() {
                 break;
             }
-            self.env.history.bring(&self.env.db, state, &wants).await?;
+            self.env
+                .history
+                .bring(&*self.env.storage, state, &wants)
+                .await?;
         }
         if jobs.iter().any(|j| j.reads_stock()) {
             // A store's actor loads its stock when started: wait until each has, so a
@@ -123,7 +131,7 @@ impl Group {
     async fn settle_repeats(
         &self,
         jobs: &mut [Box<dyn Job>],
-        group: &mut GroupWrite,
+        group: &mut Box<dyn OpenGroup>,
     ) -> Result<(), DbError> {
         let now = now_millis();
         for job in jobs.iter_mut() {
@@ -137,20 +145,33 @@ impl Group {
         Ok(())
     }
 
-    /// Keeps the answer of a job sent with an `Idempotency-Key` in the write's transaction.
-    async fn store_answer(
+    /// What the jobs keep: their records, the answers of those sent with an
+    /// `Idempotency-Key`, their events (each group's stock events after), and the state left.
+    fn writes<'a>(
         &self,
-        tx: &mut Tx,
-        job: &dyn Job,
-        state: &MerchantState,
+        jobs: &'a [Box<dyn Job>],
+        moves: &'a [StockMove],
+        events: &'a mut Vec<NewEvent>,
+        state: &'a MerchantState,
         now: i64,
-    ) -> Result<(), DbError> {
-        match job.idempotency() {
-            Some(key) if job.changed() => {
-                let answer = job.stored_answer(state, &*self.env.render);
-                tx.store_answer(self.merchant_id, key, &answer, now).await
+    ) -> Writes<'a> {
+        let mut answers = Vec::new();
+        for job in jobs {
+            if let Some(key) = job.idempotency().filter(|_| job.changed()) {
+                answers.push((key, job.stored_answer(state, &*self.env.render)));
             }
-            _ => Ok(()),
+            job.events(state, &*self.env.render, events);
+        }
+        stock_events(moves, state, &*self.env.render, events);
+        Writes {
+            merchant_id: self.merchant_id,
+            records: jobs.iter().map(|j| j as &dyn Persist).collect(),
+            answers,
+            moves,
+            events,
+            after_event: state.event_seq,
+            now,
+            state,
         }
     }
 
@@ -160,7 +181,7 @@ impl Group {
         &self,
         state: &mut MerchantState,
         jobs: &mut [Box<dyn Job>],
-        group: &mut GroupWrite,
+        group: &mut Box<dyn OpenGroup>,
     ) -> Result<(), Failure> {
         for (now, job) in (now_millis()..).zip(jobs.iter_mut()) {
             let needed = if job.settled() {
@@ -179,31 +200,17 @@ impl Group {
     #[tracing::instrument(level = "debug", skip_all, fields(moves = moves.len()))]
     async fn persist(
         &self,
-        mut group: GroupWrite,
+        mut group: Box<dyn OpenGroup>,
         jobs: &[Box<dyn Job>],
         moves: &[StockMove],
         state: &MerchantState,
     ) -> Result<(i64, i64), DbError> {
         let version = group.version();
-        let now = now_millis();
-        let written = async {
-            let tx = group.tx().await?;
-            let mut events = Vec::new();
-            for job in jobs {
-                job.persist(tx, self.merchant_id).await?;
-                self.store_answer(tx, job.as_ref(), state, now).await?;
-                job.events(state, &*self.env.render, &mut events);
-            }
-            stock_events(moves, state, &*self.env.render, &mut events);
-            tx.apply_stock_moves(self.merchant_id, moves).await?;
-            let seq = tx
-                .append_events(self.merchant_id, state.event_seq, &events, now)
-                .await?;
-            Ok::<_, DbError>((seq, events.len()))
-        }
-        .await;
-        let (event_seq, appended) = match written {
-            Ok(done) => done,
+        let mut events = Vec::new();
+        let writes = self.writes(jobs, moves, &mut events, state, now_millis());
+        let appended = writes.events.len();
+        let event_seq = match group.write(writes).await {
+            Ok(seq) => seq,
             Err(e) => {
                 // Now, not lazily: the retry claims the merchant's row this transaction holds.
                 group.rollback().await;
@@ -227,7 +234,12 @@ impl Group {
         start: MerchantState,
         mut jobs: Vec<Box<dyn Job>>,
     ) -> Written {
-        let mut group = match self.env.db.open_group(self.merchant_id, expected).await {
+        let mut group = match self
+            .env
+            .storage
+            .open_group(self.merchant_id, expected)
+            .await
+        {
             Ok(Some(group)) => group,
             Ok(None) => return Written::Stale(jobs),
             Err(e) => return Written::failed(jobs, e.into()),
@@ -236,19 +248,18 @@ impl Group {
         let mut state = start;
         let mut moves = Vec::new();
         let mut appended = 0;
-        for (now, job) in (now_millis()..).zip(jobs.iter_mut()) {
+        for (now, at) in (now_millis()..).zip(0..jobs.len()) {
             let mut trial = state.clone();
-            let written = match group.tx().await {
-                Ok(tx) => self.write_part(tx, &mut trial, job.as_mut(), now).await,
-                Err(e) => Err(e),
-            };
-            match written {
+            match self
+                .write_part(&mut group, &mut trial, &mut jobs, at, now)
+                .await
+            {
                 Ok(Ok(events)) => {
-                    moves.extend(job.moves().iter().copied());
+                    moves.extend(jobs[at].moves().iter().copied());
                     appended += events;
                     state = trial;
                 }
-                Ok(Err(e)) => job.fail(e.into()),
+                Ok(Err(e)) => jobs[at].fail(e.into()),
                 // The transaction itself is lost (on PostgreSQL an error outside a savepoint
                 // aborts it, and its COMMIT would silently roll back): nothing is written.
                 Err(e) => {
@@ -267,47 +278,38 @@ impl Group {
         Written::Done(jobs, Some(Box::new(state)))
     }
 
-    /// One job as a part of `tx` that is taken back alone if it fails. The inner error is
-    /// the job's own (its part undone, the transaction goes on); the outer one loses the
-    /// transaction.
+    /// Job `at` as a part of the group that is taken back alone if it fails. The inner error
+    /// is the job's own (its part undone, the group goes on); the outer one loses the group.
     async fn write_part(
         &self,
-        tx: &mut Tx,
+        group: &mut Box<dyn OpenGroup>,
         state: &mut MerchantState,
-        job: &mut dyn Job,
+        jobs: &mut [Box<dyn Job>],
+        at: usize,
         now: i64,
     ) -> Result<Result<usize, DbError>, DbError> {
+        let job = &mut jobs[at];
         let needed = if job.settled() {
             0
         } else {
             job.ids_needed(state)
         };
-        let ids = self.env.db.allocate_ids_in(tx, needed).await?;
+        let ids = group.allocate_ids(needed).await?;
         job.apply(state, &mut ids.into_iter(), now);
         if !job.changed() {
             return Ok(Ok(0));
         }
-        tx.begin_part().await?;
-        let written = async {
-            job.persist(tx, self.merchant_id).await?;
-            tx.apply_stock_moves(self.merchant_id, job.moves()).await?;
-            self.store_answer(tx, job, state, now).await?;
-            let mut events = Vec::new();
-            job.events(state, &*self.env.render, &mut events);
-            stock_events(job.moves(), state, &*self.env.render, &mut events);
-            state.event_seq = tx
-                .append_events(self.merchant_id, state.event_seq, &events, now)
-                .await?;
-            Ok::<_, DbError>(events.len())
-        }
-        .await;
-        match written {
-            Ok(events) => tx.keep_part().await.map(|()| Ok(events)),
-            Err(e) => {
-                tx.undo_part().await?;
-                Ok(Err(e))
+        let mut events = Vec::new();
+        let job = &jobs[at..=at];
+        let writes = self.writes(job, job[0].moves(), &mut events, state, now);
+        let appended = writes.events.len();
+        Ok(match group.write_part(writes).await? {
+            Ok(seq) => {
+                state.event_seq = seq;
+                Ok(appended)
             }
-        }
+            Err(e) => Err(e),
+        })
     }
 
     fn observe_group(&self, writes: usize) {

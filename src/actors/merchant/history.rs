@@ -12,8 +12,9 @@ use moka::sync::Cache;
 
 use super::job::Wants;
 use super::state::{Cached, Entry, MerchantState};
+use crate::actors::ports::{Found, HistoryStore};
 use crate::actors::resource::{Kind, Resource};
-use crate::db::{Db, DbError, SalesFilter, SalesRecord};
+use crate::db::{DbError, SalesFilter, SalesRecord};
 use crate::domain::basket::BasketRecord;
 use crate::domain::reconcile::StockReconciliation;
 use crate::domain::record::{bool_field, int_field};
@@ -58,7 +59,7 @@ impl History {
     #[tracing::instrument(level = "debug", skip_all, fields(kind = R::PLURAL, ids = ids.len()))]
     pub async fn by_ids<R: Historic>(
         &self,
-        db: &Db,
+        db: &dyn HistoryStore,
         state: &MerchantState,
         ids: &BTreeSet<i64>,
     ) -> Result<Vec<Entry<R>>, DbError> {
@@ -77,7 +78,8 @@ impl History {
         }
         if !missing.is_empty() {
             self.misses.inc_by(missing.len() as u64);
-            for record in R::find(db, state.merchant_id, &missing).await? {
+            let stored = db.find(kind::<R>()?, state.merchant_id, missing).await?;
+            for record in records::<R>(stored)? {
                 found.push(self.keep(state.merchant_id, record));
             }
             found.sort_by_key(|e| e.id());
@@ -89,12 +91,12 @@ impl History {
     #[tracing::instrument(level = "debug", skip_all, fields(kind = R::PLURAL))]
     pub async fn query<R: Historic>(
         &self,
-        db: &Db,
+        db: &dyn HistoryStore,
         merchant_id: i64,
         filter: &SalesFilter,
     ) -> Result<Vec<Entry<R>>, DbError> {
-        Ok(R::query(db, merchant_id, filter)
-            .await?
+        let found = db.query(kind::<R>()?, merchant_id, filter.clone()).await?;
+        Ok(records::<R>(found)?
             .into_iter()
             .map(|record| self.keep(merchant_id, record))
             .collect())
@@ -115,7 +117,7 @@ impl History {
     /// are validated against what is stored ("completed", not "does not exist").
     pub async fn bring(
         &self,
-        db: &Db,
+        db: &dyn HistoryStore,
         state: &mut MerchantState,
         wants: &Wants,
     ) -> Result<(), DbError> {
@@ -136,7 +138,7 @@ impl History {
 
     async fn bring_kind<R: Historic>(
         &self,
-        db: &Db,
+        db: &dyn HistoryStore,
         state: &mut MerchantState,
         ids: &BTreeSet<i64>,
     ) -> Result<(), DbError> {
@@ -266,7 +268,7 @@ pub struct SalesList<R> {
 /// The records of `R` matching `query`.
 pub async fn list<R: Historic>(
     history: &History,
-    db: &Db,
+    db: &dyn HistoryStore,
     state: Arc<MerchantState>,
     query: &SalesQuery,
 ) -> Result<SalesList<R>, DbError> {
@@ -285,3 +287,35 @@ pub async fn list<R: Historic>(
         .collect();
     Ok(SalesList { state, entries })
 }
+
+/// The history kind of `R`.
+fn kind<R: Historic>() -> Result<Kind, DbError> {
+    R::HISTORY.ok_or_else(|| DbError::Corrupt(format!("{} are not history", R::PLURAL)))
+}
+
+/// The records storage found for `R`'s kind.
+fn records<R: Historic>(found: Found) -> Result<Vec<R>, DbError> {
+    found
+        .downcast::<Vec<R>>()
+        .map(|records| *records)
+        .map_err(|_| DbError::Corrupt(format!("storage answered another kind for {}", R::PLURAL)))
+}
+
+/// `$f::<R>(args)`, boxed, for the record type `R` of the history kind `$kind`.
+macro_rules! by_kind {
+    ($kind:expr, $f:ident($($arg:expr),*)) => {{
+        use $crate::actors::resource::Kind;
+        match $kind {
+            Kind::Basket => Box::pin($f::<$crate::domain::basket::BasketRecord>($($arg),*)),
+            Kind::Transaction => {
+                Box::pin($f::<$crate::domain::sales::TransactionRecord>($($arg),*))
+            }
+            Kind::Order => Box::pin($f::<$crate::domain::sales::OrderRecord>($($arg),*)),
+            Kind::Invoice => Box::pin($f::<$crate::domain::sales::InvoiceRecord>($($arg),*)),
+            Kind::Count => {
+                Box::pin($f::<$crate::domain::reconcile::StockReconciliation>($($arg),*))
+            }
+        }
+    }};
+}
+pub(crate) use by_kind;

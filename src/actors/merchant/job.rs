@@ -5,8 +5,6 @@
 //! be retried one job at a time.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Instant;
 
 use serde_json::{Map, Value};
@@ -16,7 +14,7 @@ use super::state::MerchantState;
 use crate::actors::render::Render;
 use crate::actors::resource::{Input, Kind, Resource};
 use crate::db::idempotency::StoredAnswer;
-use crate::db::{DbError, Tx};
+use crate::db::Tx;
 use crate::domain::batch::{Answered, BatchObject, Change, Idempotency, WriteMode};
 use crate::domain::event::{EventKind, NewEvent};
 use crate::domain::stock::StockMove;
@@ -55,7 +53,7 @@ pub type Wants = BTreeMap<Kind, BTreeSet<i64>>;
 /// Where a job's answer goes.
 pub type Answer<T> = oneshot::Sender<Result<Answered<T>, Failure>>;
 
-pub type Persisting<'a> = Pin<Box<dyn Future<Output = Result<(), DbError>> + 'a>>;
+pub type Persisting<'a> = crate::actors::ports::Writing<'a, ()>;
 
 pub(crate) trait Job: Send {
     fn sent(&self) -> Instant;
@@ -628,5 +626,11 @@ impl<R: Resource> Job for DeleteJob<R> {
             self.changed.iter().map(|r| (r.id(), "deleted")).collect();
         let written = |id| self.changed.iter().find(|r| r.id() == id);
         record_events::<R>(state, render, &actions, written, out);
+    }
+}
+
+impl crate::actors::ports::Persist for Box<dyn Job> {
+    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
+        (**self).persist(tx, merchant_id)
     }
 }

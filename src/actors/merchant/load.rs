@@ -21,7 +21,7 @@ use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 use crate::domain::webhook::WebhookRecord;
 
 #[tracing::instrument(level = "debug", skip(db, files_base))]
-pub(super) async fn load(
+pub(in crate::actors) async fn load(
     db: &Db,
     merchant_id: i64,
     files_base: Arc<str>,

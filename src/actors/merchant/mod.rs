@@ -10,7 +10,7 @@ mod group;
 pub mod history;
 pub(crate) mod import;
 pub mod job;
-mod load;
+pub(super) mod load;
 pub mod state;
 
 use std::collections::{HashMap, VecDeque};
@@ -23,7 +23,7 @@ use tokio::sync::watch;
 
 use super::registry::{MerchantRegistry, Passivated};
 use super::store::{Probe, StockMap, StoreActor};
-use crate::db::Db;
+use crate::actors::ports::MerchantStorage;
 use crate::domain::store::StoreRecord;
 use crate::domain::{now_millis, Failure};
 use crate::metrics::Metrics;
@@ -51,7 +51,8 @@ pub enum Phase {
 /// What every supervisor shares with the registry that starts it.
 #[derive(Clone)]
 pub struct Environment {
-    pub db: Db,
+    /// Where the merchant's records are kept (`actors/ports.rs`).
+    pub storage: Arc<dyn MerchantStorage>,
     pub idle: Duration,
     pub registry: Addr<MerchantRegistry>,
     /// Where uploaded files are served, for image URLs.
@@ -155,8 +156,12 @@ impl MerchantSupervisor {
                     .get(store_id)
                     .map(|rx| rx.borrow().clone())
                     .unwrap_or_default();
-                let child =
-                    StoreActor::spawn(self.merchant_id, *store_id, self.env.db.clone(), last_known);
+                let child = StoreActor::spawn(
+                    self.merchant_id,
+                    *store_id,
+                    self.env.storage.clone(),
+                    last_known,
+                );
                 self.children.insert(*store_id, child);
             }
         }
@@ -281,14 +286,14 @@ impl MerchantSupervisor {
         self.writing = true;
         // Announcements arriving from now on are newer than what this load may see.
         self.refresh_to = 0;
-        let db = self.env.db.clone();
+        let storage = self.env.storage.clone();
         let (merchant_id, files_base, window) = (
             self.merchant_id,
             self.env.files_base.clone(),
             self.env.window,
         );
         ctx.spawn(
-            async move { load::load(&db, merchant_id, files_base, window).await }
+            storage.load(merchant_id, files_base, window)
                 .into_actor(self)
                 .map(|loaded, act, ctx| {
                     act.writing = false;
@@ -328,13 +333,13 @@ impl Actor for MerchantSupervisor {
     fn started(&mut self, ctx: &mut Self::Context) {
         // Writes are queued by the actor itself; its mailbox only hands them over.
         ctx.set_mailbox_capacity(1 << 16);
-        let db = self.env.db.clone();
+        let storage = self.env.storage.clone();
         let merchant_id = self.merchant_id;
         let files_base = self.env.files_base.clone();
         let window = self.env.window;
         // Nothing else runs until the state is loaded: messages queue behind `wait`.
         ctx.wait(
-            async move { load::load(&db, merchant_id, files_base, window).await }
+            storage.load(merchant_id, files_base, window)
                 .into_actor(self)
                 .map(|loaded, act, ctx| match loaded {
                     Ok(state) => act.install(state),
@@ -473,3 +478,6 @@ impl Handler<StopStore> for StoreActor {
         ctx.stop();
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,115 @@
+//! What the actors need from storage, one small trait per user of it: activation
+//! ([`StateStore`]), a group's write ([`GroupStore`], [`OpenGroup`]), a store's stock
+//! ([`StockStore`]) and finished sales records ([`HistoryStore`]). The database implements
+//! them in `actors/storage.rs`, choosing its write protocol inside `db/`; `actors/memory.rs`
+//! implements them in memory for the actors' own tests.
+//!
+//! The traits are object-safe (boxed futures): a supervisor holds `Arc<dyn MerchantStorage>`
+//! and pays one allocation per call, which is per group or per load, never per record.
+
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use super::merchant::state::MerchantState;
+use super::resource::Kind;
+use super::store::StockMap;
+use crate::db::idempotency::StoredAnswer;
+use crate::db::{DbError, SalesFilter, Tx};
+use crate::domain::batch::Idempotency;
+use crate::domain::event::NewEvent;
+use crate::domain::stock::StockMove;
+
+/// A storage call's answer, later.
+pub type Pending<'a, T> = Pin<Box<dyn Future<Output = Result<T, DbError>> + Send + 'a>>;
+
+/// A group's writing, later: it runs inside its supervisor, never sent to another thread.
+pub type Writing<'a, T> = Pin<Box<dyn Future<Output = Result<T, DbError>> + 'a>>;
+
+/// Writing what a write changed, in a database transaction (the rows of its records).
+pub trait Persist {
+    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Writing<'a, ()>;
+}
+
+/// Activation and reload: a merchant's state as stored.
+pub trait StateStore: Send + Sync {
+    fn load(
+        &self,
+        merchant_id: i64,
+        files_base: Arc<str>,
+        window: usize,
+    ) -> Pending<'static, MerchantState>;
+    /// The merchant's version as stored (what another process may have moved on).
+    fn version(&self, merchant_id: i64) -> Pending<'static, i64>;
+    /// Whether this process hears every other process's writes as they commit.
+    fn hears_others(&self) -> bool;
+}
+
+/// Opening one group of writes on a merchant.
+pub trait GroupStore: Send + Sync {
+    /// `None` when storage is ahead of the cached state at version `expected` (another
+    /// process wrote): reload first.
+    fn open_group(
+        &self,
+        merchant_id: i64,
+        expected: i64,
+    ) -> Pending<'static, Option<Box<dyn OpenGroup>>>;
+}
+
+/// One group's write, open: nothing is kept until `commit`.
+pub trait OpenGroup: Send {
+    /// The merchant's version once this group commits.
+    fn version(&self) -> i64;
+    /// Identifiers for the group's new records.
+    fn allocate_ids(&mut self, n: usize) -> Pending<'_, Vec<i64>>;
+    /// The answer kept for an `Idempotency-Key`.
+    fn stored_answer<'a>(
+        &'a mut self,
+        key: &'a Idempotency,
+        now: i64,
+    ) -> Pending<'a, Option<StoredAnswer>>;
+    /// Writes into the group; the merchant's last event number after it.
+    fn write<'a>(&'a mut self, writes: Writes<'a>) -> Writing<'a, i64>;
+    /// Writes into a part of the group that is taken back alone if it fails (the inner
+    /// error); the outer error loses the group.
+    fn write_part<'a>(&'a mut self, writes: Writes<'a>) -> Writing<'a, Result<i64, DbError>>;
+    fn commit(self: Box<Self>) -> Pending<'static, ()>;
+    /// Ends the group without keeping anything (nothing changed, or it failed).
+    fn rollback(self: Box<Self>) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+}
+
+/// What one write (or a group of them) keeps.
+pub struct Writes<'a> {
+    pub merchant_id: i64,
+    pub records: Vec<&'a dyn Persist>,
+    /// Answers to keep for their `Idempotency-Key`.
+    pub answers: Vec<(&'a Idempotency, String)>,
+    pub moves: &'a [StockMove],
+    pub events: &'a [NewEvent],
+    /// The merchant's last event number before these.
+    pub after_event: i64,
+    pub now: i64,
+    /// The state these writes leave (for storage that keeps states rather than rows).
+    pub state: &'a MerchantState,
+}
+
+/// A store's stock as stored (a StoreActor's start).
+pub trait StockStore: Send + Sync {
+    fn store_stock(&self, merchant_id: i64, store_id: i64) -> Pending<'static, StockMap>;
+}
+
+/// Sales records past the cached window. The records come back as `Vec<R>` of the kind's
+/// record type, boxed: the kinds are a closed set (`history::Kind`), the callers generic.
+pub trait HistoryStore: Send + Sync {
+    fn find(&self, kind: Kind, merchant_id: i64, ids: Vec<i64>) -> Pending<'static, Found>;
+    fn query(&self, kind: Kind, merchant_id: i64, filter: SalesFilter) -> Pending<'static, Found>;
+}
+
+/// Records of one history kind, as `Vec<R>`.
+pub type Found = Box<dyn Any + Send>;
+
+/// Everything a merchant's actors keep and read.
+pub trait MerchantStorage: StateStore + GroupStore + StockStore + HistoryStore {}
+
+impl<T: StateStore + GroupStore + StockStore + HistoryStore> MerchantStorage for T {}
