@@ -61,6 +61,13 @@ fn start(storage: &MemoryStorage, metrics: &Metrics, idle: Duration, delay: Dura
     )
 }
 
+/// Fresh storage and merchants whose groups stay open for `delay` before they commit.
+fn busy(delay: Duration) -> (MemoryStorage, Merchants) {
+    let storage = MemoryStorage::new();
+    let merchants = start(&storage, &Metrics::new(), Duration::from_secs(60), delay);
+    (storage, merchants)
+}
+
 /// Creates a category titled `title`; its id, or why the write failed.
 async fn create(merchants: &Merchants, title: impl Into<String>) -> Result<i64, Failure> {
     let mut fields = Map::new();
@@ -90,13 +97,7 @@ async fn titles(merchants: &Merchants) -> Vec<String> {
 
 #[actix_rt::test]
 async fn writes_queued_behind_a_write_are_committed_together() {
-    let storage = MemoryStorage::new();
-    let merchants = start(
-        &storage,
-        &Metrics::new(),
-        Duration::from_secs(60),
-        Duration::from_millis(300),
-    );
+    let (storage, merchants) = busy(Duration::from_millis(300));
     // The first write holds its group open for 300 ms; the five sent meanwhile queue.
     let first = create(&merchants, "first");
     let queued = async {
@@ -117,13 +118,7 @@ async fn writes_queued_behind_a_write_are_committed_together() {
 
 #[actix_rt::test]
 async fn a_failed_commit_applies_nothing_and_answers_every_waiter() {
-    let storage = MemoryStorage::new();
-    let merchants = start(
-        &storage,
-        &Metrics::new(),
-        Duration::from_secs(60),
-        Duration::from_millis(100),
-    );
+    let (storage, merchants) = busy(Duration::from_millis(100));
     create(&merchants, "kept").await.expect("first write");
     storage.refuse_commits(true);
     let failed = join_all((0..4).map(|i| create(&merchants, format!("lost {i}")))).await;
@@ -200,13 +195,7 @@ async fn an_idle_merchant_is_passivated_and_loaded_again_on_the_next_request() {
 
 #[actix_rt::test]
 async fn readers_see_the_last_published_state_while_a_write_is_open() {
-    let storage = MemoryStorage::new();
-    let merchants = start(
-        &storage,
-        &Metrics::new(),
-        Duration::from_secs(60),
-        Duration::from_millis(400),
-    );
+    let (storage, merchants) = busy(Duration::from_millis(400));
     create(&merchants, "old").await.expect("first write");
     let write = create(&merchants, "new");
     let reads = async {
