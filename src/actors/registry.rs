@@ -269,7 +269,7 @@ impl Merchants {
 
     /// The merchant's latest published state. While this process does not hear the other
     /// replicas (PostgreSQL, listening connection lost), the state is checked against the
-    /// merchant's version in the database first.
+    /// merchant's version in the database first, unless the database is away.
     pub async fn snapshot(&self, merchant_id: i64) -> Result<Arc<MerchantState>, Failure> {
         // Read before the state: a state taken while this process heard every other replica
         // is current as of this read's start, whatever happens to the listener meanwhile.
@@ -279,7 +279,13 @@ impl Merchants {
         if live {
             return Ok(state);
         }
-        let version = self.storage.version(merchant_id).await?;
+        let version = match self.storage.version(merchant_id).await {
+            Ok(version) => version,
+            // The database is away, for every process: no one can have written past the
+            // cached state, which stays the latest there is.
+            Err(e) if e.is_unavailable() => return Ok(state),
+            Err(e) => return Err(e.into()),
+        };
         if version <= state.version {
             return Ok(state);
         }

@@ -3,10 +3,11 @@
 //! listens on a dedicated connection and brings the process's caches up to date: a running
 //! merchant whose state is older reloads, revoked access tokens leave the cache.
 //!
-//! Announcements sent while the connection is down are lost, so losing it (and every
-//! reconnection) drops every cached merchant and token. Until it listens again the process
-//! reports not ready, reads check their merchant's version in the database, and access
-//! tokens are looked up in the database (see [`crate::db::Coherence`]).
+//! Announcements sent while the connection is down are lost, so every (re)connection drops
+//! every cached merchant and token. Until it listens again the process reports not ready,
+//! reads check their merchant's version in the database, and access tokens are looked up in
+//! the database (see [`crate::db::Coherence`]); while the database cannot be reached at all,
+//! the caches answer.
 
 use std::time::Duration;
 
@@ -91,7 +92,10 @@ async fn run(
                 };
                 drop(listener);
                 metrics.replica_listening.set(0);
-                forget_everything(&merchants, &tokens);
+                // Nothing is forgotten yet: until it listens again every read checks its
+                // merchant's version and every token the database, and when the database is
+                // away for everyone what is cached is the latest there is. What was missed is
+                // forgotten on reconnecting, above.
                 tracing::warn!(error = %lost, "lost the connection listening for other replicas");
             }
             Err(e) => {

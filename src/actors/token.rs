@@ -170,8 +170,17 @@ impl TokenActors {
         hash: &str,
     ) -> Result<Option<Arc<AccessTokenRecord>>, Failure> {
         if !self.db.coherence().is_live() {
-            // Another process's revocation could go unheard: ask the database every time.
-            return Ok(self.db.find_access_token(hash).await?.map(Arc::new));
+            // Another process's revocation could go unheard: ask the database every time,
+            // unless it is away for everyone (then no one can have revoked since): a token
+            // still cached stays good (its expiry is checked by the caller).
+            return match self.db.find_access_token(hash).await {
+                Ok(found) => Ok(found.map(Arc::new)),
+                Err(e) if e.is_unavailable() => match self.access.cache.get(hash).await {
+                    Some(cached) => Ok(cached),
+                    None => Err(e.into()),
+                },
+                Err(e) => Err(e.into()),
+            };
         }
         self.access.lookup(&self.db, hash).await
     }

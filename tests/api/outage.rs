@@ -132,3 +132,87 @@ async fn a_postgres_outage_costs_503s_not_hangs_and_loses_nothing_answered() {
         );
     }
 }
+
+/// The app's database refuses new connections (`ALLOW_CONNECTIONS false`, SQLSTATE 55000 at
+/// connect) and its connections are terminated: writes answer 503 (message 121) and reads the
+/// merchant's cached state answers keep being answered. Connections are allowed again before
+/// anything is asserted, so a failure leaves the database usable.
+#[actix_rt::test]
+async fn a_database_refusing_connections_answers_writes_503_and_serves_cached_reads() {
+    let Some(app) = spawn_app(Backend::Postgres).await else {
+        return;
+    };
+    let admin_url = crate::helpers::postgres_admin_url().expect("a PostgreSQL URL");
+    let name = app
+        .database
+        .url
+        .rsplit('/')
+        .next()
+        .expect("a database name")
+        .to_owned();
+    let token = app.owner_token().await;
+    let created = app
+        .api(Method::POST, "/category", &token)
+        .json(&json!({"categories": {"c": {"title": "cached"}}}))
+        .checked()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+
+    let admin = crate::helpers::raw_pool(&admin_url).await;
+    sqlx::query(&format!(
+        "ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false"
+    ))
+    .execute(&admin)
+    .await
+    .unwrap();
+    terminate_all_from(&admin, &name).await;
+    let mut answers = Vec::new();
+    for i in 0..5 {
+        let write = app
+            .api(Method::POST, "/category", &token)
+            .json(&json!({"categories": {"c": {"title": format!("refused {i}")}}}))
+            .checked()
+            .await
+            .unwrap();
+        let write = (write.status(), write.json::<Value>().await.unwrap());
+        let read = app
+            .api(Method::GET, "/category", &token)
+            .checked()
+            .await
+            .unwrap();
+        let read = (read.status(), read.json::<Value>().await.unwrap());
+        answers.push((write, read));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    sqlx::query(&format!("ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS true"))
+        .execute(&admin)
+        .await
+        .unwrap();
+    admin.close().await;
+
+    for ((status, body), (read_status, read)) in &answers {
+        assert_eq!(*status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        assert_eq!(
+            body["api"]["message"]["error"]["121"]["code"], "serviceUnavailable",
+            "{body}"
+        );
+        assert_eq!(*read_status, StatusCode::OK, "{read}");
+        let titles: Vec<&Value> = read["categories"]
+            .as_object()
+            .expect("categories")
+            .values()
+            .map(|c| &c["title"])
+            .collect();
+        assert_eq!(titles, [&json!("cached")], "{read}");
+    }
+}
+
+/// Terminates every connection to database `name`, from a connection to another one.
+async fn terminate_all_from(admin: &sqlx::AnyPool, name: &str) {
+    sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
+        .bind(name)
+        .execute(admin)
+        .await
+        .unwrap();
+}
