@@ -594,6 +594,18 @@ impl TokenSteps for Tx {
         Ok(taken.map(|(family,)| family))
     }
 
+    async fn live_refresh(&mut self, hash: &str, now: i64) -> Result<Option<String>, DbError> {
+        let live: Option<(String,)> = sqlx::query_as(
+            "SELECT family_id FROM refresh_tokens \
+             WHERE hash = $1 AND used_at IS NULL AND expires_at > $2",
+        )
+        .bind(hash)
+        .bind(now)
+        .fetch_optional(self.conn()?)
+        .await?;
+        Ok(live.map(|(family,)| family))
+    }
+
     async fn spent_refresh(&mut self, hash: &str) -> Result<Option<Spent>, DbError> {
         let seen: Option<(Option<i64>, String, Option<String>)> = sqlx::query_as(
             "SELECT used_at, family_id, successor_sealed FROM refresh_tokens WHERE hash = $1",
@@ -652,22 +664,7 @@ impl TokenSteps for Tx {
         pair: &NewPair,
         now: i64,
     ) -> Result<(), DbError> {
-        let conn = self.conn()?;
-        let owner = (
-            family.id.as_str(),
-            family.merchant_id,
-            family.employee_id,
-            family.application_id,
-        );
-        insert_access_token(
-            conn,
-            &pair.access_hash,
-            owner,
-            &pair.access_scope,
-            now,
-            pair.access_expires_at,
-        )
-        .await?;
+        self.insert_access(family, pair, now).await?;
         sqlx::query(
             "INSERT INTO refresh_tokens (hash, family_id, created_at, expires_at) \
              VALUES ($1, $2, $3, $4)",
@@ -676,9 +673,32 @@ impl TokenSteps for Tx {
         .bind(&family.id)
         .bind(now)
         .bind(pair.refresh_expires_at)
-        .execute(&mut *conn)
+        .execute(self.conn()?)
         .await?;
         Ok(())
+    }
+
+    async fn insert_access(
+        &mut self,
+        family: &FamilyRecord,
+        pair: &NewPair,
+        now: i64,
+    ) -> Result<(), DbError> {
+        let owner = (
+            family.id.as_str(),
+            family.merchant_id,
+            family.employee_id,
+            family.application_id,
+        );
+        insert_access_token(
+            self.conn()?,
+            &pair.access_hash,
+            owner,
+            &pair.access_scope,
+            now,
+            pair.access_expires_at,
+        )
+        .await
     }
 
     async fn revoke_family(&mut self, id: &str, now: i64) -> Result<Vec<String>, DbError> {

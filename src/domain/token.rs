@@ -201,6 +201,8 @@ pub trait TokenSteps {
     async fn spent_code(&mut self, hash: &str) -> Result<Option<Spent>, Self::Error>;
     /// Marks an unused, unexpired refresh token used; its family id.
     async fn take_refresh(&mut self, hash: &str, now: i64) -> Result<Option<String>, Self::Error>;
+    /// The family of an unused, unexpired refresh token, leaving it unused (no rotation).
+    async fn live_refresh(&mut self, hash: &str, now: i64) -> Result<Option<String>, Self::Error>;
     /// A refresh token that could not be taken. `None` when unknown.
     async fn spent_refresh(&mut self, hash: &str) -> Result<Option<Spent>, Self::Error>;
     /// True while a refresh token exists and is unused.
@@ -215,6 +217,13 @@ pub trait TokenSteps {
         now: i64,
     ) -> Result<Option<i64>, Self::Error>;
     async fn insert_pair(
+        &mut self,
+        family: &FamilyRecord,
+        pair: &NewPair,
+        now: i64,
+    ) -> Result<(), Self::Error>;
+    /// Only the access token of a pair (its refresh token is kept, not replaced).
+    async fn insert_access(
         &mut self,
         family: &FamilyRecord,
         pair: &NewPair,

@@ -49,6 +49,38 @@ pub fn json_document(req: &HttpRequest, body: &[u8]) -> Result<Value, ApiError> 
         .map_err(|e| ApiError::bad_body(format!("The body is not valid JSON: {e}.")))
 }
 
+/// The top-level keys the old Shopwave client libraries send in place of the plural, as
+/// (plural, old key). Their value is a keyed batch as usual or one bare object.
+const OLD_KEYS: [(&str, &str); 2] = [
+    ("suppliers", "supplier"),
+    ("stockReconciliations", "stockReconcile"),
+];
+
+/// The old clients' key of `plural` when the document holds it alone (asked before looking
+/// up whether the caller may use the old conventions, so a usual body never pays for it).
+pub fn old_key(document: &Value, plural: &str) -> Option<&'static str> {
+    let top = document.as_object()?;
+    let (_, old) = OLD_KEYS.iter().find(|(p, _)| *p == plural)?;
+    (top.len() == 1 && top.contains_key(*old)).then_some(*old)
+}
+
+/// The document with the old key renamed to `plural`; one bare object (a value holding
+/// anything but objects) becomes a batch of one under the client key `"0"`.
+pub fn from_old_key(mut document: Value, old: &str, plural: &str) -> Value {
+    let Some(value) = document.as_object_mut().and_then(|top| top.remove(old)) else {
+        return document;
+    };
+    let keyed = value
+        .as_object()
+        .is_some_and(|o| !o.is_empty() && o.values().all(Value::is_object));
+    let batch = if keyed || !value.is_object() {
+        value
+    } else {
+        serde_json::json!({ "0": value })
+    };
+    serde_json::json!({ plural: batch })
+}
+
 /// The objects under `plural`, in the order sent. More than `max` is a 413 and nothing is
 /// looked at further.
 pub fn objects(document: Value, plural: &str, max: usize) -> Result<Vec<BatchObject>, ApiError> {
@@ -102,6 +134,35 @@ pub fn objects(document: Value, plural: &str, max: usize) -> Result<Vec<BatchObj
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_old_clients_keys_become_the_plural() {
+        let single = serde_json::json!({"stockReconcile": {"storeId": 1, "products": {"7": {"quantity": 2}}}});
+        let old = old_key(&single, "stockReconciliations").expect("an old key");
+        let renamed = from_old_key(single, old, "stockReconciliations");
+        assert_eq!(renamed["stockReconciliations"]["0"]["storeId"], 1);
+        let keyed =
+            serde_json::json!({"supplier": {"a": {"name": "Beans"}, "b": {"name": "Milk"}}});
+        let renamed = from_old_key(keyed, "supplier", "suppliers");
+        assert_eq!(renamed["suppliers"]["b"]["name"], "Milk");
+        let bare = serde_json::json!({"supplier": {"name": "Beans"}});
+        assert_eq!(
+            from_old_key(bare, "supplier", "suppliers")["suppliers"]["0"]["name"],
+            "Beans"
+        );
+        assert_eq!(
+            old_key(&serde_json::json!({"suppliers": {}}), "suppliers"),
+            None
+        );
+        assert_eq!(
+            old_key(&serde_json::json!({"supplier": {}, "x": 1}), "suppliers"),
+            None
+        );
+        assert_eq!(
+            old_key(&serde_json::json!({"supplier": {}}), "stores"),
+            None
+        );
+    }
     use serde_json::{json, Map};
 
     #[test]

@@ -158,6 +158,16 @@ impl TestDb {
         }
     }
 
+    /// A database the test made itself (a private PostgreSQL cluster, a file on a small disk):
+    /// nothing to create or drop; the folder holds the tenants.
+    pub fn external(url: &str) -> Self {
+        Self {
+            url: url.to_owned(),
+            _dir: tempfile::tempdir().expect("temp dir"),
+            pg_drop: None,
+        }
+    }
+
     pub fn dir(&self) -> &Path {
         self._dir.path()
     }
@@ -212,18 +222,35 @@ fn postgres_required() -> bool {
     std::env::var("MERCHANTD_REQUIRE_POSTGRES").as_deref() == Ok("1")
 }
 
-/// A folder holding the shipped demo manifest and the second fixture merchant.
+/// A folder holding the shipped demo manifest and the second fixture merchant. The demo's
+/// `legacy_clients` is turned off here, so most tests check the strict rules (refresh token
+/// rotation above all); tests of the old clients turn it back on with [`legacy_clients`].
 pub fn tenants_dir(into: &Path) -> PathBuf {
     let dir = into.join("tenants");
     std::fs::create_dir_all(&dir).expect("tenants dir");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    std::fs::copy(root.join("tenants/demo.toml"), dir.join("demo.toml")).expect("copy demo");
+    let demo = std::fs::read_to_string(root.join("tenants/demo.toml")).expect("read demo");
+    assert!(
+        demo.contains(LEGACY_ON),
+        "tenants/demo.toml turns legacy_clients on"
+    );
+    std::fs::write(dir.join("demo.toml"), demo.replace(LEGACY_ON, LEGACY_OFF)).expect("demo");
     std::fs::copy(
         root.join("tests/fixtures/second.toml"),
         dir.join("second.toml"),
     )
     .expect("copy second");
     dir
+}
+
+const LEGACY_ON: &str = "legacy_clients = true";
+const LEGACY_OFF: &str = "legacy_clients = false";
+
+/// A settings tweak: the demo merchant as shipped, with `legacy_clients` on.
+pub fn legacy_clients(settings: &mut Settings) {
+    let path = settings.tenants.join("demo.toml");
+    let demo = std::fs::read_to_string(&path).expect("read demo");
+    std::fs::write(&path, demo.replace(LEGACY_OFF, LEGACY_ON)).expect("write demo");
 }
 
 pub fn test_settings(db: &TestDb) -> Settings {
@@ -271,6 +298,16 @@ pub async fn spawn_app_with(
     tweak: impl FnOnce(&mut Settings),
 ) -> Option<TestApp> {
     let database = TestDb::new(backend).await?;
+    Some(spawn_app_on(database, tweak).await)
+}
+
+/// The server on `database`, whichever kind its URL names.
+pub async fn spawn_app_on(database: TestDb, tweak: impl FnOnce(&mut Settings)) -> TestApp {
+    let backend = if database.url.starts_with("postgres") {
+        Backend::Postgres
+    } else {
+        Backend::Sqlite
+    };
     let mut settings = test_settings(&database);
     tweak(&mut settings);
     merchantd::telemetry::init(&settings);
@@ -283,7 +320,7 @@ pub async fn spawn_app_with(
     let tenants = app.tenants().to_vec();
     let handle = app.handle();
     actix_rt::spawn(app.run_until_stopped());
-    Some(TestApp {
+    TestApp {
         address: format!("http://127.0.0.1:{port}"),
         port,
         db,
@@ -296,7 +333,7 @@ pub async fn spawn_app_with(
         backend,
         database,
         handle,
-    })
+    }
 }
 
 impl TestApp {

@@ -10,17 +10,17 @@
 //! comma-separated, and send them again when they refresh; Python names the report's range
 //! `from` and `to`.
 //!
-//! The demo merchant turns `legacy_clients` on (tenants/demo.toml); the second merchant does
-//! not, and keeps the strict rules.
+//! The demo merchant turns `legacy_clients` on (tenants/demo.toml; the other test files turn it
+//! off, see `helpers::tenants_dir`); the second merchant does not, and keeps the strict rules.
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::backend_tests;
+use crate::backend_tests_with;
 use crate::contract::Checked;
 use crate::helpers::TestApp;
 use crate::oauth_support::{
-    approved_code, Authorize, DEMO_CLIENT, DEMO_REDIRECT, DEMO_SECRET, GUEST,
+    approved_code, user_status, Authorize, DEMO_CLIENT, DEMO_REDIRECT, DEMO_SECRET, GUEST,
 };
 use crate::uploads::PNG;
 
@@ -226,7 +226,7 @@ async fn node_session(node: &Node<'_>, log_version: Option<&str>) {
         .await;
 }
 
-backend_tests! {
+backend_tests_with! { crate::helpers::legacy_clients;
     async fn the_node_clients_calls_work_with_version_2_0_for_any_merchant(app) {
         let token = app.token_for("second", "owner@second.test", "read write admin", 3600).await;
         let node = Node { app: &app, token, version: Some("2.0") };
@@ -339,6 +339,130 @@ backend_tests! {
         let (status, answer) = strict.call(Method::GET, "/report/basket", &range, None).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
         assert!(answer["error"]["details"][0].as_str().unwrap().contains("reportFrom"), "{answer}");
+    }
+
+    async fn a_confidential_clients_refresh_token_is_kept_so_the_same_one_works_twice(app) {
+        let code = approved_code(&app, &Authorize::demo(None)).await;
+        let (_, first) = node_token(&app, &[
+            ("code", code.as_str()), ("redirect_uri", DEMO_REDIRECT), ("client_id", DEMO_CLIENT),
+            ("client_secret", DEMO_SECRET), ("grant_type", "authorization_code"),
+        ]).await;
+        let r0 = first["refresh_token"].as_str().unwrap().to_owned();
+        // Python and PHP present their first refresh token on every refresh.
+        let mut accesses = vec![first["access_token"].as_str().unwrap().to_owned()];
+        for _ in 0..2 {
+            let (status, renewed) = node_token(&app, &[
+                ("client_id", DEMO_CLIENT), ("scope", OLD_SCOPES), ("client_secret", DEMO_SECRET),
+                ("refresh_token", r0.as_str()), ("grant_type", "refresh_token"),
+            ]).await;
+            assert_eq!(status, StatusCode::OK, "{renewed}");
+            assert_eq!(renewed["refresh_token"], r0.as_str(), "kept, not rotated");
+            assert_eq!(renewed["scope"], "read write admin");
+            accesses.push(renewed["access_token"].as_str().unwrap().to_owned());
+        }
+        assert!(accesses[1] != accesses[2], "each refresh gives a fresh access token");
+        for access in &accesses {
+            assert_eq!(user_status(&app, access).await, StatusCode::OK);
+        }
+        // Still bound to the client's secret, and revocable.
+        let (status, wrong) = node_token(&app, &[
+            ("client_id", DEMO_CLIENT), ("client_secret", "not-the-secret"),
+            ("refresh_token", r0.as_str()), ("grant_type", "refresh_token"),
+        ]).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{wrong}");
+        let res = app.client.post(app.url("/oauth/revoke"))
+            .basic_auth(DEMO_CLIENT, Some(DEMO_SECRET))
+            .form(&[("token", r0.as_str())])
+            .checked().await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        let (status, refused) = node_token(&app, &[
+            ("client_id", DEMO_CLIENT), ("client_secret", DEMO_SECRET),
+            ("refresh_token", r0.as_str()), ("grant_type", "refresh_token"),
+        ]).await;
+        assert_eq!((status, &refused["error"]), (StatusCode::BAD_REQUEST, &json!("invalid_grant")), "{refused}");
+        for access in &accesses {
+            assert_eq!(user_status(&app, access).await, StatusCode::UNAUTHORIZED);
+        }
+    }
+
+    async fn the_old_sign_out_address_ends_the_session_and_returns_to_sign_in(app) {
+        let query = format!("client_id={DEMO_CLIENT}&redirect_uri={DEMO_REDIRECT}&scope={OLD_SCOPES}");
+        let res = app.client.get(app.url(&format!("/logout?{query}")))
+            .header("cookie", "mcd_session=some-session")
+            .checked().await.unwrap();
+        assert_eq!(res.status(), StatusCode::FOUND);
+        let location = res.headers()["location"].to_str().unwrap();
+        assert!(location.ends_with(&format!("/oauth/authorize?{query}")), "{location}");
+        let cleared = res.headers().get_all("set-cookie").iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .find(|c| c.starts_with("mcd_session="))
+            .expect("the session cookie is removed");
+        assert!(cleared.contains("Max-Age=0") && cleared.contains("Path=/oauth"), "{cleared}");
+
+        let strict = "client_id=second-till&redirect_uri=https://till.second.test/callback";
+        let res = app.client.get(app.url(&format!("/logout?{strict}"))).checked().await.unwrap();
+        assert_eq!(res.status(), StatusCode::NOT_FOUND);
+        let body: Value = res.json().await.unwrap();
+        assert!(body["error"]["details"][0].as_str().unwrap().contains("/oauth/authorize"), "{body}");
+    }
+
+    async fn the_node_clients_report_address_is_the_basket_report(app) {
+        let range = [("from", "2026-01-01 00:00:00"), ("to", "2026-02-01 00:00:00")];
+        let legacy = Node { app: &app, token: app.owner_token().await, version: Some("0.6") };
+        let answer = legacy.ok(Method::GET, "/report", &range, None).await;
+        let report = legacy.ok(Method::GET, "/report/basket", &range, None).await;
+        assert_eq!(answer["basketReport"], report["basketReport"], "{answer}");
+        assert!(answer["basketReport"]["summary"].is_object(), "{answer}");
+
+        let strict = Node {
+            app: &app,
+            token: app.token_for("second", "owner@second.test", "read", 3600).await,
+            version: Some("2.0"),
+        };
+        let strict_range = [("reportFrom", range[0].1), ("reportTo", range[1].1)];
+        let (status, answer) = strict.call(Method::GET, "/report", &strict_range, None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{answer}");
+        assert!(answer["error"]["details"][0].as_str().unwrap().contains("/report/basket"), "{answer}");
+    }
+
+    async fn the_old_body_keys_supplier_and_one_stock_reconcile_are_read(app) {
+        let node = Node { app: &app, token: app.owner_token().await, version: Some("0.6") };
+        let keyed = node
+            .ok(Method::POST, "/supplier", &[], Some(json!({"supplier": {"0": {"name": "Bean Brothers"}}})))
+            .await;
+        assert!(keyed["suppliers"]["0"]["id"].is_i64(), "{keyed}");
+        let bare = node
+            .ok(Method::POST, "/supplier", &[], Some(json!({"supplier": {"name": "Dairy Co"}})))
+            .await;
+        let dairy = bare["suppliers"]["0"]["id"].as_i64().unwrap().to_string();
+        let read = node.ok(Method::GET, "/supplier", &[("supplierIds", &dairy)], None).await;
+        assert_eq!(read["suppliers"][&dairy]["name"], "Dairy Co", "{read}");
+
+        let shop = app.tenant("demo").stores["high-street"];
+        let product = node
+            .ok(Method::POST, "/product", &[], Some(json!({"products": {"0": {"name": "Beans",
+                "instances": {"i": {"price": "300", "taxPercentage": "0.200"}}}}})))
+            .await;
+        let beans = product["products"]["0"]["id"].as_i64().unwrap();
+        let counted = node
+            .ok(Method::POST, "/stock/reconcile", &[], Some(json!({"stockReconcile": {"storeId": shop,
+                "products": {beans.to_string(): {"productId": beans, "quantity": 4}}}})))
+            .await;
+        let count = &counted["stockReconciliations"]["0"];
+        assert_eq!(count["storeId"], shop, "{counted}");
+        assert_eq!(count["products"][beans.to_string()]["counted"], 4, "{counted}");
+
+        // Without the setting the old keys stay unknown, and nothing is written.
+        let other = Node {
+            app: &app,
+            token: app.token_for("second", "owner@second.test", "read write admin", 3600).await,
+            version: Some("2.0"),
+        };
+        let (status, answer) = other
+            .call(Method::POST, "/supplier", &[], Some(json!({"supplier": {"0": {"name": "Sneaky"}}})))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+        assert!(answer["error"]["details"][0].as_str().unwrap().starts_with("supplier: unexpected"), "{answer}");
     }
 }
 

@@ -44,6 +44,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
     .service(web::resource("/oauth/token").route(web::post().to(token::token)))
     .service(web::resource("/login").route(web::get().to(legacy::login)))
+    .service(web::resource("/logout").route(web::get().to(legacy::logout)))
     .service(web::resource("/oauth/revoke").route(web::post().to(endpoints::revoke)))
     .service(web::resource("/oauth/introspect").route(web::post().to(endpoints::introspect)))
     .service(web::resource("/oauth/style.css").route(web::get().to(endpoints::stylesheet)))

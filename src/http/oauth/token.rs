@@ -241,11 +241,13 @@ async fn refresh(
     let outcome = state
         .tokens
         .rotate(RefreshGrant {
-            presented,
+            presented: presented.clone(),
             application_id: app.id,
             grace_millis: (state.settings.refresh_retry_grace_secs as i64) * 1000,
             requested,
             fresh: fresh.clone(),
+            // Every client here is confidential (it authenticated with its secret).
+            rotate: !app.legacy,
         })
         .await
         .map_err(|e| {
@@ -266,6 +268,11 @@ async fn refresh(
         RefreshExchange::Rotated { family, scope } => {
             audit("rotated", Some(family.merchant_id));
             let reply = token_reply(&fresh.access, &fresh.refresh, fresh.expires_in(), &scope);
+            Ok((reply, "refresh_token"))
+        }
+        RefreshExchange::Renewed { family, scope } => {
+            audit("renewed", Some(family.merchant_id));
+            let reply = token_reply(&fresh.access, &presented, fresh.expires_in(), &scope);
             Ok((reply, "refresh_token"))
         }
         RefreshExchange::Retry { family, successor } => {

@@ -197,9 +197,28 @@ fn uploader(all: &[Example]) -> PathItem {
 }
 
 fn report() -> PathItem {
-    let op = api_operation(
+    item(vec![(
+        HttpMethod::Get,
+        report_operation("/report/basket").build(),
+    )])
+}
+
+/// `GET /report`: the Node client's name of the basket report, for `legacy_clients` only.
+fn legacy_report() -> PathItem {
+    let op = report_operation("/report")
+        .operation_id(Some("legacyBasketReport"))
+        .description(Some(
+            "`GET /report/basket` under the old Shopwave Node client's name, served where the \
+             merchant turned `legacy_clients` on; 404 for any other merchant.",
+        ))
+        .deprecated(Some(utoipa::openapi::Deprecated::True));
+    item(vec![(HttpMethod::Get, with(op, &["404"]).build())])
+}
+
+fn report_operation(path: &str) -> utoipa::openapi::path::OperationBuilder {
+    api_operation(
         &Method::GET,
-        "/report/basket",
+        path,
         "basketReport".into(),
         "Sales totals over a range".into(),
     )
@@ -213,8 +232,7 @@ fn report() -> PathItem {
             envelope_with("basketReport", named("BasketReport")),
             None,
         ),
-    );
-    item(vec![(HttpMethod::Get, op.build())])
+    )
 }
 
 fn path_param(name: &str) -> utoipa::openapi::path::Parameter {
@@ -567,6 +585,7 @@ pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     items.push(("/uploader", uploader(all)));
     items.extend(super::catalogue::items());
     items.push(("/report/basket", report()));
+    items.push(("/report", legacy_report()));
     items.push(("/events", events()));
     items.push(("/webhook/delivery", webhook_deliveries()));
     items.push(("/webhook/resend", webhook_resend()));

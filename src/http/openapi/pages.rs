@@ -72,24 +72,33 @@ pub(super) fn oauth_pages() -> Vec<(&'static str, PathItem)> {
         .response(shared("415").0, shared("415").1)
         .response("503", unavailable())
         .build();
-    let login = public(
+    let legacy = |id: &str, summary: &str, first: &str| {
+        public(id, summary, "oauth")
+            .description(Some(format!(
+                "For an application whose merchant turned `legacy_clients` on: {first}a redirect \
+                 to `/oauth/authorize` with the same query. For any other, 404 (sign in at \
+                 `/oauth/authorize`)."
+            )))
+            .deprecated(Some(utoipa::openapi::Deprecated::True))
+            .response(
+                "302",
+                ResponseBuilder::new()
+                    .description("To `/oauth/authorize` with the same query.")
+                    .build(),
+            )
+            .response(shared("404").0, shared("404").1)
+            .build()
+    };
+    let login = legacy(
         "legacyLogin",
         "Where old Shopwave client libraries send a person to sign in",
-        "oauth",
-    )
-    .description(Some(
-        "For an application whose merchant turned `legacy_clients` on: a redirect to \
-         `/oauth/authorize` with the same query. For any other, 404 (sign in at `/oauth/authorize`).",
-    ))
-    .deprecated(Some(utoipa::openapi::Deprecated::True))
-    .response(
-        "302",
-        ResponseBuilder::new()
-            .description("To `/oauth/authorize` with the same query.")
-            .build(),
-    )
-    .response(shared("404").0, shared("404").1)
-    .build();
+        "",
+    );
+    let logout = legacy(
+        "legacyLogout",
+        "Where old Shopwave client libraries send a person to sign out",
+        "the browser's sign-in session cookie removed, then ",
+    );
     let css = public("stylesheet", "The sign-in pages' stylesheet", "oauth")
         .response("200", plain("CSS.", "text/css", schemas::string()))
         .build();
@@ -103,6 +112,7 @@ pub(super) fn oauth_pages() -> Vec<(&'static str, PathItem)> {
         ),
         ("/oauth/style.css", item(vec![(HttpMethod::Get, css)])),
         ("/login", item(vec![(HttpMethod::Get, login)])),
+        ("/logout", item(vec![(HttpMethod::Get, logout)])),
     ]
 }
 

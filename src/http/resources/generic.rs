@@ -148,7 +148,16 @@ async fn write<R: WriteHooks>(
     state: web::Data<AppState>,
     mode: WriteMode,
 ) -> Result<Reply, ApiError> {
-    let document = batch::json_document(&req, &body)?;
+    let mut document = batch::json_document(&req, &body)?;
+    if let Some(old) = batch::old_key(&document, R::PLURAL) {
+        if state
+            .services
+            .legacy_application(caller.application_id)
+            .await?
+        {
+            document = batch::from_old_key(document, old, R::PLURAL);
+        }
+    }
     let mut objects = batch::objects(document, R::PLURAL, state.settings.max_batch_objects)?;
     if let Some(why) = R::NOT_REPLAYABLE {
         idempotency::refuse_key(&req, why)?;

@@ -50,6 +50,9 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     cfg.service(
         actix_web::web::resource("/report/basket").route(actix_web::web::get().to(report::basket)),
     );
+    cfg.service(
+        actix_web::web::resource("/report").route(actix_web::web::get().to(report::legacy)),
+    );
 }
 
 /// A resource whose GET has its own filters; writes and deletes are the generic ones.

@@ -41,6 +41,27 @@ pub async fn basket(
     Ok(Reply::ok().field("basketReport", crate::views::report::basket_report(&report)))
 }
 
+/// `GET /report`: the old Shopwave Node client's name of the basket report, served where the
+/// caller's merchant allows the old clients (`legacy_clients`).
+pub async fn legacy(
+    req: HttpRequest,
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    if !state
+        .services
+        .legacy_application(caller.application_id)
+        .await?
+    {
+        return Err(ApiError::NotFound {
+            detail: "GET /report is the old Shopwave clients' name of the basket report, served \
+                     where the merchant turned legacy_clients on: call GET /report/basket."
+                .into(),
+        });
+    }
+    basket(req, caller, state).await
+}
+
 /// The headers of the range: `reportFrom`/`reportTo`, or the `from`/`to` the old Shopwave
 /// client libraries send, where their merchant allows them (`legacy_clients`).
 async fn range_headers(

@@ -1,6 +1,9 @@
 //! `grant_type=refresh_token` (RFC 6749 §6) with rotation, an idempotent retry grace and family
 //! revocation on reuse (RFC 9700 §4.14.2): the rules, over the storage steps of one
-//! transaction.
+//! transaction. Rotation is required only for public clients (§4.14.2); the old Shopwave
+//! libraries present their first refresh token again on every refresh, so a confidential
+//! client whose merchant turned `legacy_clients` on keeps its refresh token (bound to its
+//! secret) and only a fresh access token is issued.
 
 use super::FreshPair;
 use crate::crypto::sha256_hex;
@@ -16,12 +19,19 @@ pub struct RefreshGrant {
     pub grace_millis: i64,
     pub requested: Option<ScopeSet>,
     pub fresh: FreshPair,
+    /// Whether the presented refresh token is replaced (false: it stays valid, see above).
+    pub rotate: bool,
 }
 
 #[derive(Debug)]
 pub enum RefreshExchange {
     /// The token was taken and the fresh pair stored with this access scope.
     Rotated {
+        family: FamilyRecord,
+        scope: String,
+    },
+    /// A token kept (no rotation): a fresh access token in its family, with this scope.
+    Renewed {
         family: FamilyRecord,
         scope: String,
     },
@@ -44,7 +54,9 @@ impl RefreshExchange {
     pub fn commits(&self) -> bool {
         matches!(
             self,
-            RefreshExchange::Rotated { .. } | RefreshExchange::Reused { .. }
+            RefreshExchange::Rotated { .. }
+                | RefreshExchange::Renewed { .. }
+                | RefreshExchange::Reused { .. }
         )
     }
 }
@@ -55,8 +67,14 @@ pub async fn rotate<S: TokenSteps>(
     now: i64,
 ) -> Result<RefreshExchange, S::Error> {
     let hash = sha256_hex(&grant.presented);
-    match steps.take_refresh(&hash, now).await? {
-        Some(family_id) => take(steps, grant, &hash, &family_id, now).await,
+    let live = if grant.rotate {
+        steps.take_refresh(&hash, now).await?
+    } else {
+        steps.live_refresh(&hash, now).await?
+    };
+    match live {
+        Some(family_id) if grant.rotate => take(steps, grant, &hash, &family_id, now).await,
+        Some(family_id) => renew(steps, grant, &family_id, now).await,
         None => match steps.spent_refresh(&hash).await? {
             None => Ok(RefreshExchange::Refused(
                 "the refresh token is unknown".into(),
@@ -77,25 +95,9 @@ async fn take<S: TokenSteps>(
     family_id: &str,
     now: i64,
 ) -> Result<RefreshExchange, S::Error> {
-    let Some(family) = steps.family(family_id).await? else {
-        return Ok(RefreshExchange::Refused("the token has no grant".into()));
-    };
-    if family.revoked {
-        return Ok(RefreshExchange::Refused("the grant was revoked".into()));
-    }
-    if family.application_id != grant.application_id {
-        return Ok(RefreshExchange::Refused(
-            "the token was issued to another client".into(),
-        ));
-    }
-    let Some(role) = steps.active_role(&family, now).await? else {
-        return Ok(RefreshExchange::Refused(
-            "the user can no longer sign in".into(),
-        ));
-    };
-    let scope = match granted_scope(&family.scope, role, grant.requested) {
-        Ok(scope) => scope,
-        Err(why) => return Ok(RefreshExchange::ScopeRefused(why)),
+    let (family, scope) = match usable(steps, grant, family_id, now).await? {
+        Ok(usable) => usable,
+        Err(refused) => return Ok(refused),
     };
     let mut pair = grant.fresh.stored.clone();
     pair.access_scope = scope.clone();
@@ -110,6 +112,49 @@ async fn take<S: TokenSteps>(
         .seal_successor(hash, &seal::seal(&grant.presented, &successor))
         .await?;
     Ok(RefreshExchange::Rotated { family, scope })
+}
+
+/// A kept token: only a fresh access token, the refresh token stays as it is.
+async fn renew<S: TokenSteps>(
+    steps: &mut S,
+    grant: &RefreshGrant,
+    family_id: &str,
+    now: i64,
+) -> Result<RefreshExchange, S::Error> {
+    let (family, scope) = match usable(steps, grant, family_id, now).await? {
+        Ok(usable) => usable,
+        Err(refused) => return Ok(refused),
+    };
+    let mut pair = grant.fresh.stored.clone();
+    pair.access_scope = scope.clone();
+    steps.insert_access(&family, &pair, now).await?;
+    Ok(RefreshExchange::Renewed { family, scope })
+}
+
+/// The family of a live refresh token and the scope a fresh access token gets, or why the
+/// grant is refused.
+async fn usable<S: TokenSteps>(
+    steps: &mut S,
+    grant: &RefreshGrant,
+    family_id: &str,
+    now: i64,
+) -> Result<Result<(FamilyRecord, String), RefreshExchange>, S::Error> {
+    let refused = |why: &str| Ok(Err(RefreshExchange::Refused(why.into())));
+    let Some(family) = steps.family(family_id).await? else {
+        return refused("the token has no grant");
+    };
+    if family.revoked {
+        return refused("the grant was revoked");
+    }
+    if family.application_id != grant.application_id {
+        return refused("the token was issued to another client");
+    }
+    let Some(role) = steps.active_role(&family, now).await? else {
+        return refused("the user can no longer sign in");
+    };
+    Ok(granted_scope(&family.scope, role, grant.requested)
+        .map(|scope| (family, scope))
+        .map_err(RefreshExchange::ScopeRefused))
 }
 
 /// A used token presented again: the same successor within the grace (when that successor is
