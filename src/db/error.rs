@@ -13,6 +13,10 @@ pub enum DbError {
     Conflict(String),
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
+    /// A failure that reached us second-hand (a group's COMMIT, run by another writer) and was
+    /// classified "unavailable" where it happened.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
 }
 
 impl DbError {
@@ -33,6 +37,7 @@ impl DbError {
                     postgres_away(&code)
                 }
             }
+            DbError::Unavailable(_) => true,
             _ => false,
         }
     }

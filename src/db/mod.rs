@@ -255,10 +255,14 @@ impl Db {
     /// True while the database answers a trivial query.
     pub async fn ping(&self) -> bool {
         let started = Instant::now();
-        let ok = sqlx::query("SELECT 1")
-            .execute(&self.inner.pool)
-            .await
-            .is_ok();
+        // Bounded: a database that stopped answering (a black-holed connection) is not ready,
+        // and the probe must say so before the prober's own timeout.
+        let ok = tokio::time::timeout(
+            Duration::from_secs(2),
+            sqlx::query("SELECT 1").execute(&self.inner.pool),
+        )
+        .await
+        .is_ok_and(|answer| answer.is_ok());
         self.observe("ping", started);
         ok
     }

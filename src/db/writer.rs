@@ -27,12 +27,19 @@ pub(super) struct Writer {
     waiting: AtomicUsize,
     /// The number of the last group whose COMMIT finished.
     durable: watch::Sender<u64>,
-    /// Groups whose COMMIT failed (rare: the disk itself), with the reason.
-    failed: Mutex<BTreeMap<u64, String>>,
+    /// Groups whose COMMIT failed (rare: the disk itself), with the error each writer of the
+    /// group gets.
+    failed: Mutex<BTreeMap<u64, FailedCommit>>,
     /// Wakes the flusher to commit a group whose last writer left it open.
     flush: Notify,
     closed: AtomicBool,
     metrics: Metrics,
+}
+
+/// Why a group's COMMIT failed, kept for the writers waiting on it.
+struct FailedCommit {
+    why: String,
+    away: bool,
 }
 
 pub(super) struct WriterConn {
@@ -159,7 +166,14 @@ impl Writer {
             .map_err(|_| DbError::Database(sqlx::Error::PoolClosed))?;
         let failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
         match failed.get(&group) {
-            Some(why) => Err(DbError::Corrupt(format!("the commit failed: {why}"))),
+            // A full or read-only disk, an I/O error: the write is not stored, and says so
+            // as the 503 it is, like the same failure on the writer's own statements.
+            Some(FailedCommit { why, away: true }) => {
+                Err(DbError::Unavailable(format!("the commit failed: {why}")))
+            }
+            Some(FailedCommit { why, away: false }) => {
+                Err(DbError::Corrupt(format!("the commit failed: {why}")))
+            }
             None => Ok(()),
         }
     }
@@ -178,11 +192,19 @@ impl Writer {
         guard.group += 1;
         let written = std::mem::take(&mut guard.pending);
         if let Err(e) = result {
+            let e = DbError::from(e);
             tracing::error!(error = %e, writes = written, "group commit failed");
             // SQLite may have rolled back already; make sure no transaction stays open.
             let _ = guard.conn.execute("ROLLBACK").await;
             let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
-            failed.insert(group, e.to_string());
+            let away = e.is_unavailable();
+            failed.insert(
+                group,
+                FailedCommit {
+                    why: e.to_string(),
+                    away,
+                },
+            );
             while failed.len() > 1024 {
                 failed.pop_first();
             }

@@ -7,6 +7,7 @@ use std::time::Instant;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage};
 use futures_util::FutureExt;
@@ -76,6 +77,9 @@ fn record(
     let status = response.status();
     let elapsed = started.elapsed();
     if let Some(state) = state {
+        if status == StatusCode::SERVICE_UNAVAILABLE && !route.starts_with("/health") {
+            state.services.note_unavailable();
+        }
         let labels = [method, route.as_str(), status.as_str()];
         state.metrics.http_requests.with_label_values(&labels).inc();
         state

@@ -9,14 +9,24 @@ mod logs;
 mod reports;
 pub mod webhooks;
 
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
 use crate::db::Db;
 use crate::domain::merchant::MerchantRecord;
 use crate::domain::Failure;
+
+/// How long readiness stays false after a request was answered 503: a fault that fails
+/// writes while `SELECT 1` still works (a full SQLite disk) takes the replica out of rotation,
+/// and it comes back on its own once the window passes without another.
+const NOT_READY_AFTER_UNAVAILABLE_MILLIS: i64 = 5_000;
 
 #[derive(Clone)]
 pub struct Services {
     db: Db,
     legacy: legacy::LegacyClients,
+    /// When a request was last answered "unavailable" (Unix millis; 0: never).
+    last_unavailable: Arc<AtomicI64>,
 }
 
 impl Services {
@@ -24,6 +34,7 @@ impl Services {
         Self {
             db,
             legacy: legacy::LegacyClients::new(),
+            last_unavailable: Arc::new(AtomicI64::new(0)),
         }
     }
 
@@ -34,8 +45,18 @@ impl Services {
 
     /// True while the database answers and, where replicas share it, this process hears
     /// the others' writes (otherwise its caches could serve stale data).
+    /// Not while a request was answered "unavailable" in the last few seconds either.
     pub async fn database_ready(&self) -> bool {
-        self.db.coherence().is_live() && self.db.ping().await
+        let quiet = crate::domain::clock::now_millis()
+            - self.last_unavailable.load(Ordering::Relaxed)
+            > NOT_READY_AFTER_UNAVAILABLE_MILLIS;
+        quiet && self.db.coherence().is_live() && self.db.ping().await
+    }
+
+    /// A request was answered "unavailable" (503, message 121).
+    pub fn note_unavailable(&self) {
+        self.last_unavailable
+            .store(crate::domain::clock::now_millis(), Ordering::Relaxed);
     }
 
     /// A merchant by id.

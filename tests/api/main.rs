@@ -15,6 +15,7 @@ mod crash;
 mod employees;
 mod envelope;
 mod events;
+mod faults;
 mod idempotency;
 mod layers;
 mod legacy_clients;

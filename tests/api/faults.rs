@@ -1,0 +1,467 @@
+//! The fault matrix (issue 21; docs/operations.md, "When the database is away"): each way a
+//! database can be away, under load. Clients write and read the whole time; for each fault no
+//! request outlives its deadline, every failure is a 503 with the envelope and message 121,
+//! readiness turns false during the fault and true after it, every write answered 201 is
+//! stored, and a SQLite file passes `PRAGMA integrity_check`.
+//!
+//! PostgreSQL runs as a private cluster the test makes with `initdb` and `pg_ctl` in a
+//! temporary folder, so stopping it disturbs no other test. SQLite lives on a small tmpfs the
+//! test mounts, so its disk can really fill.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::contract::Checked;
+use crate::helpers::{spawn_app_on, TestApp, TestDb};
+
+/// Longer than any timeout of the server (a pool waits 10 s for a connection), so a request
+/// that reaches it hangs.
+const DEADLINE: Duration = Duration::from_secs(20);
+
+struct Answer {
+    title: Option<String>,
+    status: StatusCode,
+    body: Value,
+    took: Duration,
+}
+
+/// Clients writing a category and reading the list in turn until stopped.
+struct Load {
+    stop: Arc<AtomicBool>,
+    clients: tokio::task::JoinHandle<Vec<Vec<Answer>>>,
+}
+
+impl Load {
+    fn start(app: &Arc<TestApp>, token: &str, clients: usize) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let work: Vec<_> = (0..clients)
+            .map(|c| {
+                let (app, token, stop) = (app.clone(), token.to_owned(), stop.clone());
+                async move {
+                    let mut answers = Vec::new();
+                    let mut i = 0;
+                    while !stop.load(Ordering::SeqCst) {
+                        let write = i % 2 == 0;
+                        let title = write.then(|| format!("fault-{c}-{i}"));
+                        let request = match &title {
+                            Some(title) => app
+                                .api(Method::POST, "/category", &token)
+                                .json(&json!({"categories": {"c": {"title": title}}})),
+                            None => app.api(Method::GET, "/category", &token),
+                        };
+                        let started = Instant::now();
+                        let res = request
+                            .timeout(DEADLINE)
+                            .checked()
+                            .await
+                            .unwrap_or_else(|e| panic!("an answer within {DEADLINE:?}: {e}"));
+                        let status = res.status();
+                        let body: Value = res.json().await.expect("a JSON body");
+                        answers.push(Answer {
+                            title,
+                            status,
+                            body,
+                            took: started.elapsed(),
+                        });
+                        i += 1;
+                        if status == StatusCode::SERVICE_UNAVAILABLE {
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                    }
+                    answers
+                }
+            })
+            .collect();
+        Self {
+            stop,
+            clients: tokio::spawn(join_all(work)),
+        }
+    }
+
+    /// Stops the clients and checks every answer; the titles answered 201.
+    async fn finish(self, fault: &str) -> Vec<String> {
+        self.stop.store(true, Ordering::SeqCst);
+        let answers: Vec<Answer> = self.clients.await.unwrap().into_iter().flatten().collect();
+        let mut created = Vec::new();
+        let mut unavailable = 0;
+        for answer in &answers {
+            let Answer {
+                status, body, took, ..
+            } = answer;
+            assert!(*took < DEADLINE, "{fault}: a request took {took:?}");
+            assert!(body["api"].is_object(), "{fault}: {body}");
+            match (*status, &answer.title) {
+                (StatusCode::CREATED, Some(title)) => created.push(title.clone()),
+                (StatusCode::OK, None) => {}
+                (StatusCode::SERVICE_UNAVAILABLE, _) => {
+                    unavailable += 1;
+                    assert_eq!(
+                        body["api"]["message"]["error"]["121"]["code"], "serviceUnavailable",
+                        "{fault}: {body}"
+                    );
+                }
+                (other, _) => panic!("{fault}: {other} {body}"),
+            }
+        }
+        println!(
+            "{fault}: {} requests, {} writes answered 201, {unavailable} answered 503",
+            answers.len(),
+            created.len()
+        );
+        created
+    }
+}
+
+async fn ready(app: &TestApp) -> bool {
+    let res = app
+        .client
+        .get(app.url("/health/ready"))
+        .timeout(DEADLINE)
+        .send()
+        .await
+        .expect("readiness answers");
+    res.status() == StatusCode::OK
+}
+
+/// Polls readiness while `fault` lasts; whether it was ever false.
+async fn readiness_during(app: &TestApp, fault: Duration) -> bool {
+    let until = Instant::now() + fault;
+    let mut seen_false = false;
+    while Instant::now() < until {
+        seen_false |= !ready(app).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    seen_false
+}
+
+/// Waits for readiness to come back; how long it took.
+async fn ready_again(app: &TestApp, fault: &str) -> Duration {
+    let started = Instant::now();
+    while !ready(app).await {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{fault}: readiness did not come back"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    started.elapsed()
+}
+
+async fn assert_stored(sql: &sqlx::AnyPool, created: &[String], fault: &str) {
+    let stored: Vec<(String,)> = sqlx::query_as("SELECT title FROM categories")
+        .fetch_all(sql)
+        .await
+        .unwrap();
+    let stored: std::collections::BTreeSet<String> = stored.into_iter().map(|(t,)| t).collect();
+    for title in created {
+        assert!(
+            stored.contains(title),
+            "{fault}: {title} was answered 201 and is gone"
+        );
+    }
+}
+
+/// A PostgreSQL cluster of the test's own, run as the `postgres` user when the test runs as
+/// root (initdb refuses root).
+struct Cluster {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    port: u16,
+}
+
+impl Cluster {
+    fn create() -> Self {
+        let bin = postgres_bin();
+        let dir = tempfile::tempdir().expect("temp dir");
+        if as_root() {
+            let status = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(dir.path())
+                .status()
+                .expect("chown");
+            assert!(
+                status.success(),
+                "the cluster's folder is given to postgres"
+            );
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let cluster = Self { dir, bin, port };
+        cluster.run(
+            "initdb",
+            &[
+                "-D",
+                &cluster.data(),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+            ],
+        );
+        cluster.start();
+        cluster
+    }
+
+    fn data(&self) -> String {
+        self.dir.path().join("data").display().to_string()
+    }
+
+    fn url(&self, database: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) {
+        let path = self.bin.join(tool);
+        let mut command = if as_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(&path);
+            c
+        } else {
+            Command::new(&path)
+        };
+        let out = command.args(args).output().expect("run a PostgreSQL tool");
+        assert!(
+            out.status.success(),
+            "{tool} {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn start(&self) {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1",
+            self.port,
+            self.dir.path().display()
+        );
+        let log = self.dir.path().join("log").display().to_string();
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &self.data(),
+                "-l",
+                &log,
+                "-w",
+                "-o",
+                &options,
+                "start",
+            ],
+        );
+    }
+
+    fn stop_immediate(&self) {
+        self.run(
+            "pg_ctl",
+            &["-D", &self.data(), "-m", "immediate", "-w", "stop"],
+        );
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = Command::new(if as_root() { "runuser" } else { "true" })
+            .args(["-u", "postgres", "--"])
+            .arg(self.bin.join("pg_ctl"))
+            .args(["-D", &self.data(), "-m", "immediate", "stop"])
+            .output();
+    }
+}
+
+fn as_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The newest installed PostgreSQL's programs (`pg_config --bindir`, else Debian's layout).
+fn postgres_bin() -> PathBuf {
+    if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
+        let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if dir.join("initdb").exists() {
+            return dir;
+        }
+    }
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .expect("PostgreSQL's programs in /usr/lib/postgresql")
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .filter(|bin| bin.join("initdb").exists())
+        .collect();
+    versions.sort();
+    versions.pop().expect("an initdb")
+}
+
+async fn sql_at(url: &str) -> sqlx::AnyPool {
+    crate::helpers::raw_pool(url).await
+}
+
+/// A PostgreSQL fault on the cluster while the load runs; checks what every fault must keep.
+async fn postgres_fault(
+    app: &Arc<TestApp>,
+    token: &str,
+    fault: &str,
+    inject: impl std::future::Future<Output = ()>,
+    heal: impl std::future::Future<Output = ()>,
+    expect_not_ready: bool,
+) -> Vec<String> {
+    let load = Load::start(app, token, 6);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    inject.await;
+    let not_ready = readiness_during(app, Duration::from_secs(3)).await;
+    heal.await;
+    let back = ready_again(app, fault).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let created = load.finish(fault).await;
+    println!("{fault}: ready again {back:?} after healing");
+    if expect_not_ready {
+        assert!(not_ready, "{fault}: readiness stayed true");
+    }
+    assert!(!created.is_empty(), "{fault}: no write succeeded");
+    created
+}
+
+#[actix_rt::test]
+async fn postgres_terminated_refusing_and_crashed_under_load() {
+    if crate::helpers::postgres_admin_url().is_none() {
+        return; // PostgreSQL variants are skipped (helpers says so once).
+    }
+    let cluster = Cluster::create();
+    let admin = sql_at(&cluster.url("postgres")).await;
+    sqlx::query("CREATE DATABASE faults")
+        .execute(&admin)
+        .await
+        .unwrap();
+    let url = cluster.url("faults");
+    let app = Arc::new(spawn_app_on(TestDb::external(&url), |_| {}).await);
+    let token = app.owner_token().await;
+    let sql = sql_at(&url).await;
+    let mut created = Vec::new();
+
+    let terminate = || async {
+        sqlx::query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = 'faults' AND pid <> pg_backend_pid()",
+        )
+        .execute(&admin)
+        .await
+        .unwrap();
+    };
+    created.extend(
+        postgres_fault(
+            &app,
+            &token,
+            "backends terminated",
+            terminate(),
+            async {},
+            false,
+        )
+        .await,
+    );
+
+    let refuse = async {
+        sqlx::query("ALTER DATABASE faults ALLOW_CONNECTIONS false")
+            .execute(&admin)
+            .await
+            .unwrap();
+        terminate().await;
+    };
+    let allow = async {
+        sqlx::query("ALTER DATABASE faults ALLOW_CONNECTIONS true")
+            .execute(&admin)
+            .await
+            .unwrap();
+    };
+    created.extend(postgres_fault(&app, &token, "connections refused", refuse, allow, true).await);
+
+    admin.close().await;
+    let crash = async { cluster.stop_immediate() };
+    let restart = async { cluster.start() };
+    created.extend(postgres_fault(&app, &token, "cluster crashed", crash, restart, true).await);
+
+    assert_stored(&sql, &created, "postgres").await;
+}
+
+/// A tmpfs of the test's own, unmounted when dropped.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(megabytes: u32) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}m"), "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .expect("run mount");
+        assert!(
+            out.status.success(),
+            "the disk-full test mounts a small tmpfs (it needs root, as CI runs): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Self { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Fills what is left with one file; its path.
+    fn fill(&self) -> PathBuf {
+        use std::io::Write;
+        let path = self.path().join("filler");
+        let mut file = std::fs::File::create(&path).expect("filler");
+        let block = vec![0u8; 64 * 1024];
+        while file.write_all(&block).is_ok() {}
+        let _ = file.sync_all();
+        path
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .output();
+    }
+}
+
+#[actix_rt::test]
+async fn sqlite_on_a_full_disk_under_load() {
+    let disk = SmallDisk::mount(48);
+    let file = disk.path().join("merchantd.db");
+    let url = format!("sqlite://{}", file.display());
+    let app = Arc::new(spawn_app_on(TestDb::external(&url), |_| {}).await);
+    let token = app.owner_token().await;
+    let fault = "disk full";
+
+    let load = Load::start(&app, &token, 6);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let filler = disk.fill();
+    let not_ready = readiness_during(&app, Duration::from_secs(3)).await;
+    std::fs::remove_file(&filler).expect("free the disk");
+    let back = ready_again(&app, fault).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let created = load.finish(fault).await;
+    println!("{fault}: ready again {back:?} after freeing the disk");
+    assert!(not_ready, "{fault}: readiness stayed true");
+
+    let sql = sql_at(&url).await;
+    assert_stored(&sql, &created, fault).await;
+    let (check,): (String,) = sqlx::query_as("PRAGMA integrity_check")
+        .fetch_one(&sql)
+        .await
+        .unwrap();
+    assert_eq!(check, "ok");
+    sql.close().await;
+}
