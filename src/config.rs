@@ -50,6 +50,9 @@ pub struct Settings {
     /// How long a client may take to send a request's head (line and headers); slower ones
     /// get 408 and are disconnected.
     pub client_request_timeout_secs: u64,
+    /// How long a request may take once its head has arrived; past it the client gets 503
+    /// (121), so a database that stopped answering holds no request forever. 0: no limit.
+    pub request_timeout_secs: u64,
     /// How long an idle keep-alive connection stays open.
     pub keep_alive_secs: u64,
     /// Open connections per HTTP worker at most; beyond, new ones wait to be accepted.
@@ -127,6 +130,7 @@ impl Default for Settings {
             workers: 0,
             shutdown_timeout_secs: 30,
             client_request_timeout_secs: 10,
+            request_timeout_secs: 30,
             keep_alive_secs: 15,
             max_connections: 10_000,
             pbkdf2_iterations: DEFAULT_PBKDF2_ITERATIONS,

@@ -119,7 +119,7 @@ impl Writer {
         if self.closed.load(Ordering::SeqCst) {
             return Err(DbError::Database(sqlx::Error::PoolClosed));
         }
-        guard.clean_up().await?;
+        self.recover(&mut guard).await;
         if !guard.open {
             guard.conn.execute("BEGIN IMMEDIATE").await?;
             guard.open = true;
@@ -180,9 +180,7 @@ impl Writer {
 
     /// Commits the open group, if any, and tells its writers.
     async fn commit_group(&self, guard: &mut WriterConn) {
-        if let Err(e) = guard.clean_up().await {
-            tracing::error!(error = %e, "could not roll back an abandoned write");
-        }
+        self.recover(guard).await;
         if !guard.open {
             return;
         }
@@ -196,23 +194,41 @@ impl Writer {
             tracing::error!(error = %e, writes = written, "group commit failed");
             // SQLite may have rolled back already; make sure no transaction stays open.
             let _ = guard.conn.execute("ROLLBACK").await;
-            let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
-            let away = e.is_unavailable();
-            failed.insert(
-                group,
-                FailedCommit {
-                    why: e.to_string(),
-                    away,
-                },
-            );
-            while failed.len() > 1024 {
-                failed.pop_first();
-            }
+            self.fail_group(group, e.to_string(), e.is_unavailable());
         } else if written > 0 {
             self.metrics.db_commits.inc();
             self.metrics.db_group_size.observe(written as f64);
         }
         self.durable.send_replace(group);
+    }
+
+    /// Rolls back the savepoint a failed or dropped write left. When that is impossible, the
+    /// database already rolled the whole transaction back (SQLite may, on a full disk or an
+    /// I/O error): every write released into the group is gone, and its writers, waiting for
+    /// the group to be durable, are told so; the next write begins a new transaction.
+    async fn recover(&self, guard: &mut WriterConn) {
+        let Err(e) = guard.clean_up().await else {
+            return;
+        };
+        tracing::error!(error = %e, writes = guard.pending, "the group's transaction is gone");
+        let _ = guard.conn.execute("ROLLBACK").await;
+        guard.dirty = false;
+        if guard.open {
+            let group = guard.group;
+            guard.open = false;
+            guard.group += 1;
+            guard.pending = 0;
+            self.fail_group(group, format!("the transaction was rolled back: {e}"), true);
+            self.durable.send_replace(group);
+        }
+    }
+
+    fn fail_group(&self, group: u64, why: String, away: bool) {
+        let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        failed.insert(group, FailedCommit { why, away });
+        while failed.len() > 1024 {
+            failed.pop_first();
+        }
     }
 
     /// Commits what is queued and refuses further writes.
@@ -251,7 +267,7 @@ impl Lease {
         let Some(mut guard) = self.guard.take() else {
             return Ok(());
         };
-        guard.clean_up().await?;
+        self.writer.recover(&mut guard).await;
         if self.writer.waiting.load(Ordering::SeqCst) == 0 {
             // Close the group now rather than leave the write lock held for the flusher.
             self.writer.commit_group(&mut guard).await;

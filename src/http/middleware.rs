@@ -2,7 +2,7 @@
 //! answer, `x-api-version`, metrics and the one log line per request.
 
 use std::panic::AssertUnwindSafe;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -44,10 +44,18 @@ pub async fn envelope_layer(
     let response = if let Some(err) = state.and_then(|s| declared_too_large(s, &req)) {
         req.error_response(err)
     } else {
-        match AssertUnwindSafe(next.call(req)).catch_unwind().await {
-            Ok(Ok(res)) => res,
-            Ok(Err(err)) => return Err(err),
-            Err(panic) => return Err(panicked(&*panic, state, &method, request_id)),
+        let deadline = state.map_or(0, |s| s.settings.request_timeout_secs);
+        let handled = AssertUnwindSafe(next.call(req)).catch_unwind();
+        let answered = if deadline == 0 {
+            Ok(handled.await)
+        } else {
+            tokio::time::timeout(Duration::from_secs(deadline), handled).await
+        };
+        match answered {
+            Ok(Ok(Ok(res))) => res,
+            Ok(Ok(Err(err))) => return Err(err),
+            Ok(Err(panic)) => return Err(panicked(&*panic, state, &method, request_id)),
+            Err(_) => return Err(timed_out(deadline, state, &method, &path, request_id)),
         }
     };
 
@@ -103,6 +111,31 @@ fn record(
         merchant_id = merchant_id,
         "request"
     );
+}
+
+/// The handler did not answer within `request_timeout_secs` (a database that stopped
+/// answering). The request went with the dropped handler, as after a panic, so the error is
+/// returned for actix to render (a complete envelope). What the handler waited on goes on
+/// alone: a write already handed to its merchant's actor may still commit, as after any 503.
+fn timed_out(
+    deadline: u64,
+    state: Option<&AppState>,
+    method: &str,
+    path: &str,
+    request_id: String,
+) -> actix_web::Error {
+    if let Some(state) = state {
+        state.services.note_unavailable();
+    }
+    tracing::warn!(
+        target: "merchantd::http",
+        method = %method,
+        path = %path,
+        status = 503,
+        request_id = %request_id,
+        "no answer within request_timeout_secs ({deadline} s)"
+    );
+    ApiError::Unavailable(format!("no answer within {deadline} s")).into()
 }
 
 /// A handler panicked: the request went down with it, so there is no ServiceResponse to

@@ -35,15 +35,19 @@ struct Answer {
 /// Clients writing a category and reading the list in turn until stopped.
 struct Load {
     stop: Arc<AtomicBool>,
+    /// 503s answered so far.
+    unavailable: Arc<std::sync::atomic::AtomicUsize>,
     clients: tokio::task::JoinHandle<Vec<Vec<Answer>>>,
 }
 
 impl Load {
     fn start(app: &Arc<TestApp>, token: &str, clients: usize) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
+        let unavailable = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let work: Vec<_> = (0..clients)
             .map(|c| {
                 let (app, token, stop) = (app.clone(), token.to_owned(), stop.clone());
+                let unavailable = unavailable.clone();
                 async move {
                     let mut answers = Vec::new();
                     let mut i = 0;
@@ -72,6 +76,7 @@ impl Load {
                         });
                         i += 1;
                         if status == StatusCode::SERVICE_UNAVAILABLE {
+                            unavailable.fetch_add(1, Ordering::SeqCst);
                             tokio::time::sleep(Duration::from_millis(50)).await;
                         }
                     }
@@ -81,8 +86,21 @@ impl Load {
             .collect();
         Self {
             stop,
+            unavailable,
             clients: tokio::spawn(join_all(work)),
         }
+    }
+
+    /// Waits for the fault to fail a request; false when none failed within `limit`.
+    async fn until_unavailable(&self, limit: Duration) -> bool {
+        let until = Instant::now() + limit;
+        while self.unavailable.load(Ordering::SeqCst) == 0 {
+            if Instant::now() > until {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        true
     }
 
     /// Stops the clients and checks every answer; the titles answered 201.
@@ -212,6 +230,17 @@ impl Cluster {
         cluster
     }
 
+    /// A new cluster holding the database `faults`, and a pool on its `postgres` database.
+    async fn with_database() -> (Self, sqlx::AnyPool) {
+        let cluster = Self::create();
+        let admin = sql_at(&cluster.url("postgres")).await;
+        sqlx::query("CREATE DATABASE faults")
+            .execute(&admin)
+            .await
+            .unwrap();
+        (cluster, admin)
+    }
+
     fn data(&self) -> String {
         self.dir.path().join("data").display().to_string()
     }
@@ -334,12 +363,7 @@ async fn postgres_terminated_refusing_and_crashed_under_load() {
     if crate::helpers::postgres_admin_url().is_none() {
         return; // PostgreSQL variants are skipped (helpers says so once).
     }
-    let cluster = Cluster::create();
-    let admin = sql_at(&cluster.url("postgres")).await;
-    sqlx::query("CREATE DATABASE faults")
-        .execute(&admin)
-        .await
-        .unwrap();
+    let (cluster, admin) = Cluster::with_database().await;
     let url = cluster.url("faults");
     let app = Arc::new(spawn_app_on(TestDb::external(&url), |_| {}).await);
     let token = app.owner_token().await;
@@ -388,6 +412,97 @@ async fn postgres_terminated_refusing_and_crashed_under_load() {
     created.extend(postgres_fault(&app, &token, "cluster crashed", crash, restart, true).await);
 
     assert_stored(&sql, &created, "postgres").await;
+}
+
+/// A TCP proxy in front of the cluster that can stop forwarding (a black hole): while it holds,
+/// nothing is read or written on either side, so statements in flight and new connections wait
+/// as they would behind a dead link; when it lets go, what waited flows on.
+struct BlackHole {
+    port: u16,
+    hold: tokio::sync::watch::Sender<bool>,
+}
+
+impl BlackHole {
+    async fn start(upstream: u16) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (hold, held) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            while let Ok((inbound, _)) = listener.accept().await {
+                let held = held.clone();
+                tokio::spawn(async move {
+                    let Ok(outbound) =
+                        tokio::net::TcpStream::connect(("127.0.0.1", upstream)).await
+                    else {
+                        return;
+                    };
+                    let (in_read, in_write) = inbound.into_split();
+                    let (out_read, out_write) = outbound.into_split();
+                    tokio::join!(
+                        forward(in_read, out_write, held.clone()),
+                        forward(out_read, in_write, held)
+                    );
+                });
+            }
+        });
+        Self { port, hold }
+    }
+
+    fn hold(&self, on: bool) {
+        self.hold.send_replace(on);
+    }
+}
+
+async fn forward(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mut held: tokio::sync::watch::Receiver<bool>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        if held.wait_for(|h| !*h).await.is_err() {
+            return;
+        }
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        if held.wait_for(|h| !*h).await.is_err() || to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// The server reaches PostgreSQL through a proxy that stops forwarding for longer than a
+/// request may take: requests end at `request_timeout_secs` with 503, readiness (its probe
+/// bounded at 2 s) turns false, and everything flows again when the link comes back.
+#[actix_rt::test]
+async fn postgres_behind_a_black_hole_under_load() {
+    if crate::helpers::postgres_admin_url().is_none() {
+        return;
+    }
+    let (cluster, admin) = Cluster::with_database().await;
+    admin.close().await;
+    let proxy = BlackHole::start(cluster.port).await;
+    let through = format!("postgres://postgres@127.0.0.1:{}/faults", proxy.port);
+    let app =
+        Arc::new(spawn_app_on(TestDb::external(&through), |s| s.request_timeout_secs = 3).await);
+    let token = app.owner_token().await;
+    let fault = "black hole";
+
+    let load = Load::start(&app, &token, 6);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    proxy.hold(true);
+    let not_ready = readiness_during(&app, Duration::from_secs(6)).await;
+    proxy.hold(false);
+    let back = ready_again(&app, fault).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let created = load.finish(fault).await;
+    println!("{fault}: ready again {back:?} after the link came back");
+    assert!(not_ready, "{fault}: readiness stayed true");
+    assert!(!created.is_empty(), "{fault}: no write succeeded");
+    assert_stored(&sql_at(&cluster.url("faults")).await, &created, fault).await;
 }
 
 /// A tmpfs of the test's own, unmounted when dropped.
@@ -448,12 +563,15 @@ async fn sqlite_on_a_full_disk_under_load() {
     let load = Load::start(&app, &token, 6);
     tokio::time::sleep(Duration::from_millis(800)).await;
     let filler = disk.fill();
-    let not_ready = readiness_during(&app, Duration::from_secs(3)).await;
+    // Until the WAL must grow, SQLite writes on in the space it has: wait for the fault to bite.
+    let bit = load.until_unavailable(Duration::from_secs(30)).await;
+    let not_ready = readiness_during(&app, Duration::from_secs(2)).await;
     std::fs::remove_file(&filler).expect("free the disk");
     let back = ready_again(&app, fault).await;
     tokio::time::sleep(Duration::from_millis(800)).await;
     let created = load.finish(fault).await;
     println!("{fault}: ready again {back:?} after freeing the disk");
+    assert!(bit, "{fault}: no write failed in 30 s on a full disk");
     assert!(not_ready, "{fault}: readiness stayed true");
 
     let sql = sql_at(&url).await;
