@@ -42,9 +42,15 @@ binary="${CARGO_TARGET_DIR:-target}/debug/merchantd"
 work="$(mktemp -d)"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 database="sqlite://$work/merchantd.db"
+# Generated clients are today's clients: they get the strict rules (refresh tokens rotate), so
+# the demo merchant runs here with the old clients' conventions (legacy_clients) off.
+mkdir -p "$work/tenants"
+sed 's/^legacy_clients = true/legacy_clients = false/' tenants/demo.toml > "$work/tenants/demo.toml"
+grep -q '^legacy_clients = false' "$work/tenants/demo.toml" \
+    || { echo "clients: tenants/demo.toml no longer sets legacy_clients" >&2; exit 1; }
 MERCHANTD_BIND="127.0.0.1:$port" \
 MERCHANTD_DATABASE_URL="$database" \
-MERCHANTD_TENANTS="tenants" \
+MERCHANTD_TENANTS="$work/tenants" \
 MERCHANTD_API_REQUESTS_PER_SECOND_PER_TOKEN=0 \
 MERCHANTD_API_REQUESTS_PER_SECOND_PER_MERCHANT=0 \
 MERCHANTD_LOG_LEVEL=warn \
@@ -60,7 +66,7 @@ curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null \
 
 # A refresh token for each flow (each is single-use), as README "Your first request" gets one.
 refresh_token() {
-    MERCHANTD_LOG_LEVEL=warn MERCHANTD_TENANTS=tenants "$binary" token issue --database-url "$database" --merchant demo \
+    MERCHANTD_LOG_LEVEL=warn MERCHANTD_TENANTS="$work/tenants" "$binary" token issue --database-url "$database" --merchant demo \
         --client demo-pos --email owner@demo.test --scope "read write admin" \
         | python3 -c 'import json, sys; print(json.load(sys.stdin)["refresh_token"])'
 }
