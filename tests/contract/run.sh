@@ -11,7 +11,7 @@ examples="${1:-25}"
 venv="${SCHEMATHESIS_VENV:-target/schemathesis-venv}"
 if [[ ! -x "$venv/bin/st" ]]; then
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet "schemathesis==4.32.5"
+    "$venv/bin/pip" install --quiet "schemathesis==4.32.5" "hypothesis==6.170.17"
 fi
 cargo build --quiet --bin merchantd
 binary="${CARGO_TARGET_DIR:-target}/debug/merchantd"
@@ -40,6 +40,9 @@ token="$(python3 tests/contract/token.py "$port")"
 # have their own integration tests). So is GET /events, a stream that never ends by itself
 # (tests/api/events.rs drives it).
 checks=not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,carries_the_envelope
+# One worker: schemathesis's workers are threads, and hypothesis describes filter lambdas with
+# ast.parse, which CPython 3.11.7 races on across threads ("AST constructor recursion depth
+# mismatch", a runtime error of the tool once in a CI run). Hypothesis is pinned beside it.
 st() {
     SCHEMATHESIS_HOOKS=tests.contract.hooks PYTHONPATH=. "$venv/bin/st" --config-file tests/contract/schemathesis.toml run docs/openapi.json \
         --url "http://127.0.0.1:$port" \
@@ -49,7 +52,7 @@ st() {
         --exclude-operation-id deleteEmployee --exclude-operation-id createApplication \
         --exclude-operation-id updateApplication --exclude-operation-id deleteApplication \
         --exclude-operation-id streamEvents \
-        --seed 1 --workers 2 --request-timeout 10 --output-truncate true --warnings off "$@"
+        --seed 1 --workers 1 --request-timeout 10 --output-truncate true --warnings off "$@"
 }
 
 # Each operation on its own: the document's examples, the coverage phase's boundary and
