@@ -15,6 +15,9 @@ cd "$(dirname "$0")"
 seconds="${1:-10}"
 shift || true
 triple="$(rustc -vV | sed -n 's/^host: //p')"
+# Its own target folder, whatever CARGO_TARGET_DIR says: nothing of the server's build can be
+# shared (the flags differ), and the binaries are looked for here.
+export CARGO_TARGET_DIR="$PWD/target"
 # Only the target's code is instrumented (--target keeps build scripts and proc macros out).
 export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
