@@ -73,8 +73,7 @@ pub async fn rotate<S: TokenSteps>(
         steps.live_refresh(&hash, now).await?
     };
     match live {
-        Some(family_id) if grant.rotate => take(steps, grant, &hash, &family_id, now).await,
-        Some(family_id) => renew(steps, grant, &family_id, now).await,
+        Some(family_id) => issue(steps, grant, &hash, &family_id, now).await,
         None => match steps.spent_refresh(&hash).await? {
             None => Ok(RefreshExchange::Refused(
                 "the refresh token is unknown".into(),
@@ -87,8 +86,9 @@ pub async fn rotate<S: TokenSteps>(
     }
 }
 
-/// A first use: the fresh pair replaces the presented token.
-async fn take<S: TokenSteps>(
+/// A live token presented: a fresh access token, and, when rotating, a fresh refresh token
+/// that replaces the presented one (sealed under it for an idempotent retry).
+async fn issue<S: TokenSteps>(
     steps: &mut S,
     grant: &RefreshGrant,
     hash: &str,
@@ -101,6 +101,10 @@ async fn take<S: TokenSteps>(
     };
     let mut pair = grant.fresh.stored.clone();
     pair.access_scope = scope.clone();
+    if !grant.rotate {
+        steps.insert_access(&family, &pair, now).await?;
+        return Ok(RefreshExchange::Renewed { family, scope });
+    }
     steps.insert_pair(&family, &pair, now).await?;
     let successor = SealedPair {
         access_token: grant.fresh.access.clone(),
@@ -112,23 +116,6 @@ async fn take<S: TokenSteps>(
         .seal_successor(hash, &seal::seal(&grant.presented, &successor))
         .await?;
     Ok(RefreshExchange::Rotated { family, scope })
-}
-
-/// A kept token: only a fresh access token, the refresh token stays as it is.
-async fn renew<S: TokenSteps>(
-    steps: &mut S,
-    grant: &RefreshGrant,
-    family_id: &str,
-    now: i64,
-) -> Result<RefreshExchange, S::Error> {
-    let (family, scope) = match usable(steps, grant, family_id, now).await? {
-        Ok(usable) => usable,
-        Err(refused) => return Ok(refused),
-    };
-    let mut pair = grant.fresh.stored.clone();
-    pair.access_scope = scope.clone();
-    steps.insert_access(&family, &pair, now).await?;
-    Ok(RefreshExchange::Renewed { family, scope })
 }
 
 /// The family of a live refresh token and the scope a fresh access token gets, or why the
