@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::prelude::*;
+use tokio::sync::{mpsc, oneshot};
 
 use super::token_use::UseRecorder;
 use crate::db::{Db, DbError};
@@ -33,63 +33,119 @@ enum Granted {
     Refresh(RefreshExchange),
 }
 
-impl Granted {
-    fn commits(&self) -> bool {
-        match self {
-            Granted::Code(outcome) => outcome.commits(),
-            Granted::Refresh(outcome) => outcome.commits(),
+/// A grant with the way back to its caller.
+struct Job {
+    grant: Grant,
+    answer: oneshot::Sender<Result<Granted, DbError>>,
+}
+
+/// Grants a shard takes off its queue at once.
+const BATCH: usize = 128;
+
+/// A shard: one task that takes the grants queued for it, runs the refresh grants among them
+/// as one batch (one transaction, a few multi-row statements) and each other grant in its own
+/// transaction, one after the other, so concurrent uses of one credential stay serialized in
+/// this process. Answers go out only once what they say is committed.
+fn start_shard(db: Db) -> mpsc::Sender<Job> {
+    let (sender, mut queue) = mpsc::channel::<Job>(4 * BATCH);
+    actix_rt::spawn(async move {
+        let mut jobs = Vec::with_capacity(BATCH);
+        while queue.recv_many(&mut jobs, BATCH).await > 0 {
+            run_jobs(&db, std::mem::take(&mut jobs)).await;
+        }
+    });
+    sender
+}
+
+async fn run_jobs(db: &Db, jobs: Vec<Job>) {
+    let (batch, mut alone): (Vec<Job>, Vec<Job>) = jobs
+        .into_iter()
+        .partition(|job| matches!(&job.grant, Grant::Refresh(g) if g.rotate));
+    if batch.len() > 1 {
+        alone.extend(run_batch(db, batch).await);
+    } else {
+        alone.extend(batch);
+    }
+    for job in alone {
+        let outcome = run_one(db, &job.grant).await;
+        let _ = job.answer.send(outcome); // the caller may have gone (its request timed out)
+    }
+}
+
+/// Runs rotating refresh grants together; what the batch leaves undecided comes back, to run
+/// alone after the batch committed (see [`refresh_token::rotate_batch`]).
+async fn run_batch(db: &Db, jobs: Vec<Job>) -> Vec<Job> {
+    let grants: Vec<&RefreshGrant> = jobs
+        .iter()
+        .filter_map(|job| match &job.grant {
+            Grant::Refresh(g) => Some(g),
+            Grant::Code(_) => None,
+        })
+        .collect();
+    let ran = async {
+        let mut tx = db.begin().await?;
+        let answers = refresh_token::rotate_batch(&mut tx, &grants, now_millis()).await?;
+        tx.commit().await?;
+        Ok::<_, DbError>(answers)
+    }
+    .await;
+    match ran {
+        Ok(answers) => jobs
+            .into_iter()
+            .zip(answers)
+            .filter_map(|(job, answer)| match answer {
+                Some(outcome) => {
+                    let _ = job.answer.send(Ok(Granted::Refresh(outcome)));
+                    None
+                }
+                None => Some(job),
+            })
+            .collect(),
+        Err(e) if e.is_unavailable() => {
+            let why = e.to_string();
+            for job in jobs {
+                let _ = job.answer.send(Err(DbError::Unavailable(why.clone())));
+            }
+            Vec::new()
+        }
+        // Whatever failed, each grant's own transaction says whose it was.
+        Err(e) => {
+            tracing::warn!(error = %e, grants = jobs.len(), "a batch of refresh grants failed; running them one by one");
+            jobs
         }
     }
 }
 
-impl Message for Grant {
-    type Result = Result<Granted, DbError>;
-}
-
-struct TokenShard {
-    db: Db,
-}
-
-impl Actor for TokenShard {
-    type Context = Context<Self>;
-}
-
-impl Handler<Grant> for TokenShard {
-    type Result = AtomicResponse<Self, Result<Granted, DbError>>;
-
-    /// Runs the grant's rules on the steps of one transaction, committed only when the outcome
-    /// says so (a refused code stays usable).
-    fn handle(&mut self, grant: Grant, _: &mut Self::Context) -> Self::Result {
-        let db = self.db.clone();
-        AtomicResponse::new(Box::pin(
-            async move {
-                let mut tx = db.begin().await?;
-                let now = now_millis();
-                let outcome = match &grant {
-                    Grant::Code(g) => {
-                        Granted::Code(authorization_code::exchange(&mut tx, g, now).await?)
-                    }
-                    Grant::Refresh(g) => {
-                        Granted::Refresh(refresh_token::rotate(&mut tx, g, now).await?)
-                    }
-                };
-                if outcome.commits() {
-                    tx.commit().await?;
-                } else {
-                    tx.rollback().await?;
-                }
-                Ok(outcome)
-            }
-            .into_actor(self),
-        ))
+/// Runs one grant's rules on the steps of its own transaction, committed only when the
+/// outcome says so (a refused code stays usable).
+async fn run_one(db: &Db, grant: &Grant) -> Result<Granted, DbError> {
+    let mut tx = db.begin().await?;
+    let now = now_millis();
+    let (outcome, commits) = match grant {
+        Grant::Code(g) => {
+            let outcome = authorization_code::exchange(&mut tx, g, now).await?;
+            let commits = outcome.commits();
+            (Granted::Code(outcome), commits)
+        }
+        Grant::Refresh(g) => {
+            let outcome = refresh_token::rotate(&mut tx, g, now).await?;
+            let commits = outcome.commits();
+            (Granted::Refresh(outcome), commits)
+        }
+    };
+    if commits {
+        tx.commit().await?;
+    } else {
+        tx.rollback().await?;
     }
+    Ok(outcome)
 }
 
 /// The shards, addressed by credential hash, with the access-token cache and the rest of the
 /// authorization server's state operations.
 #[derive(Clone)]
 pub struct TokenActors {
-    shards: Vec<Addr<TokenShard>>,
+    shards: Vec<mpsc::Sender<Job>>,
     db: Db,
     access: AccessTokenCache,
     /// Applications by client id, for client authentication at the token endpoint.
@@ -101,9 +157,7 @@ pub struct TokenActors {
 impl TokenActors {
     /// Starts `n` shards on the current arbiter.
     pub fn start(db: Db, n: usize, metrics: &Metrics) -> Self {
-        let shards = (0..n.max(1))
-            .map(|_| TokenShard { db: db.clone() }.start())
-            .collect();
+        let shards = (0..n.max(1)).map(|_| start_shard(db.clone())).collect();
         Self {
             shards,
             access: AccessTokenCache::new(metrics),
@@ -116,17 +170,19 @@ impl TokenActors {
         }
     }
 
-    fn shard(&self, hash: &str) -> &Addr<TokenShard> {
+    fn shard(&self, hash: &str) -> &mpsc::Sender<Job> {
         let bucket = u64::from_str_radix(hash.get(..8).unwrap_or("0"), 16).unwrap_or(0);
         &self.shards[(bucket % self.shards.len() as u64) as usize]
     }
 
     async fn grant(&self, hash: &str, grant: Grant) -> Result<Granted, Failure> {
-        Ok(self
-            .shard(hash)
-            .send(grant)
+        let gone = || Failure::internal("the token shard has stopped");
+        let (answer, answered) = oneshot::channel();
+        self.shard(hash)
+            .send(Job { grant, answer })
             .await
-            .map_err(|e| Failure::internal(format!("token actor unavailable: {e}")))??)
+            .map_err(|_| gone())?;
+        Ok(answered.await.map_err(|_| gone())??)
     }
 
     /// Exchanges an authorization code for the pair in `grant`.

@@ -10,9 +10,9 @@ use sqlx::AnyConnection;
 use super::{Announcement, Db, DbError, Tx};
 use crate::domain::now_millis;
 use crate::domain::token::{
-    AccessTokenRecord, Client, CodeFacts, FamilyRecord, GrantSubject, NewFamily, NewPair,
-    NewSession, SessionPurpose, SessionRecord, SignInCandidate, Spent, TakenCode, TokenInfo,
-    TokenSteps,
+    AccessTokenRecord, Client, CodeFacts, FamilyRecord, GrantSubject, LiveRefresh, NewFamily,
+    NewPair, NewSession, SessionPurpose, SessionRecord, SignInCandidate, Spent, TakenCode,
+    TokenInfo, TokenSteps,
 };
 
 type FamilyRow = (String, i64, i64, i64, String, Option<i64>);
@@ -699,6 +699,135 @@ impl TokenSteps for Tx {
             pair.access_expires_at,
         )
         .await
+    }
+
+    async fn live_refreshes(
+        &mut self,
+        hashes: &[&str],
+        now: i64,
+    ) -> Result<Vec<LiveRefresh>, DbError> {
+        if hashes.is_empty() {
+            return Ok(Vec::new());
+        }
+        type Row = (
+            String,
+            String,
+            i64,
+            i64,
+            i64,
+            String,
+            Option<i64>,
+            Option<i64>,
+            Option<i64>,
+        );
+        // The family and the employee in the same statement (one grant alone reads them in
+        // two more): a batch costs three statements whatever its size.
+        let sql = format!(
+            "SELECT r.hash, f.id, f.merchant_id, f.employee_id, f.application_id, f.scope, \
+             f.revoked_at, e.role_id, e.exit_date \
+             FROM refresh_tokens r JOIN oauth_families f ON f.id = r.family_id \
+             LEFT JOIN employees e ON e.merchant_id = f.merchant_id AND e.id = f.employee_id \
+             AND e.delete_date IS NULL \
+             WHERE r.used_at IS NULL AND r.expires_at > $1{}",
+            super::rows::in_list("r.hash", 2, hashes.len())
+        );
+        let mut query = sqlx::query_as::<_, Row>(&sql).bind(now);
+        for hash in hashes {
+            query = query.bind(*hash);
+        }
+        let rows = query.fetch_all(self.conn()?).await?;
+        Ok(rows
+            .into_iter()
+            .map(
+                |(hash, id, merchant, employee, application, scope, revoked, role, exit)| {
+                    LiveRefresh {
+                        hash,
+                        family: family_from((id, merchant, employee, application, scope, revoked)),
+                        role: role.filter(|_| exit.is_none_or(|e| e > now)),
+                    }
+                },
+            )
+            .collect())
+    }
+
+    async fn take_refreshes(
+        &mut self,
+        taken: &[(&str, String)],
+        now: i64,
+    ) -> Result<Vec<String>, DbError> {
+        if taken.is_empty() {
+            return Ok(Vec::new());
+        }
+        // $1 now; $2k the hash and $2k+1 the sealed successor of the k-th token.
+        let cases: String = (0..taken.len())
+            .map(|k| format!(" WHEN ${} THEN ${}", 2 * k + 2, 2 * k + 3))
+            .collect();
+        let hashes: Vec<String> = (0..taken.len())
+            .map(|k| format!("${}", 2 * k + 2))
+            .collect();
+        let sql = format!(
+            "UPDATE refresh_tokens SET used_at = $1, successor_sealed = CASE hash{cases} END \
+             WHERE hash IN ({}) AND used_at IS NULL AND expires_at > $1 RETURNING hash",
+            hashes.join(", ")
+        );
+        let mut query = sqlx::query_as::<_, (String,)>(&sql).bind(now);
+        for (hash, sealed) in taken {
+            query = query.bind(*hash).bind(sealed.as_str());
+        }
+        let rows = query.fetch_all(self.conn()?).await?;
+        Ok(rows.into_iter().map(|(hash,)| hash).collect())
+    }
+
+    async fn insert_pairs(
+        &mut self,
+        pairs: &[(&FamilyRecord, &NewPair)],
+        now: i64,
+    ) -> Result<(), DbError> {
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let rows = |width: usize| -> String {
+            (0..pairs.len())
+                .map(|k| {
+                    let marks: Vec<String> =
+                        (1..=width).map(|c| format!("${}", k * width + c)).collect();
+                    format!("({})", marks.join(", "))
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let sql = format!(
+            "INSERT INTO access_tokens (hash, family_id, merchant_id, employee_id, \
+             application_id, scope, created_at, expires_at) VALUES {}",
+            rows(8)
+        );
+        let mut query = sqlx::query(&sql);
+        for (family, pair) in pairs {
+            query = query
+                .bind(pair.access_hash.as_str())
+                .bind(family.id.as_str())
+                .bind(family.merchant_id)
+                .bind(family.employee_id)
+                .bind(family.application_id)
+                .bind(pair.access_scope.as_str())
+                .bind(now)
+                .bind(pair.access_expires_at);
+        }
+        query.execute(self.conn()?).await?;
+        let sql = format!(
+            "INSERT INTO refresh_tokens (hash, family_id, created_at, expires_at) VALUES {}",
+            rows(4)
+        );
+        let mut query = sqlx::query(&sql);
+        for (family, pair) in pairs {
+            query = query
+                .bind(pair.refresh_hash.as_str())
+                .bind(family.id.as_str())
+                .bind(now)
+                .bind(pair.refresh_expires_at);
+        }
+        query.execute(self.conn()?).await?;
+        Ok(())
     }
 
     async fn revoke_family(&mut self, id: &str, now: i64) -> Result<Vec<String>, DbError> {

@@ -231,4 +231,38 @@ pub trait TokenSteps {
     ) -> Result<(), Self::Error>;
     /// Revokes a family and every access token in it; the access hashes, for cache eviction.
     async fn revoke_family(&mut self, id: &str, now: i64) -> Result<Vec<String>, Self::Error>;
+
+    // Steps of a batch of refresh grants: each one statement however many grants it carries,
+    // so concurrent grants cost a transaction together (the way writes group-commit).
+
+    /// The unused, unexpired refresh tokens among `hashes`, each with its family and its
+    /// employee's active role (the facts [`TokenSteps::family`] and
+    /// [`TokenSteps::active_role`] give one grant at a time).
+    async fn live_refreshes(
+        &mut self,
+        hashes: &[&str],
+        now: i64,
+    ) -> Result<Vec<LiveRefresh>, Self::Error>;
+    /// Takes each `(hash, sealed successor)` that is still unused and unexpired, keeping its
+    /// sealed successor; the hashes taken (a token another process took meanwhile is absent).
+    async fn take_refreshes(
+        &mut self,
+        taken: &[(&str, String)],
+        now: i64,
+    ) -> Result<Vec<String>, Self::Error>;
+    /// Inserts each pair into its family.
+    async fn insert_pairs(
+        &mut self,
+        pairs: &[(&FamilyRecord, &NewPair)],
+        now: i64,
+    ) -> Result<(), Self::Error>;
+}
+
+/// A live refresh token as a batch of grants reads it.
+#[derive(Debug, Clone)]
+pub struct LiveRefresh {
+    pub hash: String,
+    pub family: FamilyRecord,
+    /// The employee's role while they may still use tokens; `None` once they may not.
+    pub role: Option<i64>,
 }

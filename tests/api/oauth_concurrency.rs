@@ -131,6 +131,69 @@ backend_tests! {
     }
 }
 
+/// Refreshes every token of `refresh_tokens` at once, each by one request.
+async fn refresh_each(app: &TestApp, refresh_tokens: &[String]) -> Vec<(StatusCode, Value)> {
+    join_all(refresh_tokens.iter().map(|token| async move {
+        let res = app
+            .client
+            .post(app.url("/oauth/token"))
+            .json(&refresh_request(token))
+            .checked()
+            .await
+            .expect("token request");
+        let status = res.status();
+        (status, res.json::<Value>().await.expect("a JSON answer"))
+    }))
+    .await
+}
+
+backend_tests! {
+    async fn simultaneous_refreshes_of_many_tokens_each_rotate_once(app) {
+        // Concurrent grants of different tokens run as one batch of multi-row statements; each
+        // still gets its own pair, a revoked family among them is refused alone, and a token
+        // presented twice in the burst gets the same pair twice.
+        let mut pairs = Vec::new();
+        for _ in 0..12 {
+            pairs.push(login(&app).await);
+        }
+        let revoked = pairs.pop().expect("a pair");
+        let (status, _, _) = crate::oauth_endpoints::post_form(
+            &app,
+            "/oauth/revoke",
+            (DEMO_CLIENT, DEMO_SECRET),
+            &[("token", revoked.1.as_str())],
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        let mut presented: Vec<String> = pairs.iter().map(|(_, r)| r.clone()).collect();
+        presented.push(revoked.1.clone());
+        presented.push(pairs[0].1.clone());
+        let answers = refresh_each(&app, &presented).await;
+        let fresh: Vec<(String, String)> = answers[..pairs.len()]
+            .iter()
+            .map(|(status, body)| {
+                assert_eq!(*status, StatusCode::OK, "{body}");
+                pair(body)
+            })
+            .collect();
+        let (status, body) = &answers[pairs.len()];
+        assert_eq!(*status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(body["error"], "invalid_grant", "{body}");
+        let (status, body) = &answers[pairs.len() + 1];
+        assert_eq!(*status, StatusCode::OK, "{body}");
+        assert_eq!(pair(body), fresh[0], "the retry inside the grace gets the same pair");
+        let distinct: BTreeSet<_> = fresh.iter().collect();
+        assert_eq!(distinct.len(), fresh.len(), "every token bought its own pair");
+        for ((old_access, _), (access, refresh)) in pairs.iter().zip(&fresh) {
+            assert_ne!(access, old_access);
+            assert_eq!(user_status(&app, access).await, StatusCode::OK);
+            // The successor is live: it rotates in turn.
+            let again = refresh_each(&app, std::slice::from_ref(refresh)).await;
+            assert_eq!(again[0].0, StatusCode::OK, "{}", again[0].1);
+        }
+    }
+}
+
 backend_tests_with! {
     |s| s.refresh_retry_grace_secs = 0;
     async fn fifty_simultaneous_refreshes_without_grace_have_exactly_one_winner(app) {

@@ -7,7 +7,7 @@
 
 use super::FreshPair;
 use crate::crypto::sha256_hex;
-use crate::domain::token::{FamilyRecord, Spent, TokenSteps};
+use crate::domain::token::{FamilyRecord, LiveRefresh, NewPair, Spent, TokenSteps};
 use crate::domain::{Role, ScopeSet};
 use crate::oauth::seal::{self, SealedPair};
 
@@ -126,22 +126,123 @@ async fn usable<S: TokenSteps>(
     family_id: &str,
     now: i64,
 ) -> Result<Result<(FamilyRecord, String), RefreshExchange>, S::Error> {
-    let refused = |why: &str| Ok(Err(RefreshExchange::Refused(why.into())));
     let Some(family) = steps.family(family_id).await? else {
-        return refused("the token has no grant");
+        return Ok(Err(RefreshExchange::Refused(
+            "the token has no grant".into(),
+        )));
     };
+    let role = if family.revoked || family.application_id != grant.application_id {
+        None // judged refused below without reading the role
+    } else {
+        steps.active_role(&family, now).await?
+    };
+    Ok(judge(grant, &family, role)
+        .map(|scope| (family, scope))
+        .map_err(RefreshExchange::from))
+}
+
+/// Why a live token's family may not buy a fresh pair.
+enum Unusable {
+    Refused(&'static str),
+    Scope(String),
+}
+
+impl From<Unusable> for RefreshExchange {
+    fn from(why: Unusable) -> Self {
+        match why {
+            Unusable::Refused(why) => RefreshExchange::Refused(why.into()),
+            Unusable::Scope(why) => RefreshExchange::ScopeRefused(why),
+        }
+    }
+}
+
+/// Whether a live token's family may buy a fresh pair, given its employee's active role: the
+/// access scope it gets, or why not.
+fn judge(
+    grant: &RefreshGrant,
+    family: &FamilyRecord,
+    role: Option<i64>,
+) -> Result<String, Unusable> {
     if family.revoked {
-        return refused("the grant was revoked");
+        return Err(Unusable::Refused("the grant was revoked"));
     }
     if family.application_id != grant.application_id {
-        return refused("the token was issued to another client");
+        return Err(Unusable::Refused("the token was issued to another client"));
     }
-    let Some(role) = steps.active_role(&family, now).await? else {
-        return refused("the user can no longer sign in");
+    let Some(role) = role else {
+        return Err(Unusable::Refused("the user can no longer sign in"));
     };
-    Ok(granted_scope(&family.scope, role, grant.requested)
-        .map(|scope| (family, scope))
-        .map_err(RefreshExchange::ScopeRefused))
+    granted_scope(&family.scope, role, grant.requested).map_err(Unusable::Scope)
+}
+
+/// Rotates a batch of refresh tokens presented at once, in one transaction and in three
+/// statements whatever the batch's size (read the live tokens with their families and roles,
+/// take them with their sealed successors, insert the fresh pairs), where one grant at a time
+/// costs seven. The answers come in the order of `grants`: `Some` where the batch decided,
+/// `None` for a grant left to [`rotate`] after this batch commits: a token that is not live
+/// (unknown, expired or spent: the replay rules read more), one another process took in
+/// between, a second grant of the same token, and a token that is kept rather than rotated.
+pub async fn rotate_batch<S: TokenSteps>(
+    steps: &mut S,
+    grants: &[&RefreshGrant],
+    now: i64,
+) -> Result<Vec<Option<RefreshExchange>>, S::Error> {
+    let hashes: Vec<String> = grants.iter().map(|g| sha256_hex(&g.presented)).collect();
+    let mut answers: Vec<Option<RefreshExchange>> = grants.iter().map(|_| None).collect();
+    let mut seen = std::collections::HashSet::new();
+    let batched: Vec<usize> = (0..grants.len())
+        .filter(|&i| grants[i].rotate && seen.insert(hashes[i].as_str()))
+        .collect();
+    let looked: Vec<&str> = batched.iter().map(|&i| hashes[i].as_str()).collect();
+    let live: std::collections::HashMap<String, LiveRefresh> = steps
+        .live_refreshes(&looked, now)
+        .await?
+        .into_iter()
+        .map(|live| (live.hash.clone(), live))
+        .collect();
+    let mut issuing = Vec::new();
+    for i in batched {
+        let Some(found) = live.get(&hashes[i]) else {
+            continue;
+        };
+        match judge(grants[i], &found.family, found.role) {
+            Err(why) => answers[i] = Some(why.into()),
+            Ok(scope) => {
+                let mut pair = grants[i].fresh.stored.clone();
+                pair.access_scope = scope.clone();
+                let successor = SealedPair {
+                    access_token: grants[i].fresh.access.clone(),
+                    refresh_token: grants[i].fresh.refresh.clone(),
+                    access_expires_at: pair.access_expires_at,
+                    scope,
+                };
+                let sealed = seal::seal(&grants[i].presented, &successor);
+                issuing.push((i, &found.family, pair, successor.scope, sealed));
+            }
+        }
+    }
+    let taking: Vec<(&str, String)> = issuing
+        .iter()
+        .map(|(i, _, _, _, sealed)| (hashes[*i].as_str(), sealed.clone()))
+        .collect();
+    let taken: std::collections::HashSet<String> = steps
+        .take_refreshes(&taking, now)
+        .await?
+        .into_iter()
+        .collect();
+    issuing.retain(|(i, ..)| taken.contains(&hashes[*i]));
+    let pairs: Vec<(&FamilyRecord, &NewPair)> = issuing
+        .iter()
+        .map(|(_, family, pair, ..)| (*family, pair))
+        .collect();
+    steps.insert_pairs(&pairs, now).await?;
+    for (i, family, _, scope, _) in issuing {
+        answers[i] = Some(RefreshExchange::Rotated {
+            family: family.clone(),
+            scope,
+        });
+    }
+    Ok(answers)
 }
 
 /// A used token presented again: the same successor within the grace (when that successor is
