@@ -8,6 +8,7 @@
 //! decimal text.
 
 pub mod account;
+mod checkpoint;
 mod declared;
 mod error;
 pub mod events;
@@ -167,9 +168,13 @@ impl Db {
         let writer = match (backend, sqlite_writes) {
             (Backend::Sqlite, SqliteWrites::Shared) => {
                 let mut conn = pool.acquire().await?.detach();
-                // The one writer keeps SQLite's default cache (2 MiB) for the pages it updates.
-                conn.execute("PRAGMA cache_size = -2000;").await?;
-                Some(Writer::start(conn, metrics.clone()))
+                // The one writer keeps SQLite's default cache (2 MiB) for the pages it updates,
+                // and leaves checkpoints to a task of their own (`checkpoint`).
+                conn.execute("PRAGMA cache_size = -2000; PRAGMA wal_autocheckpoint = 0;")
+                    .await?;
+                let writer = Writer::start(conn, metrics.clone());
+                checkpoint::start(pool.clone(), writer.commits());
+                Some(writer)
             }
             _ => None,
         };

@@ -109,6 +109,11 @@ impl Writer {
         writer
     }
 
+    /// The number of the last group committed, changing with each commit.
+    pub(super) fn commits(&self) -> watch::Receiver<u64> {
+        self.durable.subscribe()
+    }
+
     /// Waits for the connection and opens a savepoint on it.
     pub(super) async fn lease(self: &Arc<Self>) -> Result<Lease, DbError> {
         let mut guard = {
