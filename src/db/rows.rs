@@ -208,9 +208,14 @@ pub(crate) async fn select_json<T>(
         .collect();
     let list = list.join(", ");
     let sql = match backend {
+        // Ordered in a subquery, not in the aggregate: an ORDER BY inside the aggregate makes
+        // SQLite copy every row's text into a sorter even when the index already gives that
+        // order (12 % of a cold activation's time); a subquery with ORDER BY is never
+        // flattened into an aggregate query, so its rows arrive in order.
         Backend::Sqlite => format!(
-            "SELECT json_group_array(json_array({list}) ORDER BY {order}) FROM {from} \
-             WHERE merchant_id = $1 {clause}"
+            "SELECT json_group_array(json_array({list})) FROM (SELECT {} FROM {from} \
+             WHERE merchant_id = $1 {clause} ORDER BY {order})",
+            columns.join(", ")
         ),
         Backend::Postgres => format!(
             "SELECT COALESCE(json_agg(json_build_array({list}) ORDER BY {order}), '[]')::text \
