@@ -388,8 +388,17 @@ backend_tests_with! {
         assert!(reason.contains("the last attempt: HTTP 500"), "{reason}");
         let disabled = logged(&app.sql, merchant, "webhook.disabled").await;
         assert_eq!(disabled.len(), 1);
-        let (_, body) = send(&app, Method::GET, "/webhook/delivery", &token,
-            &[("webhookId", &id), ("status", "failed")], None).await;
+        // The endpoint is turned off during the last attempt, whose outcome (the delivery
+        // failed) is written with the dispatcher's batch right after: wait for it.
+        let mut body = Value::Null;
+        while Instant::now() < deadline {
+            body = send(&app, Method::GET, "/webhook/delivery", &token,
+                &[("webhookId", &id), ("status", "failed")], None).await.1;
+            if !body["deliveries"].as_array().unwrap().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         let failed = body["deliveries"].as_array().unwrap();
         assert_eq!(failed.len(), 1, "{body}");
         let seq = failed[0]["sequence"].as_i64().unwrap();
