@@ -578,7 +578,8 @@ class Bench:
         c.close()
 
     def seed_products(self, m, count, clients=4):
-        """POST /product in batches of 200 from `clients` concurrent connections; returns products/s."""
+        """POST /product in batches of 200 from `clients` concurrent connections; returns products/s
+        and each batch's own time (its median and p99: a stall shows as a p99 far above it)."""
         bodies = []
         for start in range(0, count, BATCH):
             objs = {f"p{i}": product_object(i, m.categories) for i in range(start, min(count, start + BATCH))}
@@ -587,6 +588,7 @@ class Bench:
         for c in conns:  # open the connections before the clock starts
             c.api("GET", "/health/live")
         answers = [None] * len(bodies)
+        took = [None] * len(bodies)
         work = queue.Queue()
         for i in range(len(bodies)):
             work.put(i)
@@ -599,8 +601,10 @@ class Bench:
                 except queue.Empty:
                     return
                 try:
+                    t = time.perf_counter()
                     answers[i] = c.api("POST", "/product", bodies[i], {"Content-Type": "application/json"},
                                        expect=(201,)).body
+                    took[i] = (time.perf_counter() - t) * 1000
                 except Exception as e:
                     failures.append(e)
                     return
@@ -621,8 +625,11 @@ class Bench:
             body = json.loads(raw)
             errors += len(body.get("api", {}).get("message", {}).get("error") or {})
             m.products.extend(rec["id"] for rec in body["products"].values())
+        ordered = sorted(took)
         return {"products": count, "seconds": elapsed, "per_sec": count / elapsed,
-                "clients": clients, "errors": errors}
+                "clients": clients, "errors": errors, "batch_ms": took,
+                "batch_p50_ms": median(took),
+                "batch_p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] if ordered else None}
 
     def seed_history(self, target, clients=4):
         """Completed one-line sale baskets (basket, CARD payment, completion) at main's store."""
@@ -899,7 +906,20 @@ class Bench:
                 self.server.start(self.config_main)
 
     def cold_start(self):
-        """A fresh process on the same database: main's first API request, and RSS around it."""
+        """A fresh process on the same database: main's first API request, and RSS around it;
+        then another fresh process whose very first request is main's `GET /store` (nothing
+        warmed: the token check, the pools and the activation are all in it)."""
+        with self.probe() as probe:
+            c = self.main.api(probe.port)
+            t0 = time.perf_counter()
+            c.api("GET", "/store")
+            store_first = time.perf_counter() - t0
+            c.close()
+        measured = self.cold_product()
+        measured["store_first_ms"] = store_first * 1000
+        return measured
+
+    def cold_product(self):
         with self.probe() as probe:
             tiny = self.tiny.api(probe.port)
             tiny.api("GET", "/product")  # activates a near-empty merchant: the baseline
@@ -995,10 +1015,11 @@ class Bench:
             self.make_categories(m, 20)
         # Scenario 8 and the catalogues every other scenario reads.
         for m in self.seed_targets:
-            res = self.seed_products(m, self.p["products"])
+            res = self.seed_products(m, self.p["products"], clients=1)
             self.record("seed", dict(res, merchant=m.key))
             log(f"seeded {res['products']:,} products into {m.key} in {res['seconds']:.2f} s "
-                f"({res['per_sec']:,.0f}/s, {res['clients']} clients)")
+                f"({res['per_sec']:,.0f}/s, {res['clients']} client(s), batch p50 "
+                f"{res['batch_p50_ms']:.1f} ms, p99 {res['batch_p99_ms']:.1f} ms)")
         if self.shop not in self.seed_targets:
             self.seed_products(self.shop, 10)
         if self.multi:
@@ -1126,10 +1147,15 @@ def build_table(b):
             first = median([r.get("first_ms") for r in step["runs"]])
             second = median([r.get("second_ms") for r in step["runs"]])
             last = step is ladder[-1]
+            store = median([r.get("store_first_ms") for r in step["runs"]])
             row("6", f"cold activation, {b.p['products']:,} products + {step['history']:,} baskets: "
                      f"1st / 2nd request", f"{fmt_ms(first)} / {fmt_ms(second)}", "",
                 "≤ 50 ms at 200,000" if last else "",
                 verdict(first is not None and first <= 50) if last else "–")
+            if store is not None:
+                row("6", f"  the process's first request, GET /store, {step['history']:,} baskets",
+                    fmt_ms(store), "", "≤ 50 ms" if last else "",
+                    verdict(store <= 50) if last else "–")
     if ladder and "memory" in b.only:
         deltas = [(s["history"], median([r["rss_main"] - r["rss_base"] for r in s["runs"] if "rss_main" in r]))
                   for s in ladder]
@@ -1147,8 +1173,10 @@ def build_table(b):
     if "seed" in R and "seed" in b.only:
         ps = med("seed", "per_sec")
         e = sum(r["errors"] for r in R["seed"])
-        row("8", f"seeding via API, batches of 200, {R['seed'][0]['clients']} clients",
-            f"{ps:,.0f} products/s", "", "≥ 25,000/s", verdict(ps is not None and ps >= 25000, e))
+        p50, p99 = med("seed", "batch_p50_ms"), med("seed", "batch_p99_ms")
+        row("8", f"seeding via API, batches of 200, {R['seed'][0]['clients']} client(s); batch p50 / p99",
+            f"{ps:,.0f} products/s; {fmt_ms(p50)} / {fmt_ms(p99)}", "", "≥ 25,000/s, p99 ≤ 2 × p50",
+            verdict(ps is not None and ps >= 25000 and p50 is not None and p99 <= 2 * p50, e))
     if "store" in R:
         row("a", "GET /product, 10 ids + storeId (stock), 64 conn",
             f"{fmt_rps(med('store', 'rps'))}, p99 {fmt_ms(med('store', 'p99_ms'))}",
