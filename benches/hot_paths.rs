@@ -279,7 +279,7 @@ fn token_lookup(c: &mut Criterion) {
         db.issue_access_token(&family, &hash, merchantd::domain::now_millis() + 3_600_000)
             .await
             .expect("token");
-        let tokens = TokenActors::start(db, 1, &metrics);
+        let tokens = TokenActors::start(std::sync::Arc::new(db), 1, &metrics);
         tokens
             .access_token(&hash)
             .await

@@ -65,7 +65,7 @@ impl Application {
         }
 
         let settings = Arc::new(settings);
-        let tokens = TokenActors::start(database.clone(), TOKEN_SHARDS, &metrics);
+        let tokens = TokenActors::start(Arc::new(database.clone()), TOKEN_SHARDS, &metrics);
         let state = web::Data::new(AppState {
             settings: settings.clone(),
             metrics: metrics.clone(),
@@ -267,8 +267,11 @@ async fn listen_for_replicas(settings: &Settings, db: &Db, state: &AppState, met
         ms if settings.test_hooks && ms > 0 => Duration::from_millis(ms),
         _ => replicas::FIRST_RETRY,
     };
+    let Some(feed) = db.replicas() else {
+        return;
+    };
     replicas::listen(
-        db.clone(),
+        feed,
         state.merchants.clone(),
         state.tokens.clone(),
         metrics.clone(),

@@ -88,19 +88,11 @@ impl MemoryStorage {
 }
 
 impl StateStore for MemoryStorage {
-    fn load(
-        &self,
-        merchant_id: i64,
-        files_base: Arc<str>,
-        window: usize,
-    ) -> Pending<'static, MerchantState> {
+    fn load(&self, blank: MerchantState) -> Pending<'static, MerchantState> {
         let mut inner = self.lock();
         inner.loads += 1;
-        let kept = inner.merchants.entry(merchant_id).or_default();
-        let mut state = kept
-            .state
-            .clone()
-            .unwrap_or_else(|| MerchantState::new(merchant_id, files_base, window));
+        let kept = inner.merchants.entry(blank.merchant_id).or_default();
+        let mut state = kept.state.clone().unwrap_or(blank);
         state.version = kept.version;
         state.event_seq = kept.event_seq;
         state.stock = kept

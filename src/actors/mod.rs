@@ -12,6 +12,7 @@ pub mod resource;
 pub mod storage;
 pub mod store;
 pub mod token;
+mod token_storage;
 mod token_use;
 
 pub use registry::Merchants;

@@ -1,8 +1,9 @@
 //! What the actors need from storage, one small trait per user of it: activation
 //! ([`StateStore`]), a group's write ([`GroupStore`], [`OpenGroup`]), a store's stock
-//! ([`StockStore`]) and finished sales records ([`HistoryStore`]). The database implements
-//! them in `actors/storage.rs`, choosing its write protocol inside `db/`; `actors/memory.rs`
-//! implements them in memory for the actors' own tests.
+//! ([`StockStore`]), finished sales records ([`HistoryStore`]) and the authorization server's
+//! records ([`TokenStore`]). The database implements them in `actors/storage.rs` and
+//! `actors/token_storage.rs`, choosing its write protocol inside `db/`; `actors/memory.rs`
+//! implements the merchant's in memory for the actors' own tests.
 //!
 //! The traits are object-safe (boxed futures): a supervisor holds `Arc<dyn MerchantStorage>`
 //! and pays one allocation per call, which is per group or per load, never per record.
@@ -10,7 +11,6 @@
 use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 
 use super::merchant::state::MerchantState;
 use super::resource::Kind;
@@ -20,6 +20,12 @@ use crate::db::{DbError, SalesFilter, Tx};
 use crate::domain::batch::Idempotency;
 use crate::domain::event::NewEvent;
 use crate::domain::stock::StockMove;
+use crate::domain::token::{
+    AccessTokenRecord, Client, CodeFacts, ConnectedGrant, GrantsOf, NewFamily, NewSession,
+    SessionPurpose, SessionRecord, SignInCandidate, TokenInfo,
+};
+use crate::oauth::grants::authorization_code::{CodeExchange, CodeGrant};
+use crate::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
 
 /// A storage call's answer, later.
 pub type Pending<'a, T> = Pin<Box<dyn Future<Output = Result<T, DbError>> + Send + 'a>>;
@@ -34,12 +40,9 @@ pub trait Persist {
 
 /// Activation and reload: a merchant's state as stored.
 pub trait StateStore: Send + Sync {
-    fn load(
-        &self,
-        merchant_id: i64,
-        files_base: Arc<str>,
-        window: usize,
-    ) -> Pending<'static, MerchantState>;
+    /// `blank` (a state with nothing loaded, made by the supervisor with its settings)
+    /// filled with what is stored for its merchant.
+    fn load(&self, blank: MerchantState) -> Pending<'static, MerchantState>;
     /// The merchant's version as stored (what another process may have moved on).
     fn version(&self, merchant_id: i64) -> Pending<'static, i64>;
     /// Whether this process hears every other process's writes as they commit.
@@ -113,3 +116,77 @@ pub type Found = Box<dyn Any + Send>;
 pub trait MerchantStorage: StateStore + GroupStore + StockStore + HistoryStore {}
 
 impl<T: StateStore + GroupStore + StockStore + HistoryStore> MerchantStorage for T {}
+
+/// The authorization server's records, as the token actors keep them: each call is one
+/// transaction, committed before it answers (a grant's only when its outcome says so).
+pub trait TokenStore: Send + Sync {
+    /// Refresh grants as one batch: the outcome of each, `None` for one the batch leaves to a
+    /// transaction of its own.
+    fn rotate_batch<'a>(
+        &'a self,
+        grants: &'a [&'a RefreshGrant],
+        now: i64,
+    ) -> Pending<'a, Vec<Option<RefreshExchange>>>;
+    /// One grant's rules in its own transaction, kept only when its outcome says so (a
+    /// refused code stays usable).
+    fn grant<'a>(&'a self, grant: &'a Grant, now: i64) -> Pending<'a, Granted>;
+    /// Whether this process hears every other process's revocations as they commit.
+    fn hears_revocations(&self) -> bool;
+    fn access_token<'a>(&'a self, hash: &'a str) -> Pending<'a, Option<AccessTokenRecord>>;
+    /// Revokes a token of `application_id` (RFC 7009); the access-token hashes it revoked.
+    fn revoke_token<'a>(&'a self, hash: &'a str, application_id: i64) -> Pending<'a, Vec<String>>;
+    fn token_info<'a>(
+        &'a self,
+        hash: &'a str,
+        application_id: i64,
+    ) -> Pending<'a, Option<TokenInfo>>;
+    fn client<'a>(&'a self, client_id: &'a str) -> Pending<'a, Option<Client>>;
+    fn sign_in_candidates<'a>(&'a self, email: &'a str) -> Pending<'a, Vec<SignInCandidate>>;
+    fn create_session<'a>(&'a self, hash: &'a str, session: &'a NewSession) -> Pending<'a, ()>;
+    fn session<'a>(
+        &'a self,
+        hash: &'a str,
+        purpose: SessionPurpose,
+    ) -> Pending<'a, Option<SessionRecord>>;
+    fn end_session<'a>(&'a self, hash: &'a str) -> Pending<'a, ()>;
+    fn connected_grants(&self, of: GrantsOf, now: i64) -> Pending<'_, Vec<ConnectedGrant>>;
+    /// Revokes one family of `of`: its application, employee and access-token hashes, or
+    /// `None` (nothing changed) when `of` has no such grant.
+    fn revoke_grant<'a>(
+        &'a self,
+        of: GrantsOf,
+        family_id: &'a str,
+        now: i64,
+    ) -> Pending<'a, Option<(i64, i64, Vec<String>)>>;
+    fn issue_code<'a>(&'a self, code: NewCode<'a>) -> Pending<'a, ()>;
+    fn issue_access_token<'a>(
+        &'a self,
+        family: &'a NewFamily,
+        access_hash: &'a str,
+        expires_at: i64,
+    ) -> Pending<'a, ()>;
+    /// Deletes tombstones that expired before `before`; how many.
+    fn purge_expired(&self, before: i64) -> Pending<'_, u64>;
+    /// When families' access tokens were last used (family id, epoch ms).
+    fn record_uses<'a>(&'a self, uses: &'a [(String, i64)]) -> Pending<'a, ()>;
+}
+
+/// A grant to run in the shard that owns its credential.
+pub enum Grant {
+    Code(CodeGrant),
+    Refresh(RefreshGrant),
+}
+
+pub enum Granted {
+    Code(CodeExchange),
+    Refresh(RefreshExchange),
+}
+
+/// A family started with its authorization code.
+#[derive(Clone, Copy)]
+pub struct NewCode<'a> {
+    pub family: &'a NewFamily,
+    pub code_hash: &'a str,
+    pub facts: &'a CodeFacts,
+    pub expires_at: i64,
+}

@@ -12,29 +12,26 @@
 use std::time::Duration;
 
 use super::{Merchants, TokenActors};
-use crate::db::Replicas;
-use crate::db::{Announcement, Db};
+use crate::db::{Announcement, Replicas};
 use crate::metrics::Metrics;
 
 pub const FIRST_RETRY: Duration = Duration::from_millis(100);
 const LAST_RETRY: Duration = Duration::from_secs(5);
 
-/// Starts listening (PostgreSQL only; SQLite serves one process). After a lost connection it
-/// tries again after `first_retry`, doubling up to 5 s.
+/// Starts listening to `replicas` (the database's announcements; PostgreSQL only, as SQLite
+/// serves one process). After a lost connection it tries again after `first_retry`, doubling
+/// up to 5 s.
 ///
 /// The listener runs on a thread of its own with its own runtime, and stops when the runtime
 /// that called this shuts down: the database driver closes a dropped listener with a task of
 /// the runtime it was made in, so it must never be dropped by a runtime that is going away.
 pub fn listen(
-    db: Db,
+    replicas: Replicas,
     merchants: Merchants,
     tokens: TokenActors,
     metrics: Metrics,
     first_retry: Duration,
 ) {
-    let Some(replicas) = db.replicas() else {
-        return;
-    };
     let (keep, stop) = tokio::sync::oneshot::channel::<()>();
     actix_rt::spawn(async move {
         let _keep = keep;

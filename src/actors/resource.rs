@@ -86,6 +86,10 @@ pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
     fn delete_date(&self) -> Option<i64>;
     fn mark_deleted(&mut self, at: i64);
 
+    /// What a soft delete does beyond setting `deleteDate` (forget a one-time secret, end an
+    /// employment).
+    fn on_deleted(&mut self, _at: i64) {}
+
     fn collection(state: &MerchantState) -> &Collection<Self>;
     fn collection_mut(state: &mut MerchantState) -> &mut Collection<Self>;
 
@@ -132,6 +136,12 @@ pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
     /// A record with nothing written yet, which [`Resource::write`] makes into a new one.
     fn blank(id: i64, now: i64) -> Self;
 
+    /// The blank record of a create in this merchant (an application draws a client id no
+    /// other application of the merchant has).
+    fn blank_in(_state: &MerchantState, id: i64, now: i64) -> Self {
+        Self::blank(id, now)
+    }
+
     /// This record with the object written on it (see [`Writing`]).
     fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>>;
 
@@ -143,7 +153,7 @@ pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
         now: i64,
     ) -> Result<Self, Vec<String>> {
         let id = next_id(ids)?;
-        Self::blank(id, now).write(Writing {
+        Self::blank_in(state, id, now).write(Writing {
             ids,
             input,
             state,
@@ -239,6 +249,7 @@ macro_rules! resource_basics {
 
         fn mark_deleted(&mut self, at: i64) {
             self.delete_date = Some(at);
+            Resource::on_deleted(self, at);
         }
 
         $crate::resource_collection!($collection $(, $($blank)*)?);

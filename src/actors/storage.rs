@@ -4,7 +4,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 
 use super::merchant::history::{by_kind, Historic};
 use super::merchant::load;
@@ -20,14 +19,9 @@ use crate::db::{Db, DbError, SalesFilter, Tx};
 use crate::domain::batch::Idempotency;
 
 impl StateStore for Db {
-    fn load(
-        &self,
-        merchant_id: i64,
-        files_base: Arc<str>,
-        window: usize,
-    ) -> Pending<'static, MerchantState> {
+    fn load(&self, blank: MerchantState) -> Pending<'static, MerchantState> {
         let db = self.clone();
-        Box::pin(async move { load::load(&db, merchant_id, files_base, window).await })
+        Box::pin(async move { load::load(&db, blank).await })
     }
 
     fn version(&self, merchant_id: i64) -> Pending<'static, i64> {

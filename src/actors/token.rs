@@ -11,27 +11,20 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
+use super::ports::{Grant, Granted, NewCode, TokenStore};
 use super::token_use::UseRecorder;
-use crate::db::{Db, DbError};
+use crate::db::DbError;
 use crate::domain::token::{
     AccessTokenRecord, Client, CodeFacts, ConnectedGrant, GrantsOf, NewFamily, NewSession,
     RevokedGrant, SessionPurpose, SessionRecord, SignInCandidate, TokenInfo,
 };
 use crate::domain::{now_millis, Failure};
 use crate::metrics::Metrics;
-use crate::oauth::grants::authorization_code::{self, CodeExchange, CodeGrant};
-use crate::oauth::grants::refresh_token::{self, RefreshExchange, RefreshGrant};
+use crate::oauth::grants::authorization_code::{CodeExchange, CodeGrant};
+use crate::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
 
-/// A grant to run in the shard that owns its credential.
-enum Grant {
-    Code(CodeGrant),
-    Refresh(RefreshGrant),
-}
-
-enum Granted {
-    Code(CodeExchange),
-    Refresh(RefreshExchange),
-}
+/// The token actors' storage.
+pub type Store = Arc<dyn TokenStore>;
 
 /// A grant with the way back to its caller.
 struct Job {
@@ -46,35 +39,35 @@ const BATCH: usize = 128;
 /// as one batch (one transaction, a few multi-row statements) and each other grant in its own
 /// transaction, one after the other, so concurrent uses of one credential stay serialized in
 /// this process. Answers go out only once what they say is committed.
-fn start_shard(db: Db) -> mpsc::Sender<Job> {
+fn start_shard(store: Store) -> mpsc::Sender<Job> {
     let (sender, mut queue) = mpsc::channel::<Job>(4 * BATCH);
     actix_rt::spawn(async move {
         let mut jobs = Vec::with_capacity(BATCH);
         while queue.recv_many(&mut jobs, BATCH).await > 0 {
-            run_jobs(&db, std::mem::take(&mut jobs)).await;
+            run_jobs(&*store, std::mem::take(&mut jobs)).await;
         }
     });
     sender
 }
 
-async fn run_jobs(db: &Db, jobs: Vec<Job>) {
+async fn run_jobs(store: &dyn TokenStore, jobs: Vec<Job>) {
     let (batch, mut alone): (Vec<Job>, Vec<Job>) = jobs
         .into_iter()
         .partition(|job| matches!(&job.grant, Grant::Refresh(g) if g.rotate));
     if batch.len() > 1 {
-        alone.extend(run_batch(db, batch).await);
+        alone.extend(run_batch(store, batch).await);
     } else {
         alone.extend(batch);
     }
     for job in alone {
-        let outcome = run_one(db, &job.grant).await;
+        let outcome = store.grant(&job.grant, now_millis()).await;
         let _ = job.answer.send(outcome); // the caller may have gone (its request timed out)
     }
 }
 
 /// Runs rotating refresh grants together; what the batch leaves undecided comes back, to run
 /// alone after the batch committed (see [`refresh_token::rotate_batch`]).
-async fn run_batch(db: &Db, jobs: Vec<Job>) -> Vec<Job> {
+async fn run_batch(store: &dyn TokenStore, jobs: Vec<Job>) -> Vec<Job> {
     let grants: Vec<&RefreshGrant> = jobs
         .iter()
         .filter_map(|job| match &job.grant {
@@ -82,14 +75,7 @@ async fn run_batch(db: &Db, jobs: Vec<Job>) -> Vec<Job> {
             Grant::Code(_) => None,
         })
         .collect();
-    let ran = async {
-        let mut tx = db.begin().await?;
-        let answers = refresh_token::rotate_batch(&mut tx, &grants, now_millis()).await?;
-        tx.commit().await?;
-        Ok::<_, DbError>(answers)
-    }
-    .await;
-    match ran {
+    match store.rotate_batch(&grants, now_millis()).await {
         Ok(answers) => jobs
             .into_iter()
             .zip(answers)
@@ -116,37 +102,12 @@ async fn run_batch(db: &Db, jobs: Vec<Job>) -> Vec<Job> {
     }
 }
 
-/// Runs one grant's rules on the steps of its own transaction, committed only when the
-/// outcome says so (a refused code stays usable).
-async fn run_one(db: &Db, grant: &Grant) -> Result<Granted, DbError> {
-    let mut tx = db.begin().await?;
-    let now = now_millis();
-    let (outcome, commits) = match grant {
-        Grant::Code(g) => {
-            let outcome = authorization_code::exchange(&mut tx, g, now).await?;
-            let commits = outcome.commits();
-            (Granted::Code(outcome), commits)
-        }
-        Grant::Refresh(g) => {
-            let outcome = refresh_token::rotate(&mut tx, g, now).await?;
-            let commits = outcome.commits();
-            (Granted::Refresh(outcome), commits)
-        }
-    };
-    if commits {
-        tx.commit().await?;
-    } else {
-        tx.rollback().await?;
-    }
-    Ok(outcome)
-}
-
 /// The shards, addressed by credential hash, with the access-token cache and the rest of the
 /// authorization server's state operations.
 #[derive(Clone)]
 pub struct TokenActors {
     shards: Vec<mpsc::Sender<Job>>,
-    db: Db,
+    store: Store,
     access: AccessTokenCache,
     /// Applications by client id, for client authentication at the token endpoint.
     clients: moka::future::Cache<String, Option<Arc<Client>>>,
@@ -156,8 +117,8 @@ pub struct TokenActors {
 
 impl TokenActors {
     /// Starts `n` shards on the current arbiter.
-    pub fn start(db: Db, n: usize, metrics: &Metrics) -> Self {
-        let shards = (0..n.max(1)).map(|_| start_shard(db.clone())).collect();
+    pub fn start(store: Store, n: usize, metrics: &Metrics) -> Self {
+        let shards = (0..n.max(1)).map(|_| start_shard(store.clone())).collect();
         Self {
             shards,
             access: AccessTokenCache::new(metrics),
@@ -165,8 +126,8 @@ impl TokenActors {
                 .max_capacity(10_000)
                 .time_to_live(CACHED_FOR)
                 .build(),
-            uses: UseRecorder::start(db.clone()),
-            db,
+            uses: UseRecorder::start(store.clone()),
+            store,
         }
     }
 
@@ -225,11 +186,11 @@ impl TokenActors {
         &self,
         hash: &str,
     ) -> Result<Option<Arc<AccessTokenRecord>>, Failure> {
-        if !self.db.coherence().is_live() {
+        if !self.store.hears_revocations() {
             // Another process's revocation could go unheard: ask the database every time,
             // unless it is away for everyone (then no one can have revoked since): a token
             // still cached stays good (its expiry is checked by the caller).
-            return match self.db.find_access_token(hash).await {
+            return match self.store.access_token(hash).await {
                 Ok(found) => Ok(found.map(Arc::new)),
                 Err(e) if e.is_unavailable() => match self.access.cache.get(hash).await {
                     Some(cached) => Ok(cached),
@@ -238,7 +199,7 @@ impl TokenActors {
                 Err(e) => Err(e.into()),
             };
         }
-        self.access.lookup(&self.db, hash).await
+        self.access.lookup(&*self.store, hash).await
     }
 
     /// Another process revoked these access tokens.
@@ -249,9 +210,7 @@ impl TokenActors {
     /// RFC 7009 revocation of a token of `application_id`.
     #[tracing::instrument(level = "debug", skip_all, fields(application_id))]
     pub async fn revoke(&self, hash: &str, application_id: i64) -> Result<usize, Failure> {
-        let mut tx = self.db.begin().await?;
-        let revoked = tx.revoke_token(hash, application_id).await?;
-        tx.commit().await?;
+        let revoked = self.store.revoke_token(hash, application_id).await?;
         self.access.evict(&revoked).await;
         Ok(revoked.len())
     }
@@ -263,7 +222,7 @@ impl TokenActors {
         hash: &str,
         application_id: i64,
     ) -> Result<Option<TokenInfo>, Failure> {
-        Ok(self.db.token_info(hash, application_id).await?)
+        Ok(self.store.token_info(hash, application_id).await?)
     }
 
     /// A live application by client id (cached: its secret hash changes only through a write
@@ -272,7 +231,7 @@ impl TokenActors {
         if let Some(hit) = self.clients.get(client_id).await {
             return Ok(hit);
         }
-        let found = self.db.find_client(client_id).await?.map(Arc::new);
+        let found = self.store.client(client_id).await?.map(Arc::new);
         self.clients
             .insert(client_id.to_owned(), found.clone())
             .await;
@@ -280,13 +239,11 @@ impl TokenActors {
     }
 
     pub async fn sign_in_candidates(&self, email: &str) -> Result<Vec<SignInCandidate>, Failure> {
-        Ok(self.db.sign_in_candidates(email).await?)
+        Ok(self.store.sign_in_candidates(email).await?)
     }
 
     pub async fn create_session(&self, hash: &str, session: &NewSession) -> Result<(), Failure> {
-        let mut tx = self.db.begin().await?;
-        tx.create_session(hash, session).await?;
-        Ok(tx.commit().await?)
+        Ok(self.store.create_session(hash, session).await?)
     }
 
     /// The live session for `purpose` whose cookie value hashes to `hash`.
@@ -295,7 +252,7 @@ impl TokenActors {
         hash: &str,
         purpose: SessionPurpose,
     ) -> Result<Option<SessionRecord>, Failure> {
-        Ok(self.db.find_session(hash, purpose).await?)
+        Ok(self.store.session(hash, purpose).await?)
     }
 
     /// Notes that an access token of `family_id` was just used, for the connected-applications
@@ -307,7 +264,7 @@ impl TokenActors {
 
     /// The live grants of `of`, newest first.
     pub async fn connected_grants(&self, of: GrantsOf) -> Result<Vec<ConnectedGrant>, Failure> {
-        Ok(self.db.connected_grants(of, now_millis()).await?)
+        Ok(self.store.connected_grants(of, now_millis()).await?)
     }
 
     /// Revokes one grant of `of` (the whole family: code, refresh and access tokens) and
@@ -318,14 +275,11 @@ impl TokenActors {
         of: GrantsOf,
         family_id: &str,
     ) -> Result<Option<RevokedGrant>, Failure> {
-        let mut tx = self.db.begin().await?;
         let Some((application_id, employee_id, hashes)) =
-            tx.revoke_grant(of, family_id, now_millis()).await?
+            self.store.revoke_grant(of, family_id, now_millis()).await?
         else {
-            tx.rollback().await?;
             return Ok(None);
         };
-        tx.commit().await?;
         self.access.evict(&hashes).await;
         Ok(Some(RevokedGrant {
             application_id,
@@ -335,9 +289,7 @@ impl TokenActors {
     }
 
     pub async fn end_session(&self, hash: &str) -> Result<(), Failure> {
-        let mut tx = self.db.begin().await?;
-        tx.delete_session(hash).await?;
-        Ok(tx.commit().await?)
+        Ok(self.store.end_session(hash).await?)
     }
 
     /// Starts a token family with its authorization code.
@@ -348,9 +300,13 @@ impl TokenActors {
         facts: &CodeFacts,
         expires_at: i64,
     ) -> Result<(), Failure> {
-        let mut tx = self.db.begin().await?;
-        tx.create_code(family, code_hash, facts, expires_at).await?;
-        Ok(tx.commit().await?)
+        let code = NewCode {
+            family,
+            code_hash,
+            facts,
+            expires_at,
+        };
+        Ok(self.store.issue_code(code).await?)
     }
 
     /// Starts a family with an access token and no code (tests, benchmarks, operator tools).
@@ -361,17 +317,14 @@ impl TokenActors {
         expires_at: i64,
     ) -> Result<(), Failure> {
         Ok(self
-            .db
+            .store
             .issue_access_token(family, access_hash, expires_at)
             .await?)
     }
 
     /// Deletes tombstones that expired before `before`.
     pub async fn purge_expired(&self, before: i64) -> Result<u64, Failure> {
-        let mut tx = self.db.begin().await?;
-        let removed = tx.purge_expired_oauth(before).await?;
-        tx.commit().await?;
-        Ok(removed)
+        Ok(self.store.purge_expired(before).await?)
     }
 
     /// Forgets every cached access token and client (after revocations whose hashes are not
@@ -414,14 +367,18 @@ impl AccessTokenCache {
         }
     }
 
-    async fn lookup(&self, db: &Db, hash: &str) -> Result<Option<Arc<AccessTokenRecord>>, Failure> {
+    async fn lookup(
+        &self,
+        store: &dyn TokenStore,
+        hash: &str,
+    ) -> Result<Option<Arc<AccessTokenRecord>>, Failure> {
         if let Some(hit) = self.cache.get(hash).await {
             self.hits.inc();
             return Ok(hit);
         }
         self.misses.inc();
         let evictions = self.evictions.load(Ordering::SeqCst);
-        let found = db.find_access_token(hash).await?.map(Arc::new);
+        let found = store.access_token(hash).await?.map(Arc::new);
         if self.evictions.load(Ordering::SeqCst) == evictions {
             self.cache.insert(hash.to_owned(), found.clone()).await;
             // An eviction that came between the check and the insert may concern what was

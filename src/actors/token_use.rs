@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::db::Db;
+use super::token::Store;
 
 /// A family's uses are recorded at most this often per process: "last used" is accurate to
 /// about a minute, which is what the page shows.
@@ -31,9 +31,9 @@ pub struct UseRecorder {
 
 impl UseRecorder {
     /// Starts the writer task on the current arbiter.
-    pub fn start(db: Db) -> Self {
+    pub fn start(store: Store) -> Self {
         let (queue, notes) = mpsc::channel(QUEUE);
-        actix_rt::spawn(write_notes(db, notes));
+        actix_rt::spawn(write_notes(store, notes));
         Self {
             stamps: moka::sync::Cache::builder()
                 .max_capacity(200_000)
@@ -66,22 +66,16 @@ fn claim(stamp: &AtomicI64, now: i64) -> bool {
 }
 
 /// Writes queued notes until every sender is gone (the server stopped).
-async fn write_notes(db: Db, mut notes: mpsc::Receiver<(String, i64)>) {
+async fn write_notes(store: Store, mut notes: mpsc::Receiver<(String, i64)>) {
     let mut batch = Vec::with_capacity(BATCH);
     while notes.recv_many(&mut batch, BATCH).await > 0 {
-        if let Err(e) = write_batch(&db, &batch).await {
+        if let Err(e) = store.record_uses(&batch).await {
             // "Last used" is informational: a failed write is logged and not retried; the
             // families are noted again at their next use after the interval.
             tracing::warn!(error = %e, families = batch.len(), "recording token use failed");
         }
         batch.clear();
     }
-}
-
-async fn write_batch(db: &Db, batch: &[(String, i64)]) -> Result<(), crate::db::DbError> {
-    let mut tx = db.begin().await?;
-    tx.record_family_uses(batch).await?;
-    tx.commit().await
 }
 
 #[cfg(test)]

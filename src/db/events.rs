@@ -7,7 +7,7 @@ use sqlx::Row;
 
 use super::rows::{self, TableRow, Val};
 use super::{Db, DbError, Tx};
-use crate::domain::event::{Event, NewEvent};
+use crate::domain::event::{ChangeWindow, Event, NewEvent};
 
 impl TableRow for Event {
     const TABLE: &'static str = "events";
@@ -123,11 +123,14 @@ impl Db {
     /// `None` when events after `after` were pruned: the answer would have gaps.
     pub async fn changed_since(
         &self,
-        merchant_id: i64,
-        object: &str,
-        after: i64,
-        upto: i64,
+        window: ChangeWindow<'_>,
     ) -> Result<Option<BTreeSet<i64>>, DbError> {
+        let ChangeWindow {
+            merchant_id,
+            object,
+            after,
+            upto,
+        } = window;
         // LIKE, not a range of text: a range follows the database's collation, which may
         // order punctuation unlike ASCII. Object names hold no `%`; a `_` in one matches only
         // itself among the types there are.

@@ -2,7 +2,7 @@
 //! completed `sale` baskets of the range (`baskets_store_completed`, or `baskets_completed`
 //! over every store) with their lines and completed payments.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use rust_decimal::Decimal;
@@ -10,21 +10,15 @@ use sqlx::AnyConnection;
 
 use super::{Db, DbError};
 use crate::domain::money;
-use crate::domain::report::{BasketReport, BasketRow, LineRow, PaymentRow};
+use crate::domain::report::{BasketReport, BasketRow, LineRow, PaymentRow, ReportRange};
 
 fn stored_decimal(text: &str) -> Result<Decimal, DbError> {
     money::parse_stored(text).map_err(DbError::Corrupt)
 }
 
-/// The merchant's completed sale baskets in `[from, to)`, at `stores` when given.
-struct Range<'a> {
-    merchant_id: i64,
-    from: i64,
-    to: i64,
-    stores: Option<&'a BTreeSet<i64>>,
-}
-
-impl Range<'_> {
+/// The SQL of a report's range: its completed sale baskets. (An inherent impl beside the
+/// storage that needs it; the type itself is the domain's question.)
+impl ReportRange<'_> {
     /// The WHERE clause over `baskets b`; its placeholders are bound by [`Range::bind`].
     fn filter(&self) -> String {
         let mut sql = String::from(
@@ -122,20 +116,8 @@ impl Db {
     /// The basket report of a merchant over `[from, to)` (epoch milliseconds), at `stores`
     /// when given, else at every store.
     #[tracing::instrument(level = "debug", skip(self))]
-    pub async fn basket_report(
-        &self,
-        merchant_id: i64,
-        from: i64,
-        to: i64,
-        stores: Option<&BTreeSet<i64>>,
-    ) -> Result<BasketReport, DbError> {
+    pub async fn basket_report(&self, range: &ReportRange<'_>) -> Result<BasketReport, DbError> {
         let started = Instant::now();
-        let range = Range {
-            merchant_id,
-            from,
-            to,
-            stores,
-        };
         let mut conn = self.pool().acquire().await?;
         let baskets = range.baskets(&mut conn).await?;
         let (lines, payments) = if baskets.is_empty() {
@@ -149,7 +131,7 @@ impl Db {
         let wanted: HashSet<i64> = baskets.iter().map(|b| b.store_id).collect();
         let zones: Vec<(i64, String)> =
             sqlx::query_as("SELECT id, timezone FROM stores WHERE merchant_id = $1")
-                .bind(merchant_id)
+                .bind(range.merchant_id)
                 .fetch_all(&mut *conn)
                 .await?;
         let timezones: HashMap<i64, String> = zones

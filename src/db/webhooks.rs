@@ -8,7 +8,8 @@ use super::rows;
 use super::{Backend, Db, DbError, Tx};
 use crate::domain::event::{Event, TypeFilter};
 use crate::domain::webhook::{
-    Attempt, AttemptOutcome, Delivery, DeliveryStatus, Endpoint, WebhookRecord, ROTATION_OVERLAP_MS,
+    Attempt, AttemptOutcome, Delivery, DeliveryQuery, DeliveryStatus, Endpoint, Resend,
+    WebhookRecord, ROTATION_OVERLAP_MS,
 };
 
 impl Tx {
@@ -297,11 +298,14 @@ impl Db {
     /// An endpoint's deliveries, newest first, with their attempts.
     pub async fn webhook_deliveries(
         &self,
-        merchant_id: i64,
-        webhook_id: i64,
-        status: Option<DeliveryStatus>,
-        limit: i64,
+        query: &DeliveryQuery,
     ) -> Result<Vec<Delivery>, DbError> {
+        let DeliveryQuery {
+            merchant_id,
+            webhook_id,
+            status,
+            limit,
+        } = *query;
         let rows = sqlx::query(
             "SELECT seq, event_type, status, attempts, created_at, next_attempt_at, \
                first_attempt_at, completed_at FROM webhook_deliveries \
@@ -344,13 +348,13 @@ impl Db {
 
     /// Puts finished deliveries back in the queue, due now. Gives the sequences it found
     /// finished (pending and unknown ones are left as they are).
-    pub async fn resend_deliveries(
-        &self,
-        merchant_id: i64,
-        webhook_id: i64,
-        seqs: &[i64],
-        now: i64,
-    ) -> Result<Vec<i64>, DbError> {
+    pub async fn resend_deliveries(&self, resend: Resend<'_>) -> Result<Vec<i64>, DbError> {
+        let Resend {
+            merchant_id,
+            webhook_id,
+            seqs,
+            now,
+        } = resend;
         let mut tx = self.begin().await?;
         let mut resent = Vec::new();
         for seq in seqs {

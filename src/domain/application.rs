@@ -9,7 +9,7 @@ use super::fields::{Fields, Shape};
 use super::redirect_uri;
 use merchantd_macros::Record;
 
-#[derive(Clone, Debug, PartialEq, Record)]
+#[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
     table = "applications",
     event = "application",
@@ -50,19 +50,7 @@ pub fn wants_secret(fields: &Map<String, Value>, may_create: bool) -> bool {
 }
 
 impl ApplicationRecord {
-    pub fn new(id: i64, client_id: String, now: i64) -> Self {
-        Self {
-            id,
-            name: String::new(),
-            description: None,
-            redirect_uris: Vec::new(),
-            client_id,
-            logo: None,
-            active_date: Some(now),
-            delete_date: None,
-            new_secret_hash: None,
-        }
-    }
+    crate::blank!(|id, now|);
 
     /// Applies written fields. A create and a regeneration need the hash of the new secret.
     /// `secret_hash` is the SHA-256 (hex) of a secret the server generated for this write; it
@@ -146,19 +134,20 @@ mod tests {
 
     const HASH: &str = "5f3a9c2e71d04b8a5f3a9c2e71d04b8a5f3a9c2e71d04b8a5f3a9c2e71d04b8a";
 
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
+    use crate::domain::testing::obj;
 
     fn till() -> ApplicationRecord {
-        ApplicationRecord::new(1049, "app-5f3a9c2e71d04b8a".into(), 0)
-            .apply(
-                obj(json!({"name": "Till Sync",
+        ApplicationRecord {
+            client_id: "app-5f3a9c2e71d04b8a".into(),
+            ..ApplicationRecord::new(1049, 0)
+        }
+        .apply(
+            obj(json!({"name": "Till Sync",
                            "redirectUris": ["https://till.example.com/oauth/callback"]})),
-                true,
-                Some(HASH),
-            )
-            .unwrap()
+            true,
+            Some(HASH),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -195,18 +184,24 @@ mod tests {
 
     #[test]
     fn redirect_uris_are_required_and_validated() {
-        let errs = ApplicationRecord::new(1, "app-0".into(), 0)
-            .apply(obj(json!({"name": "x"})), true, Some(HASH))
-            .unwrap_err();
+        let errs = ApplicationRecord {
+            client_id: "app-0".into(),
+            ..ApplicationRecord::new(1, 0)
+        }
+        .apply(obj(json!({"name": "x"})), true, Some(HASH))
+        .unwrap_err();
         assert_eq!(errs, vec!["redirectUris: required field is missing."]);
-        let errs = ApplicationRecord::new(1, "app-0".into(), 0)
-            .apply(
-                obj(json!({"name": "x",
+        let errs = ApplicationRecord {
+            client_id: "app-0".into(),
+            ..ApplicationRecord::new(1, 0)
+        }
+        .apply(
+            obj(json!({"name": "x",
                            "redirectUris": ["http://evil.example/cb", "/relative"]})),
-                true,
-                Some(HASH),
-            )
-            .unwrap_err();
+            true,
+            Some(HASH),
+        )
+        .unwrap_err();
         assert_eq!(errs.len(), 1);
         assert!(errs[0].starts_with("redirectUris: "), "{errs:?}");
     }

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::fields::{next_id, Fields, Shape};
 use super::money;
-use super::record::{Choice, Declared};
+use super::record::Choice;
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, PartialEq, Record)]
@@ -32,8 +32,9 @@ pub struct BasketLine {
     pub added_date: i64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BasketType {
+    #[default]
     Sale,
     Wastage,
 }
@@ -59,7 +60,7 @@ impl Choice for BasketType {
 
 crate::choice_cell!(BasketType);
 
-#[derive(Clone, Debug, PartialEq, Record)]
+#[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
     table = "baskets",
     event = "basket",
@@ -118,27 +119,11 @@ pub struct BasketContext<'a> {
 }
 
 /// The fields writes accept (see [`Shape`]); `basketProducts` holds the lines.
-pub const SHAPE: Shape = Shape {
-    writable: <BasketRecord as Declared>::WRITABLE,
-    read_only: <BasketRecord as Declared>::READ_ONLY,
-    nested: &[("basketProducts", Shape::of::<BasketLine>())],
-};
+pub const SHAPE: Shape =
+    Shape::nested::<BasketRecord>(&[("basketProducts", Shape::of::<BasketLine>())]);
 
 impl BasketRecord {
-    pub fn new(id: i64, now: i64) -> Self {
-        Self {
-            id,
-            store_id: 0,
-            name: None,
-            note: None,
-            basket_type: BasketType::Sale,
-            lines: Vec::new(),
-            completed: false,
-            complete_date: None,
-            active_date: Some(now),
-            delete_date: None,
-        }
-    }
+    crate::blank!(|id, now|);
 
     /// The total as answers show it (no trailing zeros).
     pub fn shown_total(&self) -> Decimal {

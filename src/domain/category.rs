@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use super::fields::{Fields, Patch, Shape};
 use merchantd_macros::Record;
 
-#[derive(Clone, Debug, PartialEq, Record)]
+#[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(table = "categories", event = "category")]
 pub struct CategoryRecord {
     pub id: i64,
@@ -49,13 +49,5 @@ impl CategoryRecord {
         Ok(self)
     }
 
-    pub fn new(id: i64, now: i64) -> Self {
-        Self {
-            id,
-            title: String::new(),
-            parent_id: None,
-            active_date: Some(now),
-            delete_date: None,
-        }
-    }
+    crate::blank!(|id, now|);
 }

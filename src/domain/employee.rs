@@ -9,7 +9,7 @@ use super::fields::{Fields, Patch, Shape};
 use super::Role;
 use merchantd_macros::Record;
 
-#[derive(Clone, Debug, PartialEq, Record)]
+#[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(table = "employees", event = "employee")]
 pub struct EmployeeRecord {
     pub id: i64,
@@ -80,24 +80,11 @@ pub fn normalize_email(text: &str) -> Result<String, String> {
 }
 
 impl EmployeeRecord {
-    pub fn new(id: i64, now: i64) -> Self {
-        Self {
-            id,
-            first_name: None,
-            last_name: None,
-            email: String::new(),
-            role: Role::Guest,
-            stores: BTreeMap::new(),
-            joined_date: None,
-            exit_date: None,
-            active_date: Some(now),
-            delete_date: None,
-        }
-    }
+    crate::blank!(|id, now|);
 
     /// Soft delete: the employee also leaves (an exit date already passed is kept).
-    pub fn mark_deleted(&mut self, at: i64) {
-        self.delete_date = Some(at);
+    /// A deleted employee has left by the time of the delete (an earlier exit date stays).
+    pub fn end_employment(&mut self, at: i64) {
         self.exit_date = Some(self.exit_date.map_or(at, |exit| exit.min(at)));
     }
 
@@ -279,9 +266,7 @@ mod tests {
         }
     }
 
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
+    use crate::domain::testing::obj;
 
     fn sam() -> EmployeeRecord {
         EmployeeRecord::new(1048, 0)
@@ -385,13 +370,13 @@ mod tests {
     }
 
     #[test]
-    fn deleting_sets_the_exit_date_unless_one_has_passed() {
+    fn ending_employment_sets_the_exit_date_unless_one_has_passed() {
         let mut e = sam();
-        e.mark_deleted(100);
-        assert_eq!((e.exit_date, e.delete_date), (Some(100), Some(100)));
+        e.end_employment(100);
+        assert_eq!(e.exit_date, Some(100));
         let mut left = sam();
         left.exit_date = Some(50);
-        left.mark_deleted(100);
+        left.end_employment(100);
         assert_eq!(left.exit_date, Some(50));
     }
 }

@@ -105,3 +105,12 @@ mod tests {
         assert!(TypeFilter::parse("<script>").is_err());
     }
 }
+
+/// The records of one type (`product`) that events in `(after, upto]` of a merchant's log name.
+#[derive(Clone, Copy, Debug)]
+pub struct ChangeWindow<'a> {
+    pub merchant_id: i64,
+    pub object: &'a str,
+    pub after: i64,
+    pub upto: i64,
+}

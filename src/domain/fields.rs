@@ -61,6 +61,17 @@ impl Shape {
         Self::flat(R::WRITABLE, R::READ_ONLY)
     }
 
+    /// The shape of a declared record whose writes nest collections of children.
+    pub const fn nested<R: super::record::Declared>(
+        nested: &'static [(&'static str, Shape)],
+    ) -> Self {
+        Self {
+            writable: R::WRITABLE,
+            read_only: R::READ_ONLY,
+            nested,
+        }
+    }
+
     pub const fn flat(
         writable: &'static [&'static str],
         read_only: &'static [&'static str],

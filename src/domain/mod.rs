@@ -1,5 +1,6 @@
 //! Typed values parsed at the edge. No I/O lives here.
 
+pub mod address;
 pub mod application;
 pub mod basket;
 pub mod batch;
@@ -31,6 +32,9 @@ pub mod supplier;
 pub mod tenant;
 pub mod token;
 pub mod webhook;
+
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use clock::now_millis;
 pub use failure::Failure;

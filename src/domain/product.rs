@@ -7,7 +7,6 @@ use serde_json::{Map, Value};
 
 use super::fields::{next_id, Fields, Shape};
 use super::money;
-use super::record::Declared;
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, PartialEq, Record)]
@@ -36,7 +35,7 @@ pub struct InstanceRecord {
 
 impl InstanceRecord {}
 
-#[derive(Clone, Debug, PartialEq, Record)]
+#[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(table = "products", event = "product")]
 pub struct ProductRecord {
     pub id: i64,
@@ -61,11 +60,8 @@ pub struct ProductRecord {
 }
 
 /// The fields writes accept (see [`Shape`]); `instances` holds the price variants.
-pub const SHAPE: Shape = Shape {
-    writable: <ProductRecord as Declared>::WRITABLE,
-    read_only: <ProductRecord as Declared>::READ_ONLY,
-    nested: &[("instances", Shape::of::<InstanceRecord>())],
-};
+pub const SHAPE: Shape =
+    Shape::nested::<ProductRecord>(&[("instances", Shape::of::<InstanceRecord>())]);
 
 /// What the product rules need to know about the rest of the merchant.
 pub struct ProductContext<'a> {
@@ -73,22 +69,7 @@ pub struct ProductContext<'a> {
 }
 
 impl ProductRecord {
-    pub fn new(id: i64, now: i64) -> Self {
-        Self {
-            id,
-            name: String::new(),
-            barcode: None,
-            details: None,
-            tags: None,
-            unit: None,
-            images: Vec::new(),
-            category_ids: Vec::new(),
-            created_at: now,
-            active_date: Some(now),
-            delete_date: None,
-            instances: Vec::new(),
-        }
-    }
+    crate::blank!(|id, now| created_at: now);
 
     pub fn live_instances(&self) -> impl Iterator<Item = &InstanceRecord> {
         self.instances.iter().filter(|i| i.delete_date.is_none())
@@ -321,9 +302,7 @@ mod tests {
         }
     }
 
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
+    use crate::domain::testing::obj;
 
     #[test]
     fn a_product_with_two_instances_and_a_category() {

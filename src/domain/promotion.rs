@@ -12,8 +12,9 @@ use super::money;
 use super::record::Choice;
 use merchantd_macros::Record;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PromotionType {
+    #[default]
     Percentage,
     XForY,
     MealDeal,
@@ -45,7 +46,7 @@ pub const ALL_DAYS: [i64; 7] = [0, 1, 2, 3, 4, 5, 6];
 
 crate::choice_cell!(PromotionType);
 
-#[derive(Clone, Debug, PartialEq, Record)]
+#[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(table = "promotions", event = "promotion")]
 pub struct PromotionRecord {
     pub id: i64,
@@ -84,27 +85,7 @@ pub struct References<'a> {
 }
 
 impl PromotionRecord {
-    /// A blank record whose required fields are filled by the create's `apply`.
-    pub fn new(id: i64, now: i64) -> Self {
-        Self {
-            id,
-            title: String::new(),
-            details: None,
-            terms: None,
-            kind: PromotionType::Percentage,
-            x: Decimal::ZERO,
-            y: None,
-            store_ids: Vec::new(),
-            product_ids: Vec::new(),
-            category_ids: Vec::new(),
-            start_date: 0,
-            end_date: None,
-            days_available: ALL_DAYS.to_vec(),
-            automatic: false,
-            active_date: Some(now),
-            delete_date: None,
-        }
-    }
+    crate::blank!(|id, now| days_available: ALL_DAYS.to_vec());
 
     /// startDate ≤ now < endDate (or no endDate).
     pub fn is_active(&self, now: i64) -> bool {
@@ -333,9 +314,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
+    use crate::domain::testing::obj;
 
     fn create(v: Value) -> Result<PromotionRecord, Vec<String>> {
         let refs = References {

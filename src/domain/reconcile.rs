@@ -23,7 +23,6 @@ use serde_json::{Map, Value};
 use super::basket::{BasketLine, BasketRecord, BasketType, InstancePrice};
 use super::fields::{next_id, Fields, Patch, Shape};
 use super::money;
-use super::record::Declared;
 use merchantd_macros::Record;
 
 /// One counted product, keyed by its product in the count's `products`.
@@ -94,7 +93,7 @@ pub struct SurplusEntry {
     pub entry_date: i64,
 }
 
-#[derive(Clone, Debug, PartialEq, Record)]
+#[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
     table = "stock_reconciliations",
     noun = "Count",
@@ -147,11 +146,8 @@ pub struct CountContext<'a> {
 }
 
 /// The fields writes accept (see [`Shape`]); `products` holds the counted products.
-pub const SHAPE: Shape = Shape {
-    writable: <StockReconciliation as Declared>::WRITABLE,
-    read_only: <StockReconciliation as Declared>::READ_ONLY,
-    nested: &[("products", Shape::of::<CountLine>())],
-};
+pub const SHAPE: Shape =
+    Shape::nested::<StockReconciliation>(&[("products", Shape::of::<CountLine>())]);
 
 fn units(n: i64) -> String {
     if n == 1 {
@@ -167,21 +163,7 @@ impl StockReconciliation {
         self.surplus_entries.iter().map(|e| e.id).collect()
     }
 
-    pub fn new(id: i64, now: i64) -> Self {
-        Self {
-            id,
-            store_id: 0,
-            note: None,
-            lines: Vec::new(),
-            completed: false,
-            complete_date: None,
-            wastage_basket_id: None,
-            surplus_entries: Vec::new(),
-            active_date: Some(now),
-            delete_date: None,
-            booked_basket: None,
-        }
-    }
+    crate::blank!(|id, now|);
 
     /// Units counted under what was expected, per product.
     pub fn shortfalls(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
@@ -490,9 +472,7 @@ mod tests {
         }
     }
 
-    fn fields(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
+    use crate::domain::testing::obj as fields;
 
     #[test]
     fn completing_books_the_shortfall_as_wastage_and_the_surplus_as_entries() {

@@ -474,3 +474,20 @@ pub fn top_level() -> Vec<&'static RecordDecl> {
         <webhook::WebhookRecord as Declared>::DECL,
     ]
 }
+
+/// `pub fn new(id, now)` of a record type: nothing written yet, active from `now`, every other
+/// field at its `Default` unless named (`blank!(|id, now| timezone: DEFAULT_TIMEZONE.into())`).
+#[macro_export]
+macro_rules! blank {
+    (|$id:ident, $now:ident| $($field:ident: $value:expr),* $(,)?) => {
+        /// A record with nothing written yet.
+        pub fn new($id: i64, $now: i64) -> Self {
+            Self {
+                id: $id,
+                active_date: Some($now),
+                $($field: $value,)*
+                ..Self::default()
+            }
+        }
+    };
+}

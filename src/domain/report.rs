@@ -12,12 +12,22 @@
 //! by type. Days are local days of each store's timezone. `stores` and `days` list only stores
 //! and days with baskets.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 
 use super::store::DEFAULT_TIMEZONE;
+
+/// What a basket report covers: a merchant's completed sale baskets in `[from, to)` (epoch
+/// milliseconds), at `stores` when given, else at every store.
+#[derive(Clone, Copy, Debug)]
+pub struct ReportRange<'a> {
+    pub merchant_id: i64,
+    pub from: i64,
+    pub to: i64,
+    pub stores: Option<&'a BTreeSet<i64>>,
+}
 
 /// The figures of one group of baskets.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -3,12 +3,13 @@ use serde::Serialize;
 use super::Scope;
 
 /// An employee's role (DESIGN §5). The numeric ids are the real service's `roleId`s.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Default)]
 pub enum Role {
     Owner,
     Manager,
     AssistantManager,
     Assistant,
+    #[default]
     Guest,
 }
 

@@ -11,7 +11,7 @@ use merchantd_macros::Record;
 pub const PAYMENT_TYPES: [&str; 5] = ["CASH", "CARD", "CHEQUE", "VOUCHER", "APP"];
 
 /// A payment against a basket.
-#[derive(Clone, Debug, PartialEq, Record)]
+#[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(table = "transactions", event = "transaction")]
 pub struct TransactionRecord {
     pub id: i64,
@@ -53,20 +53,7 @@ fn minor_units(f: &mut Fields, key: &str, value: Option<&Value>) -> Option<i64> 
 }
 
 impl TransactionRecord {
-    pub fn new(id: i64, now: i64) -> Self {
-        Self {
-            id,
-            basket_id: 0,
-            payment_type: String::new(),
-            amount: 0,
-            tip: 0,
-            note: None,
-            completed: false,
-            complete_date: None,
-            active_date: Some(now),
-            delete_date: None,
-        }
-    }
+    crate::blank!(|id, now|);
 
     /// `basket_exists` says whether an id is a basket of this merchant (open or not: whether
     /// it is still open is a rule with its own message, checked by the caller).
@@ -128,7 +115,7 @@ pub const ORDER_SHAPE: Shape = Shape::of::<OrderRecord>();
 pub const TRANSACTION_SHAPE: Shape = Shape::of::<TransactionRecord>();
 
 /// A customer order made from a completed basket.
-#[derive(Clone, Debug, PartialEq, Record)]
+#[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
     table = "orders",
     event = "order",
@@ -169,25 +156,7 @@ fn status_rank(s: &str) -> usize {
 }
 
 impl OrderRecord {
-    pub fn new(id: i64, now: i64) -> Self {
-        Self {
-            id,
-            basket_id: 0,
-            store_id: 0,
-            fulfilment: String::new(),
-            customer_name: None,
-            customer_email: None,
-            customer_phone: None,
-            delivery_address: None,
-            table_number: None,
-            due_date: None,
-            note: None,
-            status: "pending".into(),
-            complete_date: None,
-            active_date: Some(now),
-            delete_date: None,
-        }
-    }
+    crate::blank!(|id, now| status: "pending".into());
 
     /// Completed or cancelled.
     pub fn is_completed(&self) -> bool {
@@ -278,7 +247,7 @@ pub struct InvoiceItem {
 }
 
 /// A purchase of stock from a supplier, received at one store.
-#[derive(Clone, Debug, PartialEq, Record)]
+#[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
     table = "invoices",
     event = "invoice",
@@ -320,11 +289,8 @@ pub struct InvoiceContext<'a> {
 }
 
 /// The fields invoice writes accept (see [`Shape`]); `items` holds the goods.
-pub const INVOICE_SHAPE: Shape = Shape {
-    writable: <InvoiceRecord as Declared>::WRITABLE,
-    read_only: <InvoiceRecord as Declared>::READ_ONLY,
-    nested: &[("items", Shape::of::<InvoiceItem>())],
-};
+pub const INVOICE_SHAPE: Shape =
+    Shape::nested::<InvoiceRecord>(&[("items", Shape::of::<InvoiceItem>())]);
 
 impl InvoiceRecord {
     /// Σ quantity.
@@ -363,22 +329,7 @@ impl InvoiceRecord {
 }
 
 impl InvoiceRecord {
-    pub fn new(id: i64, now: i64) -> Self {
-        Self {
-            id,
-            store_id: 0,
-            supplier_id: 0,
-            supplier_store_id: None,
-            reference: None,
-            note: None,
-            invoice_date: None,
-            items: Vec::new(),
-            completed: false,
-            complete_date: None,
-            active_date: Some(now),
-            delete_date: None,
-        }
-    }
+    crate::blank!(|id, now|);
 
     pub fn apply(
         mut self,

@@ -7,7 +7,7 @@ use merchantd_macros::Record;
 
 pub const DEFAULT_TIMEZONE: &str = "Europe/London";
 
-#[derive(Clone, Debug, PartialEq, Record)]
+#[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(table = "stores", event = "store")]
 pub struct StoreRecord {
     pub id: i64,
@@ -38,29 +38,9 @@ pub struct StoreRecord {
 pub const SHAPE: Shape = Shape::of::<StoreRecord>();
 
 impl StoreRecord {
-    /// A new store from a create object; every problem is listed.
-    /// A store with nothing written yet.
-    pub fn new(id: i64, now: i64) -> Self {
-        StoreRecord {
-            id,
-            name: String::new(),
-            address_line1: None,
-            address_line2: None,
-            address_line3: None,
-            city: None,
-            postcode: None,
-            country_id: None,
-            phone_number: None,
-            email: None,
-            lat: None,
-            lng: None,
-            timezone: DEFAULT_TIMEZONE.into(),
-            sandbox: false,
-            active_date: Some(now),
-            delete_date: None,
-        }
-    }
+    crate::blank!(|id, now| timezone: DEFAULT_TIMEZONE.into());
 
+    /// A new store from a create object; every problem is listed.
     pub fn create(id: i64, fields: Map<String, Value>, now: i64) -> Result<Self, Vec<String>> {
         Self::new(id, now).apply(fields, true)
     }
@@ -79,34 +59,7 @@ impl StoreRecord {
         let name = f
             .text("name", 200)
             .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
-        self.address_line1 = f.text("addressLine1", 200).apply(self.address_line1);
-        self.address_line2 = f.text("addressLine2", 200).apply(self.address_line2);
-        self.address_line3 = f.text("addressLine3", 200).apply(self.address_line3);
-        self.city = f.text("city", 100).apply(self.city);
-        self.postcode = f.text("postcode", 20).apply(self.postcode);
-        self.country_id = match f.text("countryId", 2) {
-            Patch::Set(c) if c.len() == 2 && c.chars().all(|ch| ch.is_ascii_alphabetic()) => {
-                Some(c.to_ascii_uppercase())
-            }
-            Patch::Set(c) => {
-                f.reject(
-                    "countryId",
-                    format!("\"{c}\" is not an ISO 3166-1 alpha-2 code."),
-                );
-                self.country_id
-            }
-            other => other.apply(self.country_id),
-        };
-        self.phone_number = f.text("phoneNumber", 40).apply(self.phone_number);
-        self.email = match f.text("email", 254) {
-            Patch::Set(e) if !e.contains('@') => {
-                f.reject("email", "is not an email address.");
-                self.email
-            }
-            other => other.apply(self.email),
-        };
-        self.lat = f.number("lat", -90.0, 90.0).apply(self.lat);
-        self.lng = f.number("lng", -180.0, 180.0).apply(self.lng);
+        crate::apply_address!(f, self);
         match f.text("timezone", 64) {
             Patch::Set(tz) if tz.parse::<chrono_tz::Tz>().is_ok() => self.timezone = tz,
             Patch::Set(tz) => f.reject("timezone", format!("\"{tz}\" is not an IANA time zone.")),
@@ -139,9 +92,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
+    use crate::domain::testing::obj;
 
     #[test]
     fn create_needs_the_address_and_defaults_the_rest() {

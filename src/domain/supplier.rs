@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use super::fields::{Fields, Patch, Shape};
 use merchantd_macros::Record;
 
-#[derive(Clone, Debug, PartialEq, Record)]
+#[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(table = "suppliers", event = "supplier")]
 pub struct SupplierRecord {
     pub id: i64,
@@ -24,18 +24,7 @@ pub struct SupplierRecord {
 pub const SUPPLIER_SHAPE: Shape = Shape::of::<SupplierRecord>();
 
 impl SupplierRecord {
-    pub fn new(id: i64, now: i64) -> Self {
-        Self {
-            id,
-            name: String::new(),
-            description: None,
-            company_number: None,
-            vat_number: None,
-            note: None,
-            active_date: Some(now),
-            delete_date: None,
-        }
-    }
+    crate::blank!(|id, now|);
 
     /// Applies written fields (fields left out keep their value).
     pub fn apply(mut self, fields: Map<String, Value>) -> Result<Self, Vec<String>> {
@@ -55,7 +44,7 @@ impl SupplierRecord {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Record)]
+#[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(table = "supplier_stores", event = "supplier_store")]
 pub struct SupplierStoreRecord {
     pub id: i64,
@@ -81,26 +70,7 @@ pub struct SupplierStoreRecord {
 pub const STORE_SHAPE: Shape = Shape::of::<SupplierStoreRecord>();
 
 impl SupplierStoreRecord {
-    /// A blank record; `supplier_id` 0 stands for "not given yet" until `apply` requires it.
-    pub fn new(id: i64, now: i64) -> Self {
-        Self {
-            id,
-            supplier_id: 0,
-            name: None,
-            address_line1: None,
-            address_line2: None,
-            address_line3: None,
-            city: None,
-            postcode: None,
-            country_id: None,
-            phone_number: None,
-            email: None,
-            lat: None,
-            lng: None,
-            active_date: Some(now),
-            delete_date: None,
-        }
-    }
+    crate::blank!(|id, now|);
 
     /// Applies written fields. `creating` makes `supplierId` required; `supplier_ok` says
     /// whether a written supplier id is a live supplier of this merchant.
@@ -124,22 +94,7 @@ impl SupplierStoreRecord {
             Patch::Keep => current,
         };
         self.name = f.text("name", 200).apply(self.name);
-        self.address_line1 = f.text("addressLine1", 200).apply(self.address_line1);
-        self.address_line2 = f.text("addressLine2", 200).apply(self.address_line2);
-        self.address_line3 = f.text("addressLine3", 200).apply(self.address_line3);
-        self.city = f.text("city", 100).apply(self.city);
-        self.postcode = f.text("postcode", 20).apply(self.postcode);
-        self.country_id = country(&mut f, self.country_id);
-        self.phone_number = f.text("phoneNumber", 40).apply(self.phone_number);
-        self.email = match f.text("email", 254) {
-            Patch::Set(e) if !e.contains('@') => {
-                f.reject("email", "is not an email address.");
-                self.email
-            }
-            other => other.apply(self.email),
-        };
-        self.lat = f.number("lat", -90.0, 90.0).apply(self.lat);
-        self.lng = f.number("lng", -180.0, 180.0).apply(self.lng);
+        crate::apply_address!(f, self);
         self.active_date = f.date("activeDate").apply(self.active_date);
         f.require("supplierId", &supplier_id);
         f.finish()?;
@@ -148,31 +103,12 @@ impl SupplierStoreRecord {
     }
 }
 
-/// An ISO 3166-1 alpha-2 code, stored upper-case.
-fn country(f: &mut Fields, current: Option<String>) -> Option<String> {
-    match f.text("countryId", 2) {
-        Patch::Set(c) if c.len() == 2 && c.chars().all(|ch| ch.is_ascii_alphabetic()) => {
-            Some(c.to_ascii_uppercase())
-        }
-        Patch::Set(c) => {
-            f.reject(
-                "countryId",
-                format!("\"{c}\" is not an ISO 3166-1 alpha-2 code."),
-            );
-            current
-        }
-        other => other.apply(current),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
+    use crate::domain::testing::obj;
 
     #[test]
     fn a_supplier_needs_a_name_and_updates_are_partial() {

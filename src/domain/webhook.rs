@@ -301,6 +301,24 @@ impl std::fmt::Debug for Endpoint {
     }
 }
 
+/// Which deliveries of one endpoint to list: the newest `limit`, of one status when given.
+#[derive(Clone, Copy, Debug)]
+pub struct DeliveryQuery {
+    pub merchant_id: i64,
+    pub webhook_id: i64,
+    pub status: Option<DeliveryStatus>,
+    pub limit: i64,
+}
+
+/// Finished deliveries of one endpoint to queue again, due `now`.
+#[derive(Clone, Copy, Debug)]
+pub struct Resend<'a> {
+    pub merchant_id: i64,
+    pub webhook_id: i64,
+    pub seqs: &'a [i64],
+    pub now: i64,
+}
+
 /// Where one event stands for one endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeliveryStatus {
@@ -392,12 +410,7 @@ mod tests {
 
     const SECRET: &str = "whsec_c2VjcmV0";
 
-    fn fields(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            _ => unreachable!(),
-        }
-    }
+    use crate::domain::testing::obj as fields;
 
     fn create(value: Value) -> Result<WebhookRecord, Vec<String>> {
         let facts = ServerFacts {

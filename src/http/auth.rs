@@ -42,6 +42,36 @@ impl FromRequest for Caller {
     }
 }
 
+/// What an API handler takes beside its body: the request (its headers), who calls, and the
+/// application's state.
+pub struct Call {
+    pub req: HttpRequest,
+    pub caller: Caller,
+    pub state: web::Data<AppState>,
+}
+
+impl FromRequest for Call {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let caller = match Caller::from_request(req, payload).into_inner() {
+            Ok(caller) => caller,
+            Err(e) => return ready(Err(e)),
+        };
+        ready(
+            req.app_data::<web::Data<AppState>>()
+                .cloned()
+                .map(|state| Call {
+                    req: req.clone(),
+                    caller,
+                    state,
+                })
+                .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("the app state is not set"))),
+        )
+    }
+}
+
 /// The token from `Authorization: Bearer <t>` (or the legacy `OAuth <t>`).
 fn presented_token(req: &ServiceRequest) -> Result<&str, ApiError> {
     let Some(value) = req.headers().get(header::AUTHORIZATION) else {

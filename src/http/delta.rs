@@ -9,6 +9,7 @@ use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use super::envelope::Reply;
 use super::error::ApiError;
 use super::AppState;
+use crate::domain::event::ChangeWindow;
 use crate::views::Snapshot;
 
 pub const SEQUENCE: &str = "x-merchant-sequence";
@@ -79,7 +80,12 @@ pub async fn narrow_to(
         for object in objects {
             let found = state
                 .services
-                .changed_since(merchant_id, object, since, upto)
+                .changed_since(ChangeWindow {
+                    merchant_id,
+                    object,
+                    after: since,
+                    upto,
+                })
                 .await?;
             changed = changed.zip(found).map(|(mut all, more)| {
                 all.extend(more);

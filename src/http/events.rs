@@ -14,7 +14,7 @@ use actix_web::http::header;
 use actix_web::web::{self, Bytes};
 use actix_web::{HttpRequest, HttpResponse};
 
-use super::auth::{self, Caller};
+use super::auth::{self, Call};
 use super::error::ApiError;
 use super::AppState;
 use crate::domain::event::{Event, TypeFilter};
@@ -124,11 +124,8 @@ fn type_filter(req: &HttpRequest) -> Result<TypeFilter, ApiError> {
     }
 }
 
-async fn stream(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
+async fn stream(call: Call) -> Result<HttpResponse, ApiError> {
+    let Call { req, caller, state } = call;
     let filter = type_filter(&req)?;
     let resume = last_event_id(&req)?;
     let token =

@@ -10,12 +10,12 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest};
 use serde_json::{json, Map, Value};
 
-use super::auth::Caller;
+use super::auth::Call;
+use super::batch;
 use super::envelope::{Messages, Reply};
 use super::error::ApiError;
 use super::filters::{clip, HeaderCheck};
 use super::messages::Message;
-use super::{batch, AppState};
 use crate::domain::dates::to_iso;
 use crate::domain::log::{LogChange, LogRecord, NewLog};
 use crate::domain::now_millis;
@@ -203,11 +203,8 @@ fn not_found(id: &str) -> ApiError {
 
 /// GET: the logs of `object` + `identifier` carrying every listed `tag`, or with `id` that one
 /// log (the other headers, when sent, narrow it further). An unknown id is simply absent.
-pub async fn list(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+pub async fn list(call: Call) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     let mut headers = LogHeaders::read(req.headers());
     if headers.id.is_none() && !headers.check.has_problem("id") {
         headers.require(&["tag", "object", "identifier"]);
@@ -257,12 +254,8 @@ fn posted_data(req: &HttpRequest, body: &[u8], updating: bool) -> Result<Option<
 
 /// POST: files a new log, or with `id` replaces that log's data and tags. `completed` sets or
 /// clears `completeDate`.
-pub async fn post(
-    req: HttpRequest,
-    body: web::Bytes,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+pub async fn post(call: Call, body: web::Bytes) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     let mut headers = LogHeaders::read(req.headers());
     headers.require(&["tag", "object", "identifier"]);
     let headers = headers.finish()?;
@@ -334,11 +327,8 @@ pub async fn post(
 
 /// DELETE with header `id` (the gate has checked `admin`): 205, or 404 for an id this merchant
 /// does not have.
-pub async fn delete(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+pub async fn delete(call: Call) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     let mut headers = LogHeaders::read(req.headers());
     headers.require(&["id"]);
     let headers = headers.finish()?;

@@ -18,7 +18,7 @@ use futures_util::StreamExt;
 use ring::digest;
 use serde_json::json;
 
-use super::auth::Caller;
+use super::auth::Call;
 use super::envelope::{Messages, Reply};
 use super::error::ApiError;
 use super::messages::Message;
@@ -228,12 +228,8 @@ async fn the_file(mut multipart: Multipart, limit: usize) -> Result<Received, Ap
 }
 
 /// POST or PUT `/uploader`: one image in the multipart field `file` → 201.
-pub async fn upload(
-    req: HttpRequest,
-    payload: web::Payload,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+pub async fn upload(call: Call, payload: web::Payload) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     let purpose = purpose(&req)?;
     let limit = state.settings.max_upload_bytes;
     let mut received_bytes = 0usize;

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use super::Services;
 use crate::db::events::LogPosition;
-use crate::domain::event::Event;
+use crate::domain::event::{ChangeWindow, Event};
 use crate::domain::Failure;
 
 impl Services {
@@ -12,15 +12,9 @@ impl Services {
     /// reaches back to `after`.
     pub async fn changed_since(
         &self,
-        merchant_id: i64,
-        object: &str,
-        after: i64,
-        upto: i64,
+        window: ChangeWindow<'_>,
     ) -> Result<Option<BTreeSet<i64>>, Failure> {
-        Ok(self
-            .db
-            .changed_since(merchant_id, object, after, upto)
-            .await?)
+        Ok(self.db.changed_since(window).await?)
     }
 
     pub async fn events_after(

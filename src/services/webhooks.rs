@@ -5,7 +5,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use super::Services;
-use crate::domain::webhook::{forbidden_ip, forbidden_name, Delivery, DeliveryStatus};
+use crate::domain::webhook::{forbidden_ip, forbidden_name, Delivery, DeliveryQuery, Resend};
 use crate::domain::Failure;
 
 /// How long a URL's host may take to resolve when it is written.
@@ -14,29 +14,14 @@ const RESOLVE_TIMEOUT: Duration = Duration::from_secs(3);
 impl Services {
     pub async fn webhook_deliveries(
         &self,
-        merchant_id: i64,
-        webhook_id: i64,
-        status: Option<DeliveryStatus>,
-        limit: i64,
+        query: &DeliveryQuery,
     ) -> Result<Vec<Delivery>, Failure> {
-        Ok(self
-            .db
-            .webhook_deliveries(merchant_id, webhook_id, status, limit)
-            .await?)
+        Ok(self.db.webhook_deliveries(query).await?)
     }
 
     /// Queues finished deliveries again; gives those it found finished.
-    pub async fn resend_deliveries(
-        &self,
-        merchant_id: i64,
-        webhook_id: i64,
-        seqs: &[i64],
-        now: i64,
-    ) -> Result<Vec<i64>, Failure> {
-        Ok(self
-            .db
-            .resend_deliveries(merchant_id, webhook_id, seqs, now)
-            .await?)
+    pub async fn resend_deliveries(&self, resend: Resend<'_>) -> Result<Vec<i64>, Failure> {
+        Ok(self.db.resend_deliveries(resend).await?)
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::json::push_key;
-use super::records::{collection, write_entry};
+use super::records::{collection, push_level, write_entry};
 use super::Snapshot;
 pub use crate::actors::merchant::history::{Historic, SalesQuery};
 use crate::actors::merchant::state::{Entry, MerchantState};
@@ -200,14 +200,7 @@ fn with_stock<'a>(
         if out.ends_with('}') {
             out.pop();
         }
-        let level = state.stock_level(store_id, product.id);
-        let mut n = itoa::Buffer::new();
-        out.push_str(",\"totalStock\":");
-        out.push_str(n.format(level.total));
-        out.push_str(",\"stockSold\":");
-        out.push_str(n.format(level.sold));
-        out.push_str(",\"stockLeft\":");
-        out.push_str(n.format(level.left()));
+        push_level(out, state.stock_level(store_id, product.id));
         out.push('}');
     }
     out.push('}');

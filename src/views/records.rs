@@ -102,12 +102,7 @@ impl Render for Renderer {
         out.push_str(n.format(store_id));
         out.push_str(",\"productId\":");
         out.push_str(n.format(product_id));
-        out.push_str(",\"totalStock\":");
-        out.push_str(n.format(level.total));
-        out.push_str(",\"stockSold\":");
-        out.push_str(n.format(level.sold));
-        out.push_str(",\"stockLeft\":");
-        out.push_str(n.format(level.left()));
+        push_level(&mut out, level);
         out.push('}');
         out
     }
@@ -123,4 +118,16 @@ impl Render for Renderer {
     fn imported(&self, report: &ImportReport) -> String {
         serde_json::to_string(report).unwrap_or_else(|_| "null".to_owned())
     }
+}
+
+/// `,"totalStock":…,"stockSold":…,"stockLeft":…`: the stock columns of a product at a store,
+/// as a stock answer and a product list with a store's stock both end their objects.
+pub(super) fn push_level(out: &mut String, level: StockLevel) {
+    let mut n = itoa::Buffer::new();
+    out.push_str(",\"totalStock\":");
+    out.push_str(n.format(level.total));
+    out.push_str(",\"stockSold\":");
+    out.push_str(n.format(level.sold));
+    out.push_str(",\"stockLeft\":");
+    out.push_str(n.format(level.left()));
 }

@@ -1,5 +1,5 @@
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{next_id, Ids, Input, Resource, Writing};
+use crate::actors::resource::{Resource, Writing};
 use crate::crypto;
 use crate::domain::application::ApplicationRecord;
 
@@ -10,36 +10,18 @@ fn new_client_id() -> String {
 }
 
 impl Resource for ApplicationRecord {
-    fn id(&self) -> i64 {
-        self.id
-    }
+    crate::resource_basics!(applications);
 
-    fn delete_date(&self) -> Option<i64> {
-        self.delete_date
-    }
-
-    fn mark_deleted(&mut self, at: i64) {
-        self.delete_date = Some(at);
+    fn on_deleted(&mut self, _at: i64) {
         self.new_secret_hash = None;
     }
 
-    crate::resource_collection!(applications, |id, now| Self::new(id, String::new(), now));
-
     fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
-        let Writing {
-            input, creating, ..
-        } = w;
-        self.apply(input.fields, creating, input.secret.as_deref())
+        self.apply(w.input.fields, w.creating, w.input.secret.as_deref())
     }
 
     /// A new application gets a client id no other application has.
-    fn create(
-        ids: Ids<'_>,
-        input: Input,
-        state: &MerchantState,
-        now: i64,
-    ) -> Result<Self, Vec<String>> {
-        let id = next_id(ids)?;
+    fn blank_in(state: &MerchantState, id: i64, now: i64) -> Self {
         let mut client_id = new_client_id();
         while state
             .applications
@@ -48,12 +30,9 @@ impl Resource for ApplicationRecord {
         {
             client_id = new_client_id();
         }
-        ApplicationRecord::new(id, client_id, now).write(Writing {
-            ids,
-            input,
-            state,
-            now,
-            creating: true,
-        })
+        ApplicationRecord {
+            client_id,
+            ..ApplicationRecord::new(id, now)
+        }
     }
 }

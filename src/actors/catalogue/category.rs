@@ -28,8 +28,8 @@ impl Resource for CategoryRecord {
     crate::resource_basics!(categories);
 
     fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
-        let Writing { input, state, .. } = w;
-        self.apply(input.fields, |child, parent| {
+        let state = w.state;
+        self.apply(w.input.fields, |child, parent| {
             parent_check(state, child, parent)
         })
     }

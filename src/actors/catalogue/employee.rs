@@ -10,29 +10,15 @@ impl Directory for MerchantState {
 }
 
 impl Resource for EmployeeRecord {
-    fn id(&self) -> i64 {
-        self.id
-    }
+    crate::resource_basics!(employees);
 
-    fn delete_date(&self) -> Option<i64> {
-        self.delete_date
+    fn on_deleted(&mut self, at: i64) {
+        self.end_employment(at);
     }
-
-    fn mark_deleted(&mut self, at: i64) {
-        EmployeeRecord::mark_deleted(self, at);
-    }
-
-    crate::resource_collection!(employees);
 
     fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
-        let Writing {
-            input,
-            state,
-            creating,
-            ..
-        } = w;
-        let by_self = !creating && input.caller == self.id;
-        self.apply(input.fields, creating, by_self, state)
+        let by_self = !w.creating && w.input.caller == self.id;
+        self.apply(w.input.fields, w.creating, by_self, w.state)
     }
 
     /// Emails are unique in the merchant, deleted employees included: the database's

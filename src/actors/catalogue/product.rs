@@ -1,25 +1,20 @@
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{Ids, Resource, Writing};
+use crate::actors::resource::{Resource, Writing};
 use crate::domain::category::CategoryRecord;
 use crate::domain::product::{ProductContext, ProductRecord};
 
-fn apply(
-    record: ProductRecord,
-    ids: Ids<'_>,
-    fields: Map<String, Value>,
-    state: &MerchantState,
-    now: i64,
-) -> Result<ProductRecord, Vec<String>> {
+fn apply(record: ProductRecord, w: Writing<'_>) -> Result<ProductRecord, Vec<String>> {
+    let state = w.state;
     let exists = |id| state.find::<CategoryRecord>(id).is_some();
     record.apply(
-        fields,
-        ids,
+        w.input.fields,
+        w.ids,
         &ProductContext {
             category_exists: &exists,
         },
-        now,
+        w.now,
     )
 }
 
@@ -27,14 +22,7 @@ impl Resource for ProductRecord {
     crate::resource_basics!(products);
 
     fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
-        let Writing {
-            ids,
-            input,
-            state,
-            now,
-            ..
-        } = w;
-        apply(self, ids, input.fields, state, now)
+        apply(self, w)
     }
 
     fn ids_needed(fields: &Map<String, Value>) -> usize {

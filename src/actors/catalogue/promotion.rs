@@ -1,37 +1,24 @@
-use serde_json::{Map, Value};
-
-use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
 use crate::domain::category::CategoryRecord;
 use crate::domain::promotion::{PromotionRecord, References};
 use crate::domain::store::StoreRecord;
 
 /// Applies `fields` with store and category ids checked against this merchant's live records.
-fn apply(
-    record: PromotionRecord,
-    fields: Map<String, Value>,
-    creating: bool,
-    state: &MerchantState,
-) -> Result<PromotionRecord, Vec<String>> {
+fn apply(record: PromotionRecord, w: Writing<'_>) -> Result<PromotionRecord, Vec<String>> {
+    let state = w.state;
     let store = |id| state.find::<StoreRecord>(id).is_some();
     let category = |id| state.find::<CategoryRecord>(id).is_some();
     let refs = References {
         store: &store,
         category: &category,
     };
-    record.apply(fields, creating, &refs)
+    record.apply(w.input.fields, w.creating, &refs)
 }
 
 impl Resource for PromotionRecord {
     crate::resource_basics!(promotions);
 
     fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
-        let Writing {
-            input,
-            state,
-            creating,
-            ..
-        } = w;
-        apply(self, input.fields, creating, state)
+        apply(self, w)
     }
 }

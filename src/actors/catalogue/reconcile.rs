@@ -6,7 +6,7 @@ use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{Ids, Kind, Resource, Writing};
+use crate::actors::resource::{Kind, Resource, Writing};
 use crate::domain::basket::InstancePrice;
 use crate::domain::product::ProductRecord;
 use crate::domain::reconcile::{CountContext, StockReconciliation};
@@ -31,12 +31,9 @@ fn wastage_price(state: &MerchantState, product_id: i64) -> InstancePrice {
 
 fn apply_count(
     base: StockReconciliation,
-    ids: Ids<'_>,
-    fields: Map<String, Value>,
-    state: &MerchantState,
-    now: i64,
-    creating: bool,
+    w: Writing<'_>,
 ) -> Result<StockReconciliation, Vec<String>> {
+    let (state, now) = (w.state, w.now);
     let store_exists = |id| state.find::<StoreRecord>(id).is_some();
     let product_exists = |id| state.find::<ProductRecord>(id).is_some();
     let stock_left = |store, product| state.stock_level(store, product).left();
@@ -59,7 +56,7 @@ fn apply_count(
         wastage_price: &price,
         completed_in_request: &completed_in_request,
     };
-    base.apply(fields, ids, &ctx, now, creating)
+    base.apply(w.input.fields, w.ids, &ctx, now, w.creating)
 }
 
 fn just_completed(record: &StockReconciliation, before: Option<&StockReconciliation>) -> bool {
@@ -74,14 +71,7 @@ impl Resource for StockReconciliation {
     crate::resource_basics!(stock_reconciliations);
 
     fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
-        let Writing {
-            ids,
-            input,
-            state,
-            now,
-            creating,
-        } = w;
-        apply_count(self, ids, input.fields, state, now, creating)
+        apply_count(self, w)
     }
 
     fn is_open(&self, _: &MerchantState) -> bool {

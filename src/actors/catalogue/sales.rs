@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{Ids, Kind, Resource, Writing};
+use crate::actors::resource::{Kind, Resource, Writing};
 use crate::domain::basket::{self, BasketContext, BasketRecord, InstancePrice};
 use crate::domain::product::ProductRecord;
 use crate::domain::sales::{self, InvoiceContext, InvoiceRecord, OrderRecord, TransactionRecord};
@@ -51,14 +51,7 @@ macro_rules! completing_sale {
             }
 
             fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
-                let Writing {
-                    ids,
-                    input,
-                    state,
-                    now,
-                    creating,
-                } = w;
-                $apply(self, ids, input.fields, state, now, creating)
+                $apply(self, w)
             }
 
             fn same_children(&self, before: &Self) -> bool {
@@ -87,14 +80,8 @@ macro_rules! completing_sale {
 macro_rules! basket_child {
     ($record:ident, |$state:ident, $b:ident| $lookup:expr) => {
         fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
-            let Writing {
-                input,
-                state: $state,
-                now,
-                creating,
-                ..
-            } = w;
-            self.apply(input.fields, |$b| $lookup, now, creating)
+            let $state = w.state;
+            self.apply(w.input.fields, |$b| $lookup, w.now, w.creating)
         }
 
         fn referenced_baskets(fields: &Map<String, Value>) -> Option<i64> {
@@ -171,14 +158,8 @@ fn paid(state: &MerchantState, basket_id: i64) -> i64 {
         .sum()
 }
 
-fn apply_basket(
-    base: BasketRecord,
-    ids: Ids<'_>,
-    fields: Map<String, Value>,
-    state: &MerchantState,
-    now: i64,
-    creating: bool,
-) -> Result<BasketRecord, Vec<String>> {
+fn apply_basket(base: BasketRecord, w: Writing<'_>) -> Result<BasketRecord, Vec<String>> {
+    let (state, now) = (w.state, w.now);
     let store_exists = |id| state.find::<StoreRecord>(id).is_some();
     let instance = |p, i| instance_of(state, p, i);
     let paid = |b| paid(state, b);
@@ -187,7 +168,7 @@ fn apply_basket(
         instance: &instance,
         paid: &paid,
     };
-    base.apply(fields, ids, &ctx, now, creating)
+    base.apply(w.input.fields, w.ids, &ctx, now, w.creating)
 }
 
 completing_sale! {
@@ -265,14 +246,8 @@ impl Resource for OrderRecord {
     }
 }
 
-fn apply_invoice(
-    base: InvoiceRecord,
-    ids: Ids<'_>,
-    fields: Map<String, Value>,
-    state: &MerchantState,
-    now: i64,
-    creating: bool,
-) -> Result<InvoiceRecord, Vec<String>> {
+fn apply_invoice(base: InvoiceRecord, w: Writing<'_>) -> Result<InvoiceRecord, Vec<String>> {
+    let (state, now) = (w.state, w.now);
     let store_exists = |id| state.find::<StoreRecord>(id).is_some();
     let supplier_exists = |id| state.find::<SupplierRecord>(id).is_some();
     let supplier_of_store = |id| state.find::<SupplierStoreRecord>(id).map(|s| s.supplier_id);
@@ -283,7 +258,7 @@ fn apply_invoice(
         supplier_of_store: &supplier_of_store,
         product_exists: &product_exists,
     };
-    base.apply(fields, ids, &ctx, now, creating)
+    base.apply(w.input.fields, w.ids, &ctx, now, w.creating)
 }
 
 completing_sale! {

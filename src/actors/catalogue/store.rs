@@ -6,10 +6,7 @@ impl Resource for StoreRecord {
     crate::resource_basics!(stores);
 
     fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
-        let Writing {
-            input, creating, ..
-        } = w;
-        self.apply(input.fields, creating)
+        self.apply(w.input.fields, w.creating)
     }
 
     /// A store with open baskets stays: their sales would have nowhere to complete. Open

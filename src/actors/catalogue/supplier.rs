@@ -14,8 +14,7 @@ impl Resource for SupplierRecord {
     crate::resource_basics!(suppliers);
 
     fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
-        let Writing { input, .. } = w;
-        self.apply(input.fields)
+        self.apply(w.input.fields)
     }
 }
 
@@ -23,12 +22,7 @@ impl Resource for SupplierStoreRecord {
     crate::resource_basics!(supplier_stores);
 
     fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
-        let Writing {
-            input,
-            state,
-            creating,
-            ..
-        } = w;
-        self.apply(input.fields, creating, |id| supplier_check(state, id))
+        let state = w.state;
+        self.apply(w.input.fields, w.creating, |id| supplier_check(state, id))
     }
 }

@@ -2,30 +2,18 @@ use crate::actors::resource::{Resource, Writing};
 use crate::domain::webhook::{ServerFacts, WebhookRecord};
 
 impl Resource for WebhookRecord {
-    fn id(&self) -> i64 {
-        self.id
-    }
+    crate::resource_basics!(webhooks);
 
-    fn delete_date(&self) -> Option<i64> {
-        self.delete_date
-    }
-
-    fn mark_deleted(&mut self, at: i64) {
-        self.delete_date = Some(at);
+    fn on_deleted(&mut self, _at: i64) {
         self.new_secret = None;
     }
 
-    crate::resource_collection!(webhooks);
-
     fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
-        let Writing {
-            input, creating, ..
-        } = w;
         let facts = ServerFacts {
-            secret: input.secret.as_deref(),
-            disabled_because: input.disabled_because.as_deref(),
+            secret: w.input.secret.as_deref(),
+            disabled_because: w.input.disabled_because.as_deref(),
         };
-        self.apply(input.fields, creating, facts)
+        self.apply(w.input.fields, w.creating, facts)
     }
 
     /// The dispatcher turning an endpoint off says so in its own event, with the reason.

@@ -547,20 +547,7 @@ impl Job for ImportJob {
         })
     }
 
-    replay_methods!();
-
-    fn answer(mut self: Box<Self>, _: &MerchantState, _: &dyn Render) {
-        send_answer(
-            self.reply.take(),
-            self.failure.take(),
-            self.replay.settled.take(),
-            || std::mem::take(&mut self.report),
-        );
-    }
-
-    fn stored_answer(&self, _: &MerchantState, render: &dyn Render) -> String {
-        render.imported(&self.report)
-    }
+    replay_methods!(answer: report, rendered: imported);
 
     fn events(&self, state: &MerchantState, render: &dyn Render, out: &mut Vec<NewEvent>) {
         self.categories.events(state, render, out);

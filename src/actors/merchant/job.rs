@@ -135,6 +135,23 @@ macro_rules! replay_methods {
             self.replay.settled.is_some()
         }
     };
+    // A job whose answer is one field, rendered by one `Render` method when stored.
+    (answer: $field:ident, rendered: $render:ident) => {
+        replay_methods!();
+
+        fn answer(mut self: Box<Self>, _: &MerchantState, _: &dyn Render) {
+            send_answer(
+                self.reply.take(),
+                self.failure.take(),
+                self.replay.settled.take(),
+                || std::mem::take(&mut self.$field),
+            );
+        }
+
+        fn stored_answer(&self, _: &MerchantState, render: &dyn Render) -> String {
+            render.$render(&self.$field)
+        }
+    };
 }
 pub(super) use replay_methods;
 
@@ -606,20 +623,7 @@ impl<R: Resource> Job for DeleteJob<R> {
         })
     }
 
-    replay_methods!();
-
-    fn answer(mut self: Box<Self>, _: &MerchantState, _: &dyn Render) {
-        send_answer(
-            self.reply.take(),
-            self.failure.take(),
-            self.replay.settled.take(),
-            || std::mem::take(&mut self.outcomes),
-        );
-    }
-
-    fn stored_answer(&self, _: &MerchantState, render: &dyn Render) -> String {
-        render.deleted(&self.outcomes)
-    }
+    replay_methods!(answer: outcomes, rendered: deleted);
 
     fn events(&self, state: &MerchantState, render: &dyn Render, out: &mut Vec<NewEvent>) {
         let actions: Vec<(i64, &'static str)> =

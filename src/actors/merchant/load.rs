@@ -20,14 +20,13 @@ use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 use crate::domain::webhook::WebhookRecord;
 
-#[tracing::instrument(level = "debug", skip(db, files_base))]
+#[tracing::instrument(level = "debug", skip_all, fields(merchant_id = blank.merchant_id))]
 pub(in crate::actors) async fn load(
     db: &Db,
-    merchant_id: i64,
-    files_base: Arc<str>,
-    window: usize,
+    blank: MerchantState,
 ) -> Result<MerchantState, DbError> {
-    let mut state = MerchantState::new(merchant_id, files_base, window);
+    let mut state = blank;
+    let merchant_id = state.merchant_id;
     // First: a write committed while the rest is read makes this state look older than it
     // is (and reloaded again), never newer.
     state.version = db.merchant_version(merchant_id).await?;

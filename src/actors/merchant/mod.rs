@@ -280,6 +280,15 @@ impl MerchantSupervisor {
         }
     }
 
+    /// A state with nothing loaded yet, as this supervisor's settings make it.
+    fn blank_state(&self) -> MerchantState {
+        MerchantState::new(
+            self.merchant_id,
+            self.env.files_base.clone(),
+            self.env.window,
+        )
+    }
+
     /// Loads the state again from the database (another process wrote), with fresh store
     /// actors. Writes wait until it is done.
     fn reload(&mut self, ctx: &mut Context<Self>) {
@@ -287,13 +296,8 @@ impl MerchantSupervisor {
         // Announcements arriving from now on are newer than what this load may see.
         self.refresh_to = 0;
         let storage = self.env.storage.clone();
-        let (merchant_id, files_base, window) = (
-            self.merchant_id,
-            self.env.files_base.clone(),
-            self.env.window,
-        );
         ctx.spawn(
-            storage.load(merchant_id, files_base, window)
+            storage.load(self.blank_state())
                 .into_actor(self)
                 .map(|loaded, act, ctx| {
                     act.writing = false;
@@ -334,12 +338,9 @@ impl Actor for MerchantSupervisor {
         // Writes are queued by the actor itself; its mailbox only hands them over.
         ctx.set_mailbox_capacity(1 << 16);
         let storage = self.env.storage.clone();
-        let merchant_id = self.merchant_id;
-        let files_base = self.env.files_base.clone();
-        let window = self.env.window;
         // Nothing else runs until the state is loaded: messages queue behind `wait`.
         ctx.wait(
-            storage.load(merchant_id, files_base, window)
+            storage.load(self.blank_state())
                 .into_actor(self)
                 .map(|loaded, act, ctx| match loaded {
                     Ok(state) => act.install(state),

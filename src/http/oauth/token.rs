@@ -188,13 +188,11 @@ async fn exchange_code(
         CodeExchange::Reused {
             revoked_access_hashes,
         } => {
-            tracing::warn!(
-                target: "merchantd::audit",
-                event = "code_reuse",
-                application_id = app.id,
-                revoked_access_tokens = revoked_access_hashes.len(),
-                outcome = "family_revoked",
-                "an authorization code was presented again; its tokens are revoked"
+            audit_reuse(
+                "code_reuse",
+                app.id,
+                revoked_access_hashes.len(),
+                "an authorization code was presented again; its tokens are revoked",
             );
             Err(OAuthError::invalid_grant(INVALID_CODE))
         }
@@ -288,13 +286,11 @@ async fn refresh(
         RefreshExchange::Reused {
             revoked_access_hashes,
         } => {
-            tracing::warn!(
-                target: "merchantd::audit",
-                event = "refresh_reuse",
-                application_id = app.id,
-                revoked_access_tokens = revoked_access_hashes.len(),
-                outcome = "family_revoked",
-                "a used refresh token was presented again; its family is revoked"
+            audit_reuse(
+                "refresh_reuse",
+                app.id,
+                revoked_access_hashes.len(),
+                "a used refresh token was presented again; its family is revoked",
             );
             state
                 .metrics
@@ -313,4 +309,17 @@ async fn refresh(
             )))
         }
     }
+}
+
+/// A code or refresh token presented a second time: the whole grant was revoked (RFC 6749
+/// §10.5, §10.4), which the audit log records as a warning.
+fn audit_reuse(event: &'static str, application_id: i64, revoked: usize, message: &'static str) {
+    tracing::warn!(
+        target: "merchantd::audit",
+        event,
+        application_id,
+        revoked_access_tokens = revoked,
+        outcome = "family_revoked",
+        "{message}"
+    );
 }

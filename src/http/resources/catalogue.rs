@@ -9,7 +9,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use crate::domain::catalogue::{self, ImportOptions, ImportReport};
-use crate::http::auth::Caller;
+use crate::http::auth::{Call, Caller};
 use crate::http::envelope::{ErrorObject, Messages, Reply};
 use crate::http::error::ApiError;
 use crate::http::messages::Message;
@@ -28,12 +28,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/product/export").route(web::get().to(export)));
 }
 
-pub async fn import(
-    req: HttpRequest,
-    body: web::Bytes,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+pub async fn import(call: Call, body: web::Bytes) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     require_csv(&req)?;
     let skip_invalid = filters::boolean(req.headers(), "skipInvalid")?.unwrap_or(false);
     let file = catalogue::parse(&body).map_err(|e| ApiError::bad_body(e.to_string()))?;

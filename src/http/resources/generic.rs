@@ -9,7 +9,7 @@ use crate::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
 use crate::actors::resource::Resource;
 use crate::domain::batch::{Answered, BatchObject, WriteMode};
 use crate::domain::record::{Declared, Kind};
-use crate::http::auth::Caller;
+use crate::http::auth::{Call, Caller};
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::{batch, delta, filters, idempotency, AppState};
@@ -81,11 +81,8 @@ plain_writes!(
     crate::domain::reconcile::StockReconciliation
 );
 
-pub async fn list<R: Resource + IdHeaders>(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+pub async fn list<R: Resource + IdHeaders>(call: Call) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     let query = list_query::<R>(req.headers())?;
     let snapshot = Snapshot::of(&state.merchants, caller.merchant_id).await?;
     let json = narrowed_list::<R>(&req, &state, &snapshot, query, |_| true).await?;
@@ -141,13 +138,15 @@ pub async fn narrowed_list<R: Resource>(
     Ok(lists::records::<R>(snapshot, &query, keep))
 }
 
-async fn write<R: WriteHooks>(
-    req: HttpRequest,
-    body: web::Bytes,
-    caller: Caller,
-    state: web::Data<AppState>,
-    mode: WriteMode,
-) -> Result<Reply, ApiError> {
+/// POST creates or updates each object; PUT only updates (an object without a known id is
+/// refused).
+pub async fn write<R: WriteHooks>(call: Call, body: web::Bytes) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
+    let mode = if req.method() == actix_web::http::Method::PUT {
+        WriteMode::UpdateOnly
+    } else {
+        WriteMode::Upsert
+    };
     let mut document = batch::json_document(&req, &body)?;
     if let Some(old) = batch::old_key(&document, R::PLURAL) {
         if state
@@ -173,29 +172,8 @@ async fn write<R: WriteHooks>(
     })
 }
 
-pub async fn post<R: WriteHooks>(
-    req: HttpRequest,
-    body: web::Bytes,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
-    write::<R>(req, body, caller, state, WriteMode::Upsert).await
-}
-
-pub async fn put<R: WriteHooks>(
-    req: HttpRequest,
-    body: web::Bytes,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
-    write::<R>(req, body, caller, state, WriteMode::UpdateOnly).await
-}
-
-pub async fn delete<R: WriteHooks + IdHeaders>(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+pub async fn delete<R: WriteHooks + IdHeaders>(call: Call) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     let ids = delete_ids(req.headers(), &R::ID_HEADERS)?;
     let listed: Vec<String> = ids.iter().map(i64::to_string).collect();
     let key = idempotency::key(&req, &caller, listed.join(",").as_bytes())?;
@@ -245,8 +223,8 @@ pub fn routes<R: WriteHooks + IdHeaders>(cfg: &mut web::ServiceConfig, path: &st
     cfg.service(
         web::resource(path)
             .route(web::get().to(list::<R>))
-            .route(web::post().to(post::<R>))
-            .route(web::put().to(put::<R>))
+            .route(web::post().to(write::<R>))
+            .route(web::put().to(write::<R>))
             .route(web::delete().to(delete::<R>)),
     );
 }

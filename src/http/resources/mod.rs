@@ -9,6 +9,7 @@ pub mod promotions;
 pub mod reconcile;
 pub mod report;
 pub mod sales;
+mod secrets;
 pub mod suppliers;
 pub mod webhooks;
 
@@ -67,8 +68,8 @@ where
     cfg.service(
         web::resource(path)
             .route(web::get().to(list))
-            .route(web::post().to(generic::post::<R>))
-            .route(web::put().to(generic::put::<R>))
+            .route(web::post().to(generic::write::<R>))
+            .route(web::put().to(generic::write::<R>))
             .route(web::delete().to(generic::delete::<R>)),
     );
 }
@@ -216,42 +217,4 @@ pub fn delete_ids(
 /// `deleted: true` shows soft-deleted records too.
 pub fn show_deleted(headers: &actix_web::http::header::HeaderMap) -> Result<bool, ApiError> {
     Ok(super::filters::boolean(headers, "deleted")?.unwrap_or(false))
-}
-
-/// Adds a secret the server generated to a saved object's answer, as `field` right after
-/// `after`, and on a create tells the client to keep it (the `what`). Gives the record's id and whether it
-/// was created; `None` when the object failed (its secret was never stored and is dropped).
-pub(crate) fn show_secret(
-    outcome: &mut ObjectOutcome,
-    field: &str,
-    after: &str,
-    (what, secret): (&str, String),
-) -> Option<(i64, bool)> {
-    use serde_json::{Map, Value};
-    let Ok(saved) = &mut outcome.result else {
-        return None;
-    };
-    let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(&saved.json) else {
-        return None;
-    };
-    let id = fields.get("id").and_then(Value::as_i64).unwrap_or_default();
-    let mut with_secret = Map::with_capacity(fields.len() + 1);
-    for (name, value) in fields {
-        let here = name == after;
-        with_secret.insert(name, value);
-        if here {
-            with_secret.insert(field.into(), Value::String(secret.clone()));
-        }
-    }
-    with_secret
-        .entry(field)
-        .or_insert_with(|| Value::String(secret));
-    saved.json = Value::Object(with_secret).to_string();
-    if saved.created {
-        saved.detail = format!(
-            "{} Keep the {what} now: it is never shown again.",
-            saved.detail
-        );
-    }
-    Some((id, saved.created))
 }

@@ -2,23 +2,18 @@
 //! adds that store's `totalStock`, `stockSold` and `stockLeft`. The read side looks ids and
 //! categories up in the snapshot's maps and index.
 
-use actix_web::{web, HttpRequest};
-
 use super::show_deleted;
 use crate::actors::resource::Resource;
 use crate::domain::product::ProductRecord;
-use crate::http::auth::Caller;
+use crate::http::auth::Call;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
-use crate::http::{delta, filters, AppState};
+use crate::http::{delta, filters};
 use crate::views::lists::{self, ListQuery, ProductQuery};
 use crate::views::Snapshot;
 
-pub async fn list(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+pub async fn list(call: Call) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     let headers = req.headers();
     let ids = filters::id_list_any(headers, &["productIds", "productId"])?;
     let categories = filters::id_list(headers, "categoryIds")?;

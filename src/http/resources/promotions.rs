@@ -3,17 +3,17 @@
 
 use std::collections::BTreeSet;
 
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 
 use super::generic::{self, IdHeaders};
 use super::show_deleted;
 use crate::domain::now_millis;
 use crate::domain::promotion::PromotionRecord;
-use crate::http::auth::Caller;
+use crate::http::auth::Call;
 use crate::http::delta;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
-use crate::http::{filters, AppState};
+use crate::http::filters;
 use crate::views::lists::ListQuery;
 use crate::views::Snapshot;
 
@@ -39,11 +39,8 @@ impl Stages {
     }
 }
 
-async fn list(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+async fn list(call: Call) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     let headers = req.headers();
     let ids = filters::id_list_any(headers, &PromotionRecord::ID_HEADERS)?;
     let days = i64::try_from(state.settings.promotion_imminent_days).unwrap_or(i64::MAX);
@@ -75,8 +72,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::resource("/promotion")
             .route(web::get().to(list))
-            .route(web::post().to(generic::post::<PromotionRecord>))
-            .route(web::put().to(generic::put::<PromotionRecord>))
+            .route(web::post().to(generic::write::<PromotionRecord>))
+            .route(web::put().to(generic::write::<PromotionRecord>))
             .route(web::delete().to(generic::delete::<PromotionRecord>)),
     );
 }

@@ -5,23 +5,17 @@
 //! nothing was booked). `stockReconciliationIds` narrows further. Writes and deletes are the
 //! generic ones (DELETE takes `stockReconciliationIds`).
 
-use actix_web::{web, HttpRequest};
-
 use super::generic::IdHeaders;
 use crate::actors::resource::Resource;
 use crate::domain::reconcile::StockReconciliation;
-use crate::http::auth::Caller;
+use crate::http::auth::Call;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::filters::{self, HeaderCheck};
-use crate::http::AppState;
 use crate::views::lists::{self, SalesQuery};
 
-pub async fn list(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+pub async fn list(call: Call) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     let h = req.headers();
     let mut check = HeaderCheck::new(h);
     let from = check.date_time("from", true);

@@ -4,9 +4,10 @@
 //! database (through `services`). Applications allowed the old clients' conventions
 //! (`legacy_clients`) may name the range `from` and `to`.
 
-use actix_web::{web, HttpRequest};
+use actix_web::HttpRequest;
 
-use crate::http::auth::Caller;
+use crate::domain::report::ReportRange;
+use crate::http::auth::{Call, Caller};
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::filters::HeaderCheck;
@@ -14,11 +15,8 @@ use crate::http::AppState;
 
 const MAX_REPORT_DAYS: i64 = 366;
 
-pub async fn basket(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+pub async fn basket(call: Call) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     let (from_header, to_header) = range_headers(&req, &caller, &state).await?;
     let mut check = HeaderCheck::new(req.headers());
     let from = check.date_time(from_header, true);
@@ -31,26 +29,23 @@ pub async fn basket(
     };
     let report = state
         .services
-        .basket_report(
-            caller.merchant_id,
-            from.timestamp_millis(),
-            to.timestamp_millis(),
-            stores.as_ref(),
-        )
+        .basket_report(&ReportRange {
+            merchant_id: caller.merchant_id,
+            from: from.timestamp_millis(),
+            to: to.timestamp_millis(),
+            stores: stores.as_ref(),
+        })
         .await?;
     Ok(Reply::ok().field("basketReport", crate::views::report::basket_report(&report)))
 }
 
 /// `GET /report`: the old Shopwave Node client's name of the basket report, served where the
 /// caller's merchant allows the old clients (`legacy_clients`).
-pub async fn legacy(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
-    if !state
+pub async fn legacy(call: Call) -> Result<Reply, ApiError> {
+    if !call
+        .state
         .services
-        .legacy_application(caller.application_id)
+        .legacy_application(call.caller.application_id)
         .await?
     {
         return Err(ApiError::NotFound {
@@ -59,7 +54,7 @@ pub async fn legacy(
                 .into(),
         });
     }
-    basket(req, caller, state).await
+    basket(call).await
 }
 
 /// The headers of the range: `reportFrom`/`reportTo`, or the `from`/`to` the old Shopwave

@@ -3,17 +3,16 @@
 //! generic handlers.
 
 use actix_web::http::header::HeaderMap;
-use actix_web::{web, HttpRequest};
 
 use super::generic::IdHeaders;
 use super::show_deleted;
 use crate::domain::basket::BasketRecord;
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
-use crate::http::auth::Caller;
+use crate::http::auth::Call;
 use crate::http::delta;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
-use crate::http::{filters, AppState};
+use crate::http::filters;
 use crate::views::lists::{self, Historic, SalesQuery};
 use crate::views::Snapshot;
 
@@ -86,11 +85,8 @@ fn query<R: SalesFilters>(h: &HeaderMap) -> Result<SalesQuery, ApiError> {
 }
 
 /// `GET` of a sales resource.
-pub async fn list<R: SalesFilters>(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+pub async fn list<R: SalesFilters>(call: Call) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     let mut query = query::<R>(req.headers())?;
     // A delta read narrows to the changes up to a position taken first; the records read
     // after it are as new as it or newer, never older. A plain list answers the position of

@@ -7,16 +7,13 @@
 //! `/webhook/delivery` lists an endpoint's deliveries with their attempts; `/webhook/resend`
 //! queues finished ones again.
 
-use std::collections::HashMap;
-
-use actix_web::http::header::{self, HeaderValue};
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use serde_json::{json, Value};
 
-use super::batch_reply;
 use super::generic::{self, WriteHooks};
+use super::secrets::{Secrets, Shown};
 use crate::actors::merchant::job::ObjectOutcome;
 use crate::actors::resource::Resource;
 use crate::crypto;
@@ -24,9 +21,10 @@ use crate::domain::batch::{BatchObject, WriteMode};
 use crate::domain::dates::to_iso;
 use crate::domain::now_millis;
 use crate::domain::webhook::{
-    message_id, wants_secret, Delivery, DeliveryStatus, WebhookRecord, SECRET_BYTES, SECRET_PREFIX,
+    message_id, wants_secret, Delivery, DeliveryQuery, DeliveryStatus, Resend, WebhookRecord,
+    SECRET_BYTES, SECRET_PREFIX,
 };
-use crate::http::auth::Caller;
+use crate::http::auth::{Call, Caller};
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::filters::HeaderCheck;
@@ -46,9 +44,6 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/webhook/delivery").route(web::get().to(deliveries)));
     cfg.service(web::resource("/webhook/resend").route(web::post().to(resend)));
 }
-
-/// Client key → the clear secret that rides with that object.
-pub struct Secrets(HashMap<String, String>);
 
 impl WriteHooks for WebhookRecord {
     type Notes = Secrets;
@@ -76,62 +71,44 @@ impl WriteHooks for WebhookRecord {
                 }
             }
         }
-        let mut secrets = HashMap::new();
-        for object in objects {
-            let Ok(fields) = &object.fields else { continue };
-            if wants_secret(fields, mode == WriteMode::Upsert) {
-                let secret = format!(
-                    "{SECRET_PREFIX}{}",
-                    STANDARD.encode(crypto::random_bytes::<SECRET_BYTES>())
-                );
-                object.secret = Some(secret.clone());
-                secrets.insert(object.key.clone(), secret);
-            }
-        }
-        Secrets(secrets)
+        Secrets::draw(objects, mode, wants_secret, || {
+            let secret = format!(
+                "{SECRET_PREFIX}{}",
+                STANDARD.encode(crypto::random_bytes::<SECRET_BYTES>())
+            );
+            (secret.clone(), secret)
+        })
     }
 
     /// Each saved object shows its secret once, in an answer that is never cached.
     fn after(
-        Secrets(mut secrets): Secrets,
-        mut outcomes: Vec<ObjectOutcome>,
+        secrets: Secrets,
+        outcomes: Vec<ObjectOutcome>,
         caller: &Caller,
         _: &AppState,
     ) -> Reply {
-        let mut shown = false;
-        for outcome in &mut outcomes {
-            let Some(secret) = secrets.remove(&outcome.key) else {
-                continue;
-            };
-            let Some((id, created)) =
-                super::show_secret(outcome, "secret", "url", ("signing secret", secret))
-            else {
-                continue;
-            };
-            shown = true;
-            if !created {
-                if let Ok(saved) = &mut outcome.result {
-                    saved.detail = format!(
-                        "Secret of {id} rotated; the old one keeps signing beside it for 24 hours."
-                    );
-                }
-                tracing::info!(
-                    merchant_id = caller.merchant_id,
-                    webhook_id = id,
-                    employee_id = caller.employee_id,
-                    outcome = "rotated",
-                    "webhook signing secret rotated"
+        secrets.reveal(WebhookRecord::PLURAL, SHOWN, outcomes, |outcome, id| {
+            if let Ok(saved) = &mut outcome.result {
+                saved.detail = format!(
+                    "Secret of {id} rotated; the old one keeps signing beside it for 24 hours."
                 );
             }
-        }
-        let reply = batch_reply(WebhookRecord::PLURAL, outcomes);
-        if shown {
-            reply.header(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))
-        } else {
-            reply
-        }
+            tracing::info!(
+                merchant_id = caller.merchant_id,
+                webhook_id = id,
+                employee_id = caller.employee_id,
+                outcome = "rotated",
+                "webhook signing secret rotated"
+            );
+        })
     }
 }
+
+const SHOWN: Shown = Shown {
+    field: "secret",
+    after: "url",
+    what: "signing secret",
+};
 
 /// Whether the merchant's endpoint is live (`Ok(false)`: deleted), or the 404 an unknown id
 /// gets (another merchant's id included).
@@ -147,11 +124,8 @@ async fn own_webhook(state: &AppState, caller: &Caller, id: i64) -> Result<bool,
 
 /// `GET /webhook/delivery`: headers `webhookId` (required), `status`
 /// (`pending`/`succeeded`/`failed`) and `limit` (1–1000, 100 by default); newest first.
-pub async fn deliveries(
-    req: HttpRequest,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+pub async fn deliveries(call: Call) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     let mut check = HeaderCheck::new(req.headers());
     let id = check.parsed("webhookId", parse_id);
     let status = check.parsed("status", |text| {
@@ -169,12 +143,12 @@ pub async fn deliveries(
     own_webhook(&state, &caller, id).await?;
     let found = state
         .services
-        .webhook_deliveries(
-            caller.merchant_id,
-            id,
+        .webhook_deliveries(&DeliveryQuery {
+            merchant_id: caller.merchant_id,
+            webhook_id: id,
             status,
-            limit.unwrap_or(DEFAULT_LISTED),
-        )
+            limit: limit.unwrap_or(DEFAULT_LISTED),
+        })
         .await?;
     let listed: Vec<Value> = found
         .iter()
@@ -186,12 +160,8 @@ pub async fn deliveries(
 /// `POST /webhook/resend` with `{"webhookId": 5, "sequences": [42, 43]}`: the named finished
 /// deliveries (succeeded or failed) are queued again, due now. Pending ones are already queued
 /// and are left alone.
-pub async fn resend(
-    req: HttpRequest,
-    body: web::Bytes,
-    caller: Caller,
-    state: web::Data<AppState>,
-) -> Result<Reply, ApiError> {
+pub async fn resend(call: Call, body: web::Bytes) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
     let document = batch::json_document(&req, &body)?;
     let (id, seqs) = resend_body(document)?;
     if !own_webhook(&state, &caller, id).await? {
@@ -203,7 +173,12 @@ pub async fn resend(
     }
     let resent = state
         .services
-        .resend_deliveries(caller.merchant_id, id, &seqs, now_millis())
+        .resend_deliveries(Resend {
+            merchant_id: caller.merchant_id,
+            webhook_id: id,
+            seqs: &seqs,
+            now: now_millis(),
+        })
         .await?;
     if resent.is_empty() {
         return Err(ApiError::NotFound {

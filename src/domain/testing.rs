@@ -1,0 +1,11 @@
+//! What the domain's unit tests share.
+
+use serde_json::{Map, Value};
+
+/// The object a test wrote with `json!({...})`, as a write's fields.
+pub fn obj(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(map) => map,
+        other => panic!("a test object must be a JSON object, not {other}"),
+    }
+}
