@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use merchantd::db::{Db, SqliteWrites};
+use merchantd::db::{Db, PoolSettings, SqliteWrites};
 use merchantd::metrics::Metrics;
 
 const MERCHANTS: i64 = 64;
@@ -28,7 +28,11 @@ async fn measure(mode: SqliteWrites) -> Figures {
     let dir = tempfile::tempdir().expect("temp dir");
     let url = format!("sqlite://{}/bench.db", dir.path().display());
     let metrics = Metrics::new();
-    let db = Db::connect_with(&url, metrics.clone(), mode)
+    let pool = PoolSettings {
+        sqlite_writes: mode,
+        ..PoolSettings::default()
+    };
+    let db = Db::connect_with(&url, metrics.clone(), pool)
         .await
         .expect("connect");
     db.migrate().await.expect("migrate");

@@ -19,6 +19,8 @@ pub enum LogFormat {
 pub struct Settings {
     pub bind: String,
     pub database_url: String,
+    /// Connections this process opens to PostgreSQL at most (SQLite keeps its own few).
+    pub database_max_connections: u32,
     pub tenants: PathBuf,
     /// Where clients reach the API; used in links (file paths). Defaults to `http://<bind>`.
     pub public_base_url: Option<String>,
@@ -109,6 +111,7 @@ impl Default for Settings {
         Self {
             bind: "127.0.0.1:8080".into(),
             database_url: "sqlite://data/merchantd.db".into(),
+            database_max_connections: 20,
             tenants: PathBuf::from("tenants"),
             public_base_url: None,
             public_auth_url: None,

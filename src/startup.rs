@@ -10,7 +10,7 @@ use anyhow::Context;
 use crate::actors::registry::RegistryConfig;
 use crate::actors::{replicas, Merchants, TokenActors};
 use crate::config::Settings;
-use crate::db::{Db, ServingLock};
+use crate::db::{Db, PoolSettings, ServingLock};
 use crate::http::oauth::OAuth;
 use crate::http::{self, AppState};
 use crate::metrics::Metrics;
@@ -49,7 +49,11 @@ impl Application {
     /// Connects, migrates, applies the tenant manifests and binds the listener(s).
     pub async fn build(settings: Settings, signals: Signals) -> anyhow::Result<Self> {
         let metrics = Metrics::new();
-        let database = Db::connect(&settings.database_url, metrics.clone())
+        let pool = PoolSettings {
+            postgres_connections: settings.database_max_connections,
+            ..PoolSettings::default()
+        };
+        let database = Db::connect_with(&settings.database_url, metrics.clone(), pool)
             .await
             .context("connecting to the database")?;
         let serving = database.lock_for_serving()?;

@@ -106,6 +106,23 @@ impl std::fmt::Debug for Db {
     }
 }
 
+/// How the pool is made.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolSettings {
+    pub sqlite_writes: SqliteWrites,
+    /// Connections to PostgreSQL at most (at least 2: a group's write and a read).
+    pub postgres_connections: u32,
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        Self {
+            sqlite_writes: SqliteWrites::default(),
+            postgres_connections: 20,
+        }
+    }
+}
+
 /// How SQLite writes are committed (PostgreSQL always uses pool transactions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SqliteWrites {
@@ -120,14 +137,15 @@ impl Db {
     /// Connects to `url` (`sqlite://...` or `postgres://...`). A SQLite file and its folder are
     /// created when missing; SQLite runs in WAL mode with foreign keys and a busy timeout.
     pub async fn connect(url: &str, metrics: Metrics) -> Result<Self, DbError> {
-        Self::connect_with(url, metrics, SqliteWrites::default()).await
+        Self::connect_with(url, metrics, PoolSettings::default()).await
     }
 
     pub async fn connect_with(
         url: &str,
         metrics: Metrics,
-        sqlite_writes: SqliteWrites,
+        settings: PoolSettings,
     ) -> Result<Self, DbError> {
+        let sqlite_writes = settings.sqlite_writes;
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(url)?;
         let pool = match backend {
@@ -159,7 +177,7 @@ impl Db {
             }
             Backend::Postgres => {
                 AnyPoolOptions::new()
-                    .max_connections(20)
+                    .max_connections(settings.postgres_connections.max(2))
                     .acquire_timeout(Duration::from_secs(10))
                     .connect(url)
                     .await?

@@ -55,7 +55,10 @@ pub fn serve_command(db: &TestDb) -> Command {
         .env("MERCHANTD_SHUTDOWN_TIMEOUT_SECS", "10")
         // The load tests are one client's flood; tests/api/limits.rs covers the limits.
         .env("MERCHANTD_API_REQUESTS_PER_SECOND_PER_TOKEN", "0")
-        .env("MERCHANTD_API_REQUESTS_PER_SECOND_PER_MERCHANT", "0");
+        .env("MERCHANTD_API_REQUESTS_PER_SECOND_PER_MERCHANT", "0")
+        // Dozens of servers run at once on one PostgreSQL (100 connections): each keeps to a
+        // few, or the replica tests starve each other ("too many clients").
+        .env("MERCHANTD_DATABASE_MAX_CONNECTIONS", "6");
     command
 }
 
@@ -85,10 +88,16 @@ fn watch(mut child: Child) -> Served {
 
 impl Drop for Served {
     /// A test that fails midway leaves no server behind.
+    /// A failing test shows the warnings and errors the server logged, to say why.
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
             let _ = self.child.kill();
             let _ = self.child.wait();
+        }
+        if std::thread::panicking() {
+            for line in self.lines.try_iter().filter(|l| !l.contains("\"INFO\"")) {
+                eprintln!("merchantd on port {}: {line}", self.port);
+            }
         }
     }
 }
