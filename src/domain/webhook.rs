@@ -13,7 +13,7 @@ use super::event::TypeFilter;
 use super::fields::{Fields, Shape};
 use merchantd_macros::Record;
 
-#[derive(Clone, PartialEq, Record)]
+#[derive(Clone, Default, PartialEq, Record)]
 #[record(
     table = "webhooks",
     event = "webhook",
@@ -87,17 +87,13 @@ pub struct ServerFacts<'a> {
 }
 
 impl WebhookRecord {
+    /// A new endpoint is on, created `now`.
     pub fn new(id: i64, now: i64) -> Self {
         Self {
             id,
-            url: String::new(),
-            events: Vec::new(),
             active: true,
-            description: None,
-            disabled_reason: None,
             create_date: now,
-            delete_date: None,
-            new_secret: None,
+            ..Self::default()
         }
     }
 
