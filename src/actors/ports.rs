@@ -118,18 +118,19 @@ pub trait MerchantStorage: StateStore + GroupStore + StockStore + HistoryStore {
 impl<T: StateStore + GroupStore + StockStore + HistoryStore> MerchantStorage for T {}
 
 /// The authorization server's records, as the token actors keep them: each call is one
-/// transaction, committed before it answers (a grant's only when its outcome says so).
+/// transaction, committed before it answers (a grant's only when its outcome says so). Calls
+/// that judge expiry read the clock once their transaction has begun, so a wait for a
+/// connection never makes "now" stale.
 pub trait TokenStore: Send + Sync {
     /// Refresh grants as one batch: the outcome of each, `None` for one the batch leaves to a
     /// transaction of its own.
     fn rotate_batch<'a>(
         &'a self,
         grants: &'a [&'a RefreshGrant],
-        now: i64,
     ) -> Pending<'a, Vec<Option<RefreshExchange>>>;
     /// One grant's rules in its own transaction, kept only when its outcome says so (a
     /// refused code stays usable).
-    fn grant<'a>(&'a self, grant: &'a Grant, now: i64) -> Pending<'a, Granted>;
+    fn grant<'a>(&'a self, grant: &'a Grant) -> Pending<'a, Granted>;
     /// Whether this process hears every other process's revocations as they commit.
     fn hears_revocations(&self) -> bool;
     fn access_token<'a>(&'a self, hash: &'a str) -> Pending<'a, Option<AccessTokenRecord>>;
@@ -156,7 +157,6 @@ pub trait TokenStore: Send + Sync {
         &'a self,
         of: GrantsOf,
         family_id: &'a str,
-        now: i64,
     ) -> Pending<'a, Option<(i64, i64, Vec<String>)>>;
     fn issue_code<'a>(&'a self, code: NewCode<'a>) -> Pending<'a, ()>;
     fn issue_access_token<'a>(

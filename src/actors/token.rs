@@ -60,7 +60,7 @@ async fn run_jobs(store: &dyn TokenStore, jobs: Vec<Job>) {
         alone.extend(batch);
     }
     for job in alone {
-        let outcome = store.grant(&job.grant, now_millis()).await;
+        let outcome = store.grant(&job.grant).await;
         let _ = job.answer.send(outcome); // the caller may have gone (its request timed out)
     }
 }
@@ -75,7 +75,7 @@ async fn run_batch(store: &dyn TokenStore, jobs: Vec<Job>) -> Vec<Job> {
             Grant::Code(_) => None,
         })
         .collect();
-    match store.rotate_batch(&grants, now_millis()).await {
+    match store.rotate_batch(&grants).await {
         Ok(answers) => jobs
             .into_iter()
             .zip(answers)
@@ -276,7 +276,7 @@ impl TokenActors {
         family_id: &str,
     ) -> Result<Option<RevokedGrant>, Failure> {
         let Some((application_id, employee_id, hashes)) =
-            self.store.revoke_grant(of, family_id, now_millis()).await?
+            self.store.revoke_grant(of, family_id).await?
         else {
             return Ok(None);
         };

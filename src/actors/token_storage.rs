@@ -2,6 +2,7 @@
 
 use super::ports::{Grant, Granted, NewCode, Pending, TokenStore};
 use crate::db::Db;
+use crate::domain::now_millis;
 use crate::domain::token::{
     AccessTokenRecord, Client, ConnectedGrant, GrantsOf, NewFamily, NewSession, SessionPurpose,
     SessionRecord, SignInCandidate, TokenInfo,
@@ -13,19 +14,19 @@ impl TokenStore for Db {
     fn rotate_batch<'a>(
         &'a self,
         grants: &'a [&'a RefreshGrant],
-        now: i64,
     ) -> Pending<'a, Vec<Option<RefreshExchange>>> {
         Box::pin(async move {
             let mut tx = self.begin().await?;
-            let answers = refresh_token::rotate_batch(&mut tx, grants, now).await?;
+            let answers = refresh_token::rotate_batch(&mut tx, grants, now_millis()).await?;
             tx.commit().await?;
             Ok(answers)
         })
     }
 
-    fn grant<'a>(&'a self, grant: &'a Grant, now: i64) -> Pending<'a, Granted> {
+    fn grant<'a>(&'a self, grant: &'a Grant) -> Pending<'a, Granted> {
         Box::pin(async move {
             let mut tx = self.begin().await?;
+            let now = now_millis();
             let (granted, commits) = match grant {
                 Grant::Code(g) => {
                     let outcome = authorization_code::exchange(&mut tx, g, now).await?;
@@ -112,11 +113,10 @@ impl TokenStore for Db {
         &'a self,
         of: GrantsOf,
         family_id: &'a str,
-        now: i64,
     ) -> Pending<'a, Option<(i64, i64, Vec<String>)>> {
         Box::pin(async move {
             let mut tx = self.begin().await?;
-            let revoked = tx.revoke_grant(of, family_id, now).await?;
+            let revoked = tx.revoke_grant(of, family_id, now_millis()).await?;
             if revoked.is_some() {
                 tx.commit().await?;
             } else {
