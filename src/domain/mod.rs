@@ -16,6 +16,7 @@ pub mod file;
 pub mod log;
 pub mod merchant;
 pub mod money;
+pub mod pricing;
 pub mod product;
 pub mod promotion;
 pub mod reconcile;

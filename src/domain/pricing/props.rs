@@ -1,0 +1,174 @@
+//! Properties over random baskets, promotions and settings.
+
+use proptest::prelude::*;
+use rust_decimal::Decimal;
+
+use super::*;
+use crate::domain::promotion::PromotionType;
+
+const CODES: [(&str, i64); 4] = [("A", 50), ("B", 70), ("C", 200), ("D", 0)];
+
+fn lines() -> impl Strategy<Value = Vec<SaleLine>> {
+    prop::collection::vec(
+        (
+            1i64..5,
+            prop::collection::vec(1i64..4, 0..2),
+            prop_oneof![1i64..20, -3i64..0],
+            0i64..100_000,
+            0u32..3,
+            prop::collection::vec((0usize..4, any::<bool>()), 0..3),
+        ),
+        0..12,
+    )
+    .prop_map(|raw| {
+        raw.into_iter()
+            .enumerate()
+            .map(
+                |(i, (product, categories, quantity, price, scale, taxes))| {
+                    let mut seen = Vec::new();
+                    let taxes = taxes
+                        .into_iter()
+                        .filter(|(c, _)| {
+                            let fresh = !seen.contains(c);
+                            seen.push(*c);
+                            fresh
+                        })
+                        .map(|(c, included)| LineTax {
+                            code: CODES[c].0.into(),
+                            rate: Decimal::new(CODES[c].1, 3),
+                            included,
+                        })
+                        .collect();
+                    SaleLine {
+                        id: 100 + i as i64,
+                        product_id: product,
+                        category_ids: categories,
+                        quantity,
+                        unit_price: Decimal::new(price, scale),
+                        taxes,
+                    }
+                },
+            )
+            .collect()
+    })
+}
+
+fn offers() -> impl Strategy<Value = Vec<Offer>> {
+    prop::collection::vec(
+        (
+            1i64..6,
+            0usize..3,
+            1i64..100,
+            prop::collection::vec(1i64..5, 0..2),
+            prop::collection::vec(1i64..4, 0..2),
+            any::<bool>(),
+        ),
+        0..4,
+    )
+    .prop_map(|raw| {
+        raw.into_iter()
+            .map(|(id, kind, x, products, categories, stackable)| {
+                let (kind, x, y) = match kind {
+                    0 => (PromotionType::Percentage, Decimal::from(x), None),
+                    1 => (
+                        PromotionType::XForY,
+                        Decimal::from(x % 4 + 2),
+                        Some(Decimal::ONE),
+                    ),
+                    _ => (PromotionType::MealDeal, Decimal::from(x * 50), None),
+                };
+                Offer {
+                    id,
+                    kind,
+                    x,
+                    y,
+                    product_ids: products,
+                    category_ids: categories,
+                    stackable,
+                }
+            })
+            .collect()
+    })
+}
+
+fn settings() -> impl Strategy<Value = SaleSettings> {
+    (any::<bool>(), any::<bool>(), any::<bool>(), 0usize..4).prop_map(
+        |(include, per_line, even, cash)| SaleSettings {
+            prices_include_tax: include,
+            tax_rounding: if per_line {
+                TaxRounding::PerLine
+            } else {
+                TaxRounding::PerRate
+            },
+            rounding: if even {
+                Rounding::HalfEven
+            } else {
+                Rounding::HalfUp
+            },
+            cash_increment: [1, 5, 10, 25][cash],
+            taxes: Vec::new(),
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn receipts_add_up(lines in lines(), offers in offers(), settings in settings()) {
+        let r = calculate(&lines, &offers, &settings);
+        let sum = |f: fn(&LineAmounts) -> i64| r.lines.iter().map(f).sum::<i64>();
+        prop_assert_eq!(sum(|l| l.gross), r.subtotal);
+        prop_assert_eq!(sum(|l| l.discount), r.discount);
+        prop_assert_eq!(r.discounts.iter().map(|d| d.amount).sum::<i64>(), r.discount);
+        prop_assert_eq!(sum(|l| l.net), r.subtotal - r.discount);
+        prop_assert_eq!(sum(|l| l.tax), r.tax);
+        prop_assert_eq!(sum(|l| l.total), r.total);
+        prop_assert_eq!(r.taxes.iter().map(|t| t.tax).sum::<i64>(), r.tax);
+        for d in &r.discounts {
+            prop_assert_eq!(d.shares.iter().sum::<i64>(), d.amount);
+        }
+        // A discount never takes a line below zero, nor touches a refund line.
+        for (line, amounts) in lines.iter().zip(&r.lines) {
+            if line.quantity > 0 {
+                prop_assert!(amounts.net >= 0, "{:?}", amounts);
+            } else {
+                prop_assert_eq!(amounts.discount, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn each_rate_is_the_rounding_of_its_exact_sum(lines in lines(), offers in offers(), settings in settings()) {
+        let r = calculate(&lines, &offers, &settings);
+        for t in &r.taxes {
+            let exact: Vec<Decimal> = lines
+                .iter()
+                .zip(&r.lines)
+                .filter_map(|(line, amounts)| {
+                    line.taxes.iter().find(|x| x.code == t.code && x.included == t.included)?;
+                    let included: Decimal =
+                        line.taxes.iter().filter(|x| x.included).map(|x| x.rate).sum();
+                    Some(Decimal::from(amounts.net) / (Decimal::ONE + included) * t.rate)
+                })
+                .collect();
+            let expected = match settings.tax_rounding {
+                TaxRounding::PerRate => settings.rounding.round(exact.iter().sum()),
+                TaxRounding::PerLine => exact.iter().map(|e| settings.rounding.round(*e)).sum(),
+            };
+            prop_assert_eq!(t.tax, expected, "{:?}", t);
+        }
+    }
+
+    #[test]
+    fn cash_rounding_moves_a_total_by_less_than_the_increment(lines in lines(), settings in settings()) {
+        let r = calculate(&lines, &[], &settings);
+        let inc = settings.cash_increment;
+        prop_assert!(r.cash.rounding.abs() < inc.max(2));
+        prop_assert_eq!(r.cash.total % inc, 0);
+        prop_assert_eq!(r.cash.total - r.total, r.cash.rounding);
+        let (due, rounding) = r.due(r.total.max(0), 0, settings.rounding);
+        prop_assert!(rounding.abs() < inc.max(2));
+        prop_assert_eq!(due - rounding, r.total);
+    }
+}
