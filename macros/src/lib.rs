@@ -374,6 +374,10 @@ fn kind_tokens(kind: &str, choices: Option<&Expr>, ty: &Type, span: Span) -> syn
         "images" => quote!(#k::Images),
         "store_roles" => quote!(#k::StoreRoles),
         "url" => quote!(#k::Url),
+        "json" => {
+            let ty = inner(ty, "Option").unwrap_or(ty);
+            quote!(#k::Json(<#ty as crate::domain::record::JsonCell>::SCHEMA))
+        }
         "choice" => match choices {
             Some(list) => quote!(#k::Choice(#list)),
             None => {

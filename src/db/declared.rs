@@ -40,7 +40,9 @@ fn storage(kind: Kind) -> Storage {
     match kind {
         Kind::Id | Kind::Integer | Kind::Date | Kind::Bool => Storage::Int,
         Kind::Number => Storage::Real,
-        Kind::Text | Kind::Url | Kind::Choice(_) | Kind::Children(_) => Storage::Text,
+        Kind::Text | Kind::Url | Kind::Choice(_) | Kind::Children(_) | Kind::Json(_) => {
+            Storage::Text
+        }
         Kind::Money | Kind::Rate | Kind::Decimal => Storage::Decimal,
         Kind::Ids | Kind::Categories => Storage::Ids,
         Kind::Texts | Kind::Images => Storage::Texts,
@@ -65,7 +67,7 @@ impl Visitor for Encoder {
             Cell::Int(v) => Val::Int(Some(v)),
             Cell::Real(v) => Val::Real(Some(v)),
             Cell::Bool(v) => Val::Int(Some(i64::from(v))),
-            Cell::Text(v) => Val::Text(Some(v.to_owned())),
+            Cell::Text(v) | Cell::Json(v) => Val::Text(Some(v.to_owned())),
             Cell::Decimal(v) => Val::Text(Some(money::text(&v))),
             Cell::Ids(v) => Val::Text(serde_json::to_string(v).ok()),
             Cell::Texts(v) => Val::Text(serde_json::to_string(v).ok()),

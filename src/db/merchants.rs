@@ -3,6 +3,7 @@
 use super::{Db, DbError};
 
 use crate::domain::merchant::MerchantRecord;
+use crate::domain::pricing::SaleSettings;
 
 impl Db {
     /// The version of the merchant's data: the number of write transactions committed for it.
@@ -14,6 +15,18 @@ impl Db {
             .await?;
         row.map(|(v,)| v)
             .ok_or_else(|| DbError::Conflict(format!("merchant {id} does not exist")))
+    }
+
+    /// How the merchant's sales are priced (its manifest's `[sales]`, as JSON).
+    pub async fn merchant_sales(&self, id: i64) -> Result<SaleSettings, DbError> {
+        let row: Option<(String,)> = sqlx::query_as("SELECT sales FROM merchants WHERE id = $1")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        let (text,) =
+            row.ok_or_else(|| DbError::Conflict(format!("merchant {id} does not exist")))?;
+        serde_json::from_str(&text)
+            .map_err(|e| DbError::Corrupt(format!("merchant {id}'s sales settings: {e}")))
     }
 
     /// The id of the merchant a manifest key names (the command line names merchants so).

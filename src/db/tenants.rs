@@ -157,19 +157,24 @@ async fn password_hash_for(
 /// The merchant of a manifest, created or changed (name, `legacy_clients`); its id.
 async fn apply_merchant(tx: &mut Tx, m: &Manifest, now: i64) -> Result<i64, DbError> {
     let legacy = i64::from(m.legacy_clients);
-    let existing: Option<(i64, String, i64)> =
-        sqlx::query_as("SELECT id, name, legacy_clients FROM merchants WHERE manifest_key = $1")
-            .bind(&m.merchant_key)
-            .fetch_optional(tx.conn()?)
-            .await?;
-    if let Some((id, name, was_legacy)) = existing {
-        if name != m.merchant_name || was_legacy != legacy {
+    let sales = serde_json::to_string(&m.sales)
+        .map_err(|e| DbError::Corrupt(format!("sales settings: {e}")))?;
+    let existing: Option<(i64, String, i64, String)> = sqlx::query_as(
+        "SELECT id, name, legacy_clients, sales FROM merchants WHERE manifest_key = $1",
+    )
+    .bind(&m.merchant_key)
+    .fetch_optional(tx.conn()?)
+    .await?;
+    if let Some((id, name, was_legacy, was_sales)) = existing {
+        if name != m.merchant_name || was_legacy != legacy || was_sales != sales {
             tx.note_write();
             sqlx::query(
-                "UPDATE merchants SET name = $1, legacy_clients = $2, updated_at = $3 WHERE id = $4",
+                "UPDATE merchants SET name = $1, legacy_clients = $2, sales = $3, updated_at = $4 \
+                 WHERE id = $5",
             )
             .bind(&m.merchant_name)
             .bind(legacy)
+            .bind(&sales)
             .bind(now)
             .bind(id)
             .execute(tx.conn()?)
@@ -180,13 +185,14 @@ async fn apply_merchant(tx: &mut Tx, m: &Manifest, now: i64) -> Result<i64, DbEr
     let id = tx.take_id().await?;
     tx.note_write();
     sqlx::query(
-        "INSERT INTO merchants (id, manifest_key, name, legacy_clients, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $5)",
+        "INSERT INTO merchants (id, manifest_key, name, legacy_clients, sales, created_at, \
+         updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)",
     )
     .bind(id)
     .bind(&m.merchant_key)
     .bind(&m.merchant_name)
     .bind(legacy)
+    .bind(&sales)
     .bind(now)
     .execute(tx.conn()?)
     .await?;

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::fields::{next_id, Fields, Shape};
 use super::money;
+use super::pricing::{Priced, Receipt, Rounding};
 use super::record::Choice;
 use merchantd_macros::Record;
 
@@ -97,6 +98,12 @@ pub struct BasketRecord {
     pub active_date: Option<i64>,
     #[field(read_only)]
     pub delete_date: Option<i64>,
+    /// Promotions applied by hand, beside the automatic ones.
+    pub promotion_ids: Vec<i64>,
+    /// The basket priced by the sale engine: lines, discounts, tax per rate, totals and the
+    /// cash total; computed at each write while open, frozen by completion.
+    #[field(kind = "json", read_only)]
+    pub receipt: Option<Priced>,
 }
 
 /// The price a line sells at: the instance's, unless the write says otherwise.
@@ -114,8 +121,13 @@ pub struct BasketContext<'a> {
     pub store_exists: &'a dyn Fn(i64) -> bool,
     /// The instance a line sells: `Err` explains (unknown product, several instances...).
     pub instance: &'a dyn Fn(i64, Option<i64>) -> Result<InstancePrice, String>,
-    /// Σ amount of the completed transactions of a basket, in minor units.
-    pub paid: &'a dyn Fn(i64) -> i64,
+    /// Σ amount of the completed transactions of a basket, in minor units: (cash, other).
+    pub paid: &'a dyn Fn(i64) -> (i64, i64),
+    /// Why a promotion cannot be applied to this basket by hand, if it cannot.
+    pub promotion: &'a dyn Fn(&BasketRecord, i64) -> Result<(), String>,
+    /// The basket priced (the sale engine with the merchant's catalogue and promotions).
+    pub price: &'a dyn Fn(&BasketRecord) -> Receipt,
+    pub rounding: Rounding,
 }
 
 /// The fields writes accept (see [`Shape`]); `basketProducts` holds the lines.
@@ -143,8 +155,12 @@ impl BasketRecord {
             .sum()
     }
 
-    /// Prices include tax: Σ price × quantity × rate / (1 + rate), to 4 decimals.
+    /// The receipt's tax; for a basket written before the sale engine, Σ price × quantity ×
+    /// rate / (1 + rate) to 4 decimals, as it was then.
     pub fn total_tax(&self) -> Decimal {
+        if let Some(priced) = &self.receipt {
+            return Decimal::from(priced.receipt.tax);
+        }
         self.lines
             .iter()
             .map(|l| {
@@ -167,6 +183,7 @@ impl BasketRecord {
     ) -> Result<Self, Vec<String>> {
         let lines = fields.get("basketProducts").cloned();
         let kind = fields.get("type").cloned();
+        let promotions = fields.get("promotionIds").cloned();
         let mut f = Fields::declared::<Self>(fields);
         match f.integer("storeId") {
             super::fields::Patch::Set(store) if !creating && store != self.store_id => {
@@ -208,25 +225,43 @@ impl BasketRecord {
                 "must be an object of lines keyed by client keys.",
             ),
         }
+        match promotions {
+            None => {}
+            Some(Value::Null) => self.promotion_ids.clear(),
+            Some(Value::Array(items)) => {
+                let mut ids: Vec<i64> = Vec::new();
+                for item in items {
+                    match item.as_i64() {
+                        Some(id) => match (ctx.promotion)(&self, id) {
+                            Ok(()) if !ids.contains(&id) => ids.push(id),
+                            Ok(()) => {}
+                            Err(why) => f.reject("promotionIds", why),
+                        },
+                        None => f.reject("promotionIds", format!("{item} is not a promotion id.")),
+                    }
+                }
+                self.promotion_ids = ids;
+            }
+            Some(_) => f.reject("promotionIds", "must be an array of promotion ids."),
+        }
+        let mut receipt = (ctx.price)(&self);
         if f.boolean("completed") == Some(true) {
             if self.basket_type == BasketType::Sale {
-                let total = self.total();
-                let paid = Decimal::from((ctx.paid)(self.id));
-                if paid < total {
+                let (cash, other) = (ctx.paid)(self.id);
+                let (due, rounding) = receipt.due(cash, other, ctx.rounding);
+                if cash + other < due {
                     f.reject(
                         "completed",
-                        format!(
-                            "Completed transactions cover {} of {}.",
-                            money::text(&paid.normalize()),
-                            money::text(&total.normalize())
-                        ),
+                        format!("Completed transactions cover {} of {due}.", cash + other),
                     );
                 }
+                receipt.cash_rounding = rounding;
             }
             self.completed = true;
             self.complete_date = Some(now);
         }
         f.finish()?;
+        self.receipt = Some(Priced::new(receipt));
         Ok(self)
     }
 

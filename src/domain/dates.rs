@@ -56,3 +56,12 @@ mod props {
         }
     }
 }
+
+/// The day of the week at `millis` in the IANA time zone `tz` (UTC when unknown), 0 = Sunday.
+pub fn weekday(millis: i64, tz: &str) -> i64 {
+    use chrono::{Datelike, TimeZone};
+    let zone: chrono_tz::Tz = tz.parse().unwrap_or(chrono_tz::UTC);
+    zone.timestamp_millis_opt(millis)
+        .single()
+        .map_or(0, |t| i64::from(t.weekday().num_days_from_sunday()))
+}

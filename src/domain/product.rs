@@ -27,13 +27,14 @@ pub struct InstanceRecord {
     pub tax_percentage: Decimal,
     pub size: Option<String>,
     pub tags: Option<String>,
+    /// Named rates of the merchant's `[sales]` settings (GST and PST); when empty, the line
+    /// is taxed at `taxPercentage` alone.
+    pub tax_codes: Vec<String>,
     #[field(read_only)]
     pub active_date: Option<i64>,
     #[field(read_only)]
     pub delete_date: Option<i64>,
 }
-
-impl InstanceRecord {}
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(table = "products", event = "product")]
@@ -66,6 +67,8 @@ pub const SHAPE: Shape =
 /// What the product rules need to know about the rest of the merchant.
 pub struct ProductContext<'a> {
     pub category_exists: &'a dyn Fn(i64) -> bool,
+    /// The merchant's named tax rates.
+    pub tax_codes: &'a [&'a str],
 }
 
 impl ProductRecord {
@@ -146,7 +149,7 @@ impl ProductRecord {
         match instances_written {
             None => {}
             Some(Value::Object(entries)) => {
-                let problems = self.apply_instances(entries, ids, now);
+                let problems = self.apply_instances(entries, ids, ctx.tax_codes, now);
                 for p in problems {
                     f.reject("instances", p);
                 }
@@ -168,6 +171,7 @@ impl ProductRecord {
         &mut self,
         entries: Map<String, Value>,
         ids: &mut dyn Iterator<Item = i64>,
+        tax_codes: &[&str],
         now: i64,
     ) -> Vec<String> {
         let mut problems = Vec::new();
@@ -198,7 +202,7 @@ impl ProductRecord {
                     }
                 }
                 Some(v) if !v.is_null() => problems.push(format!("{key}: id: must be an integer.")),
-                _ => match new_instance(self.id, entry, ids, now) {
+                _ => match new_instance(self.id, entry, ids, tax_codes, now) {
                     Ok(instance) => created.push(instance),
                     Err(list) => problems.extend(list.into_iter().map(|p| format!("{key}: {p}"))),
                 },
@@ -220,10 +224,12 @@ fn new_instance(
     product_id: i64,
     entry: Map<String, Value>,
     ids: &mut dyn Iterator<Item = i64>,
+    tax_codes: &[&str],
     now: i64,
 ) -> Result<InstanceRecord, Vec<String>> {
     let price = entry.get("price").cloned();
     let tax = entry.get("taxPercentage").cloned();
+    let codes = entry.get("taxCodes").cloned();
     let mut f = Fields::declared::<InstanceRecord>(entry);
     let name = f.text("name", 200).apply(None);
     let size = f.text("size", 100).apply(None);
@@ -238,6 +244,7 @@ fn new_instance(
             .map_err(|e| f.reject("taxPercentage", e))
             .ok(),
     };
+    let codes = instance_tax_codes(&mut f, codes, tax_codes);
     f.require("price", &price);
     f.require("taxPercentage", &tax);
     f.finish()?;
@@ -250,9 +257,42 @@ fn new_instance(
         tax_percentage: tax.unwrap_or_default(),
         size,
         tags,
+        tax_codes: codes,
         active_date: Some(now),
         delete_date: None,
     })
+}
+
+/// An instance's named tax rates: each one the merchant declares, none twice.
+fn instance_tax_codes(f: &mut Fields, raw: Option<Value>, declared: &[&str]) -> Vec<String> {
+    let items = match raw {
+        None | Some(Value::Null) => return Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            f.reject("taxCodes", "must be an array of the merchant's tax codes.");
+            return Vec::new();
+        }
+    };
+    let mut codes: Vec<String> = Vec::new();
+    for item in items {
+        match item.as_str() {
+            Some(code) if declared.contains(&code) => {
+                if !codes.iter().any(|c| c == code) {
+                    codes.push(code.to_owned());
+                }
+            }
+            Some(code) if declared.is_empty() => f.reject(
+                "taxCodes",
+                format!("\"{code}\" is not a tax code: this merchant declares none ([sales] taxes in its manifest)."),
+            ),
+            Some(code) => f.reject(
+                "taxCodes",
+                format!("\"{code}\" is not one of this merchant's tax codes ({}).", declared.join(", ")),
+            ),
+            None => f.reject("taxCodes", format!("{item} is not a tax code.")),
+        }
+    }
+    codes
 }
 
 /// The first field of a kept instance that a write tries to change.
@@ -277,6 +317,12 @@ fn edited_field(current: &InstanceRecord, entry: &Map<String, Value>) -> Option<
         Some("size")
     } else if text_differs("tags", &current.tags) {
         Some("tags")
+    } else if entry.get("taxCodes").is_some_and(|v| {
+        v.as_array().is_none_or(|a| {
+            !a.iter().map(Value::as_str).eq(current.tax_codes.iter().map(|c| Some(c.as_str())))
+        })
+    }) {
+        Some("taxCodes")
     } else {
         None
     }
@@ -299,6 +345,7 @@ mod tests {
     fn ctx() -> ProductContext<'static> {
         ProductContext {
             category_exists: &|id| id == 1041,
+            tax_codes: &[],
         }
     }
 

@@ -70,6 +70,8 @@ pub struct PromotionRecord {
     pub end_date: Option<i64>,
     pub days_available: Vec<i64>,
     pub automatic: bool,
+    /// Applies on top of the other promotions of a line, instead of competing with them.
+    pub stackable: bool,
     pub active_date: Option<i64>,
     #[field(read_only)]
     pub delete_date: Option<i64>,
@@ -105,6 +107,28 @@ impl PromotionRecord {
     /// Valid at one of `stores` (a promotion without stores is valid everywhere).
     pub fn valid_at_any(&self, stores: &BTreeSet<i64>) -> bool {
         self.store_ids.is_empty() || self.store_ids.iter().any(|s| stores.contains(s))
+    }
+
+    /// Whether a sale at `store` at `now`, on `weekday` (0 = Sunday, in the store's time zone),
+    /// can take this promotion.
+    pub fn applies_to_sale(&self, store: i64, now: i64, weekday: i64) -> bool {
+        self.delete_date.is_none()
+            && self.is_active(now)
+            && (self.store_ids.is_empty() || self.store_ids.contains(&store))
+            && self.days_available.contains(&weekday)
+    }
+
+    /// The promotion as the sale engine applies it.
+    pub fn offer(&self) -> super::pricing::Offer {
+        super::pricing::Offer {
+            id: self.id,
+            kind: self.kind,
+            x: self.x,
+            y: self.y,
+            product_ids: self.product_ids.clone(),
+            category_ids: self.category_ids.clone(),
+            stackable: self.stackable,
+        }
     }
 
     /// Applies written fields. `creating` makes title, type, x and startDate required.
@@ -161,6 +185,9 @@ impl PromotionRecord {
         self.days_available = days(&mut f, raw_days, self.days_available);
         if let Some(automatic) = f.boolean("automatic") {
             self.automatic = automatic;
+        }
+        if let Some(stackable) = f.boolean("stackable") {
+            self.stackable = stackable;
         }
         self.active_date = f.date("activeDate").apply(self.active_date);
 

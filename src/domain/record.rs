@@ -52,6 +52,9 @@ pub enum Kind {
     StoreRoles,
     /// A URL that may carry credentials in its path or query: events show its origin only.
     Url,
+    /// JSON the record keeps as text, stored and shown as it is (a basket's receipt); the
+    /// name of its OpenAPI schema.
+    Json(&'static str),
 }
 
 /// How writes treat a field.
@@ -237,6 +240,8 @@ pub enum Cell<'a> {
     Ids(&'a [i64]),
     Texts(&'a [String]),
     StoreRoles(&'a BTreeMap<i64, Role>),
+    /// JSON text, written out as it is.
+    Json(&'a str),
 }
 
 /// A stored value, as the storage layer decodes it for a field of a given [`Kind`].
@@ -261,6 +266,11 @@ pub trait AsCell {
 /// A field type made from a [`Stored`] value (`None`: the value does not fit).
 pub trait FromCell: Sized {
     fn from_cell(value: Stored) -> Option<Self>;
+}
+
+/// A field type kept as JSON text ([`Kind::Json`]), with its OpenAPI schema.
+pub trait JsonCell {
+    const SCHEMA: &'static str;
 }
 
 /// An enumeration stored and shown as one of its words.

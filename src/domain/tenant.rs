@@ -15,6 +15,8 @@ pub struct Manifest {
     pub merchant_name: String,
     /// Its applications may use the old Shopwave clients' conventions.
     pub legacy_clients: bool,
+    /// How its sales are priced (`[sales]`).
+    pub sales: super::pricing::SaleSettings,
     pub stores: Vec<StoreSpec>,
     pub users: Vec<UserSpec>,
     pub applications: Vec<AppSpec>,

@@ -5,6 +5,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::crypto;
+use crate::domain::pricing::SaleSettings;
 use crate::domain::tenant::{AppSpec, Manifest, PasswordSpec, StoreSpec, UserSpec};
 use crate::domain::{redirect_uri, Role};
 
@@ -84,7 +85,7 @@ struct RawApp {
     description: Option<String>,
 }
 
-const TOP_LEVEL: [&str; 4] = ["merchant", "stores", "users", "applications"];
+const TOP_LEVEL: [&str; 5] = ["merchant", "sales", "stores", "users", "applications"];
 const MIN_SECRET_LEN: usize = 12;
 const MIN_PASSWORD_LEN: usize = 8;
 
@@ -123,7 +124,7 @@ impl Manifest {
             return Err(ctx.err(
                 None,
                 Some(unknown),
-                "unknown section; expected merchant, stores, users or applications",
+                "unknown section; expected merchant, sales, stores, users or applications",
             ));
         }
 
@@ -138,6 +139,13 @@ impl Manifest {
             }
         };
         let merchant_key = merchant_key(&ctx, &merchant)?;
+        let sales: SaleSettings = match table.get("sales") {
+            Some(v) => typed(&ctx, "sales".into(), v)?,
+            None => SaleSettings::default(),
+        };
+        sales
+            .check()
+            .map_err(|why| ctx.err(Some("sales".into()), None, why))?;
         let merchant_name = non_empty(&ctx, "merchant".into(), "name", &merchant.name)?;
 
         let stores = entries(&ctx, &table, "stores")?
@@ -173,6 +181,7 @@ impl Manifest {
             merchant_key,
             merchant_name,
             legacy_clients: merchant.legacy_clients,
+            sales,
             stores,
             users,
             applications,

@@ -147,6 +147,7 @@ impl Visitor for Writer<'_, '_, '_> {
                 self.out.push(']');
             }
             (_, Cell::StoreRoles(roles)) => write_store_roles(self.out, roles),
+            (_, Cell::Json(raw)) => self.out.push_str(raw),
         }
     }
 
@@ -361,6 +362,7 @@ mod parity {
             end_date: None,
             days_available: vec![0, 6],
             automatic: true,
+            stackable: false,
             active_date: Some(1),
             delete_date: None,
         };
@@ -383,6 +385,7 @@ mod parity {
                     tax_percentage: d("0.200"),
                     size: None,
                     tags: None,
+                    tax_codes: vec![],
                     active_date: Some(1),
                     delete_date: None,
                 },
@@ -394,6 +397,7 @@ mod parity {
                     tax_percentage: d("0"),
                     size: None,
                     tags: None,
+                    tax_codes: vec![],
                     active_date: Some(1),
                     delete_date: Some(2),
                 },
@@ -429,6 +433,8 @@ mod parity {
             complete_date: Some(9),
             active_date: Some(1),
             delete_date: None,
+            promotion_ids: vec![],
+            receipt: None,
         };
         same(&basket, 8);
         let tx = TransactionRecord {

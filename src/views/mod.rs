@@ -7,6 +7,7 @@ pub mod events;
 pub mod json;
 pub mod lists;
 pub mod people;
+pub mod pricing;
 pub mod records;
 pub mod report;
 

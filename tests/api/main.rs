@@ -19,6 +19,7 @@ mod faults;
 mod idempotency;
 mod layers;
 mod legacy_clients;
+mod money;
 mod limits;
 mod logs;
 mod oauth_client_library;

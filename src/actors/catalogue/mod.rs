@@ -3,6 +3,7 @@
 mod application;
 mod category;
 mod employee;
+pub(crate) mod pricing;
 mod product;
 mod promotion;
 mod reconcile;

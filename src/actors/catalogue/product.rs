@@ -8,11 +8,13 @@ use crate::domain::product::{ProductContext, ProductRecord};
 fn apply(record: ProductRecord, w: Writing<'_>) -> Result<ProductRecord, Vec<String>> {
     let state = w.state;
     let exists = |id| state.find::<CategoryRecord>(id).is_some();
+    let codes: Vec<&str> = state.sales.taxes.iter().map(|t| t.code.as_str()).collect();
     record.apply(
         w.input.fields,
         w.ids,
         &ProductContext {
             category_exists: &exists,
+            tax_codes: &codes,
         },
         w.now,
     )

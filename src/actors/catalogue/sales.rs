@@ -4,9 +4,10 @@
 
 use serde_json::{Map, Value};
 
+use super::pricing;
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Kind, Resource, Writing};
-use crate::domain::basket::{self, BasketContext, BasketRecord, InstancePrice};
+use crate::domain::basket::{self, BasketRecord};
 use crate::domain::product::ProductRecord;
 use crate::domain::sales::{self, InvoiceContext, InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::stock::StockMove;
@@ -113,62 +114,9 @@ fn basket_field(fields: &Map<String, Value>) -> Option<i64> {
     fields.get("basketId").and_then(Value::as_i64)
 }
 
-/// The price instance a basket line sells.
-fn instance_of(
-    state: &MerchantState,
-    product_id: i64,
-    wanted: Option<i64>,
-) -> Result<InstancePrice, String> {
-    let product = state
-        .find::<ProductRecord>(product_id)
-        .ok_or_else(|| format!("product {product_id} is not a product of this merchant."))?;
-    let live: Vec<_> = product.live_instances().collect();
-    let instance = match wanted {
-        Some(id) => live
-            .iter()
-            .find(|i| i.id == id)
-            .ok_or_else(|| format!("{id} is not a live instance of product {product_id}."))?,
-        None => match live.as_slice() {
-            [only] => only,
-            [] => return Err(format!("product {product_id} has no price instance.")),
-            _ => {
-                return Err(format!(
-                    "required: product {product_id} has several instances."
-                ))
-            }
-        },
-    };
-    Ok(InstancePrice {
-        product_id,
-        instance_id: instance.id,
-        price: instance.price,
-        tax_percentage: instance.tax_percentage,
-    })
-}
-
-/// Σ amount of a basket's completed payments. An open basket's payments are all cached.
-fn paid(state: &MerchantState, basket_id: i64) -> i64 {
-    let Some(ids) = state.index.transactions_by_basket.get(&basket_id) else {
-        return 0;
-    };
-    ids.iter()
-        .filter_map(|id| state.find::<TransactionRecord>(*id))
-        .filter(|t| t.completed)
-        .map(|t| t.amount)
-        .sum()
-}
-
 fn apply_basket(base: BasketRecord, w: Writing<'_>) -> Result<BasketRecord, Vec<String>> {
-    let (state, now) = (w.state, w.now);
-    let store_exists = |id| state.find::<StoreRecord>(id).is_some();
-    let instance = |p, i| instance_of(state, p, i);
-    let paid = |b| paid(state, b);
-    let ctx = BasketContext {
-        store_exists: &store_exists,
-        instance: &instance,
-        paid: &paid,
-    };
-    base.apply(w.input.fields, w.ids, &ctx, now, w.creating)
+    let (fields, ids, now, creating) = (w.input.fields, w.ids, w.now, w.creating);
+    pricing::with_context(w.state, now, |ctx| base.apply(fields, ids, ctx, now, creating))
 }
 
 completing_sale! {

@@ -31,6 +31,7 @@ pub(in crate::actors) async fn load(
     // is (and reloaded again), never newer.
     state.version = db.merchant_version(merchant_id).await?;
     state.event_seq = db.event_position(merchant_id).await?.last;
+    state.sales = std::sync::Arc::new(db.merchant_sales(merchant_id).await?);
     let (stock, catalogue, people, sales) = tokio::try_join!(
         db.load_merchant_stock(merchant_id),
         async {

@@ -19,6 +19,7 @@ use crate::domain::application::ApplicationRecord;
 use crate::domain::basket::BasketRecord;
 use crate::domain::category::CategoryRecord;
 use crate::domain::employee::EmployeeRecord;
+use crate::domain::pricing::SaleSettings;
 use crate::domain::product::ProductRecord;
 use crate::domain::promotion::PromotionRecord;
 use crate::domain::reconcile::StockReconciliation;
@@ -128,6 +129,8 @@ pub struct MerchantState {
     pending_stock: OrdMap<(i64, i64), StockLevel>,
     /// Where uploaded files are served (`<public_base_url>`), for image URLs.
     pub files_base: Arc<str>,
+    /// How sales are priced (the manifest's `[sales]`).
+    pub sales: Arc<SaleSettings>,
 }
 
 impl MerchantState {

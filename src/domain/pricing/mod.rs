@@ -10,6 +10,8 @@ mod tax;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use super::record::{AsCell, Cell, FromCell, JsonCell, Stored};
+
 pub use offers::Offer;
 pub use settings::{Rounding, SaleSettings, TaxRate, TaxRounding};
 
@@ -40,7 +42,11 @@ pub struct LineTax {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LineAmounts {
+    /// 0 for a line a calculation adds (it has no id yet).
     pub line_id: i64,
+    /// The line's client key, in a calculation's answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
     /// Unit price × quantity, rounded.
     pub gross: i64,
     /// Its share of the basket's discounts.
@@ -108,6 +114,47 @@ pub struct Receipt {
     pub cash_rounding: i64,
 }
 
+/// A receipt and its JSON text, as a basket keeps it: rendered and stored as written, never
+/// serialized again.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Priced {
+    pub receipt: Receipt,
+    json: String,
+}
+
+impl Priced {
+    pub fn new(receipt: Receipt) -> Self {
+        // A receipt holds integers, strings and decimals only: it always serializes.
+        let json = serde_json::to_string(&receipt).unwrap_or_default();
+        Self { receipt, json }
+    }
+
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+}
+
+impl AsCell for Priced {
+    fn as_cell(&self) -> Cell<'_> {
+        Cell::Json(&self.json)
+    }
+}
+
+impl FromCell for Priced {
+    fn from_cell(value: Stored) -> Option<Self> {
+        match value {
+            Stored::Text(json) => serde_json::from_str(&json)
+                .ok()
+                .map(|receipt| Self { receipt, json }),
+            _ => None,
+        }
+    }
+}
+
+impl JsonCell for Priced {
+    const SCHEMA: &'static str = "Receipt";
+}
+
 /// Prices `lines` under `settings`, applying `offers` (the promotions valid for this basket's
 /// store and moment, automatic ones and those the basket names).
 pub fn calculate(lines: &[SaleLine], offers: &[Offer], settings: &SaleSettings) -> Receipt {
@@ -136,6 +183,7 @@ pub fn calculate(lines: &[SaleLine], offers: &[Offer], settings: &SaleSettings) 
         .enumerate()
         .map(|(i, l)| LineAmounts {
             line_id: l.id,
+            key: None,
             gross: gross[i],
             discount: line_discount[i],
             net: net[i],

@@ -9,6 +9,7 @@ mod catalogue;
 mod endpoints;
 mod pages;
 mod paths;
+mod pricing;
 pub mod schemas;
 
 use std::sync::OnceLock;
@@ -76,6 +77,7 @@ fn build() -> OpenApi {
         .into_iter()
         .chain(answers::all())
         .chain(catalogue::schemas())
+        .chain(pricing::schemas())
     {
         components = components.schema(name, schema);
     }

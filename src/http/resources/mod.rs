@@ -1,6 +1,7 @@
 //! Resource endpoints: thin handlers over the merchant actors, and the batch replies they share.
 
 pub mod applications;
+pub mod calculate;
 pub mod catalogue;
 pub mod employees;
 pub mod generic;
@@ -39,6 +40,10 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     webhooks::routes(cfg);
     with_list::<ProductRecord, _, _>(cfg, "/product", products::list);
     catalogue::routes(cfg);
+    cfg.service(
+        actix_web::web::resource("/basket/calculate")
+            .route(actix_web::web::post().to(calculate::basket)),
+    );
     with_list::<BasketRecord, _, _>(cfg, "/basket", sales::list::<BasketRecord>);
     with_list::<TransactionRecord, _, _>(cfg, "/transaction", sales::list::<TransactionRecord>);
     with_list::<OrderRecord, _, _>(cfg, "/order", sales::list::<OrderRecord>);

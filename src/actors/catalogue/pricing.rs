@@ -1,0 +1,238 @@
+//! A basket priced with what the merchant's state knows: each line's rates from its price
+//! instance and the merchant's `[sales]` settings, the promotions valid for the basket's store
+//! at this moment (automatic ones and those it names), and the sale engine of `domain::pricing`.
+
+use serde_json::{Map, Value};
+
+use crate::actors::merchant::state::MerchantState;
+use crate::domain::basket::{BasketContext, BasketLine, BasketRecord, BasketType, InstancePrice};
+use crate::domain::sales::TransactionRecord;
+use crate::domain::Refusal;
+use crate::domain::dates;
+use crate::domain::pricing::{self, LineTax, Offer, Receipt, SaleLine, SaleSettings};
+use crate::domain::product::ProductRecord;
+use crate::domain::promotion::PromotionRecord;
+use crate::domain::store::StoreRecord;
+
+/// Runs `f` with what basket rules need of the merchant at `now`.
+pub fn with_context<T>(
+    state: &MerchantState,
+    now: i64,
+    f: impl FnOnce(&BasketContext<'_>) -> T,
+) -> T {
+    let store_exists = |id| state.find::<StoreRecord>(id).is_some();
+    let instance = |p, i| instance_of(state, p, i);
+    let paid = |b| paid(state, b);
+    let promotion = |b: &BasketRecord, id| check_promotion(state, b, id, now);
+    let price = |b: &BasketRecord| price(state, b, now);
+    f(&BasketContext {
+        store_exists: &store_exists,
+        instance: &instance,
+        paid: &paid,
+        promotion: &promotion,
+        price: &price,
+        rounding: state.sales.rounding,
+    })
+}
+
+/// `POST /basket/calculate` for one basket: the receipt of `fields` written on a new basket, or
+/// on the open basket their `id` names, without writing anything. A completed basket answers
+/// the receipt completion recorded. Lines sent in the body carry their client key.
+pub fn calculate(
+    state: &MerchantState,
+    mut fields: Map<String, Value>,
+    now: i64,
+) -> Result<Receipt, Refusal> {
+    // Nothing is written: a calculation never completes a basket.
+    fields.remove("completed");
+    let keys = line_keys(&fields);
+    let (base, creating) = match fields.remove("id") {
+        None | Some(Value::Null) => (BasketRecord::new(0, now), true),
+        Some(id) => {
+            let basket = id
+                .as_i64()
+                .and_then(|id| state.entry::<BasketRecord>(id))
+                .map(|e| e.record())
+                .filter(|b| b.delete_date.is_none())
+                .ok_or_else(|| {
+                    Refusal::Invalid(vec![format!("id: {id} is not a basket of this merchant.")])
+                })?;
+            if basket.completed {
+                return Ok(basket.receipt.clone().unwrap_or_default().receipt);
+            }
+            (basket.clone(), false)
+        }
+    };
+    let mut ids = TEMPORARY_IDS..;
+    let basket = with_context(state, now, |ctx| {
+        base.apply(fields, &mut ids, ctx, now, creating)
+    })
+    .map_err(Refusal::Invalid)?;
+    let mut receipt = basket.receipt.map(|p| p.receipt).unwrap_or_default();
+    let mut fresh = TEMPORARY_IDS;
+    for (key, id) in keys {
+        let id = id.unwrap_or_else(|| {
+            fresh += 1;
+            fresh - 1
+        });
+        if let Some(line) = receipt.lines.iter_mut().find(|l| l.line_id == id) {
+            line.key = Some(key);
+            if id >= TEMPORARY_IDS {
+                line.line_id = 0;
+            }
+        }
+    }
+    Ok(receipt)
+}
+
+/// Where a calculation numbers the lines it adds (never an id the merchant's records hold).
+const TEMPORARY_IDS: i64 = 1 << 60;
+
+/// The client key of each line in the body, with its id when it names one, in body order.
+fn line_keys(fields: &Map<String, Value>) -> Vec<(String, Option<i64>)> {
+    match fields.get("basketProducts") {
+        Some(Value::Object(entries)) => entries
+            .iter()
+            .map(|(k, e)| (k.clone(), e.get("id").and_then(Value::as_i64)))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The price instance a basket line sells.
+fn instance_of(
+    state: &MerchantState,
+    product_id: i64,
+    wanted: Option<i64>,
+) -> Result<InstancePrice, String> {
+    let product = state
+        .find::<ProductRecord>(product_id)
+        .ok_or_else(|| format!("product {product_id} is not a product of this merchant."))?;
+    let live: Vec<_> = product.live_instances().collect();
+    let instance = match wanted {
+        Some(id) => live
+            .iter()
+            .find(|i| i.id == id)
+            .ok_or_else(|| format!("{id} is not a live instance of product {product_id}."))?,
+        None => match live.as_slice() {
+            [only] => only,
+            [] => return Err(format!("product {product_id} has no price instance.")),
+            _ => {
+                return Err(format!(
+                    "required: product {product_id} has several instances."
+                ))
+            }
+        },
+    };
+    Ok(InstancePrice {
+        product_id,
+        instance_id: instance.id,
+        price: instance.price,
+        tax_percentage: instance.tax_percentage,
+    })
+}
+
+/// Σ amount of a basket's completed payments, (cash, other). An open basket's payments are all
+/// cached.
+fn paid(state: &MerchantState, basket_id: i64) -> (i64, i64) {
+    let Some(ids) = state.index.transactions_by_basket.get(&basket_id) else {
+        return (0, 0);
+    };
+    ids.iter()
+        .filter_map(|id| state.find::<TransactionRecord>(*id))
+        .filter(|t| t.completed)
+        .fold((0, 0), |(cash, other), t| {
+            if t.payment_type == "CASH" {
+                (cash + t.amount, other)
+            } else {
+                (cash, other + t.amount)
+            }
+        })
+}
+
+/// The basket's receipt at `now`.
+pub fn price(state: &MerchantState, basket: &BasketRecord, now: i64) -> Receipt {
+    let lines: Vec<SaleLine> = basket
+        .lines
+        .iter()
+        .map(|l| sale_line(state, l))
+        .collect();
+    let offers: Vec<Offer> = if basket.basket_type == BasketType::Sale {
+        let weekday = weekday(state, basket.store_id, now);
+        state
+            .live::<PromotionRecord>()
+            .filter(|p| p.automatic || basket.promotion_ids.contains(&p.id))
+            .filter(|p| p.applies_to_sale(basket.store_id, now, weekday))
+            .map(PromotionRecord::offer)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    pricing::calculate(&lines, &offers, &state.sales)
+}
+
+/// Why promotion `id` cannot be applied to `basket` by hand at `now`, if it cannot.
+pub fn check_promotion(
+    state: &MerchantState,
+    basket: &BasketRecord,
+    id: i64,
+    now: i64,
+) -> Result<(), String> {
+    let promotion = state
+        .find::<PromotionRecord>(id)
+        .ok_or_else(|| format!("{id} is not a promotion of this merchant."))?;
+    if promotion.applies_to_sale(basket.store_id, now, weekday(state, basket.store_id, now)) {
+        Ok(())
+    } else {
+        Err(format!(
+            "promotion {id} does not apply at store {} now (its dates, days or stores).",
+            basket.store_id
+        ))
+    }
+}
+
+/// The day of the week at the store, 0 = Sunday.
+fn weekday(state: &MerchantState, store_id: i64, now: i64) -> i64 {
+    let zone = state
+        .find::<StoreRecord>(store_id)
+        .map_or("UTC", |s| s.timezone.as_str());
+    dates::weekday(now, zone)
+}
+
+/// A basket line as the engine prices it. Instances are never edited and never forgotten, so
+/// the line's rates are those of the instance it sold, even after the product changed.
+fn sale_line(state: &MerchantState, line: &BasketLine) -> SaleLine {
+    let product = state
+        .entry::<ProductRecord>(line.product_id)
+        .map(|e| e.record());
+    let codes = product
+        .and_then(|p| p.instances.iter().find(|i| i.id == line.product_instance_id))
+        .map_or(&[][..], |i| i.tax_codes.as_slice());
+    SaleLine {
+        id: line.id,
+        product_id: line.product_id,
+        category_ids: product.map(|p| p.category_ids.clone()).unwrap_or_default(),
+        quantity: line.quantity,
+        unit_price: line.price,
+        taxes: line_taxes(&state.sales, codes, line),
+    }
+}
+
+fn line_taxes(settings: &SaleSettings, codes: &[String], line: &BasketLine) -> Vec<LineTax> {
+    if codes.is_empty() {
+        return vec![LineTax {
+            code: String::new(),
+            rate: line.tax_percentage,
+            included: settings.prices_include_tax,
+        }];
+    }
+    codes
+        .iter()
+        .filter_map(|code| settings.tax(code))
+        .map(|t| LineTax {
+            code: t.code.clone(),
+            rate: t.rate,
+            included: t.included.unwrap_or(settings.prices_include_tax),
+        })
+        .collect()
+}
