@@ -38,6 +38,7 @@ fn product(id: i64) -> ProductRecord {
         tax_percentage: Decimal::new(200, 3),
         size: None,
         tags: None,
+        tax_codes: Vec::new(),
         active_date: Some(1_774_740_600_000),
         delete_date: None,
     }];
@@ -145,6 +146,45 @@ fn benches(c: &mut Criterion) {
             collection(&state, state.products.values(), &mut out);
             out
         })
+    });
+    c.bench_function("price a 20-line basket: 2 rates added, 2 promotions", |b| {
+        use merchantd::domain::pricing::{self, LineTax, Offer, SaleLine, SaleSettings};
+        use merchantd::domain::promotion::PromotionType;
+        let rate = |code: &str, r: i64| LineTax {
+            code: code.into(),
+            rate: Decimal::new(r, 2),
+            included: false,
+        };
+        let lines: Vec<SaleLine> = (0..20)
+            .map(|i| SaleLine {
+                id: i,
+                product_id: i % 7,
+                category_ids: vec![i % 3],
+                quantity: 1 + i % 3,
+                unit_price: Decimal::new(150 + 37 * i, 0),
+                taxes: vec![rate("GST", 5), rate("PST", 7)],
+                fixed_net: None,
+            })
+            .collect();
+        let offer = |id, kind, x, stackable| Offer {
+            id,
+            kind,
+            x: Decimal::new(x, 0),
+            y: Some(Decimal::new(2, 0)),
+            product_ids: vec![1, 2, 3],
+            category_ids: vec![],
+            stackable,
+        };
+        let offers = [
+            offer(1, PromotionType::Percentage, 10, false),
+            offer(2, PromotionType::XForY, 3, true),
+        ];
+        let settings = SaleSettings {
+            prices_include_tax: false,
+            cash_increment: 5,
+            ..SaleSettings::default()
+        };
+        b.iter(|| pricing::calculate(&lines, &offers, &settings))
     });
     c.bench_function("stock level of 10 products", |b| {
         b.iter(|| {

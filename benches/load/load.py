@@ -53,7 +53,7 @@ BATCH = 200
 SCENARIOS = {
     "ceiling": "1", "read": "2", "write": "3", "list": "4", "history": "5", "cold": "6",
     "memory": "7", "seed": "8", "store": "a", "mix": "b", "multi": "c", "refresh": "d",
-    "basket": "e", "idle": "f",
+    "basket": "e", "idle": "f", "calculate": "g", "sale": "h",
 }
 ALIASES = {v: k for k, v in SCENARIOS.items()}
 
@@ -417,9 +417,12 @@ class Merchant:
         self.refresh = None
         self.products = []   # product ids
         self.categories = []  # category ids
+        self.sales = None     # a [sales] table (the sale scenario's two added rates)
 
     def manifest(self):
         lines = ["[merchant]", f'key = "{self.key}"', f'name = "Bench {self.key}"', ""]
+        if self.sales:
+            lines += ["[sales]", self.sales, ""]
         for s in self.store_keys:
             lines += ["[[stores]]", f'key = "{s}"', f'name = "Store {s}"', ""]
         lines += ["[[users]]", f'email = "{self.email}"', f'password = "{self.password}"',
@@ -491,7 +494,7 @@ class Bench:
                 sys.exit(f"unknown scenario {item!r}; known: "
                          + ", ".join(f"{k} ({v})" for k, v in SCENARIOS.items()))
             chosen.add(name)
-        if chosen & {"read", "write", "store", "refresh", "basket", "multi", "mix"}:
+        if chosen & {"read", "write", "store", "refresh", "basket", "multi", "mix", "calculate", "sale"}:
             chosen.add("ceiling")
         if chosen & {"mix", "multi"}:
             chosen.add("read")
@@ -529,6 +532,9 @@ class Bench:
         self.main = Merchant("main")
         self.writer = Merchant("writes")
         self.shop = Merchant("shop", ("sale",))
+        if "sale" in self.only:
+            self.shop.sales = ('taxes = [{ code = "A", rate = "0.05", included = false }, '
+                               '{ code = "B", rate = "0.07", included = false }]')
         self.tiny = Merchant("tiny")
         self.merchants = [self.main, self.writer, self.shop, self.tiny]
         self.multi = []
@@ -737,6 +743,10 @@ class Bench:
             self.scenario_refresh(d, ratio)
         if self.want("basket"):
             self.scenario_basket(d, ratio)
+        if self.want("calculate"):
+            self.scenario_calculate(d, ratio)
+        if self.want("sale"):
+            self.scenario_basket(d, ratio, kind="sale")
 
     def scenario_mix(self, read, d):
         """90 % reads / 10 % writes on the main merchant: two wrk processes at once, the writers
@@ -801,10 +811,42 @@ class Bench:
         self.record("refresh", res)
         log(f"  refresh {res['rps']:,.0f} grants/s, failed {res['lua'].get('failed')}")
 
-    def scenario_basket(self, d, ratio):
-        store, product = self.shop.stores["sale"], self.shop.products[0]
-        path = self.wrk.data_file("basket.txt", [f"{self.shop.token}\t{store}\t{product}"])
-        self.perf_start("basket", d)
+    def scenario_calculate(self, d, ratio):
+        """g: POST /basket/calculate of a 20-line basket of main's products (nothing written)."""
+        lines = {f"l{i}": {"productId": p, "quantity": 1 + i % 3} for i, p in enumerate(self.main.products[:20])}
+        body = json.dumps({"baskets": {"k": {"storeId": self.main.stores["main"], "basketProducts": lines}}},
+                          separators=(",", ":"))
+        path = self.wrk.data_file("calculate.txt", [self.main.token, body])
+        self.perf_start("calculate", d)
+        res = self.wrk.run("/basket/calculate", 64, d, script="calculate.lua", args=(path,))
+        self.perf_wait()
+        res["ratio"] = ratio(res["rps"])
+        res["errors"] = res["lua"].get("non200", 0) + res["socket_errors"]
+        self.record("calculate", res)
+        log(f"  calculate (20 lines) {res['rps']:,.0f} rps, non-200 {res['lua'].get('non200')}")
+
+    def sale_product(self):
+        """The sale scenario's product: two rates added on (A 5 %, B 7 %) and two automatic
+        promotions on it (10 % off, and 5 % off that stacks)."""
+        if getattr(self, "_sale_product", None):
+            return self._sale_product
+        c = self.shop.api(self.port)
+        p = c.write("POST", "/product", "products", {"p": {"name": "Taxed latte", "instances": {"i": {
+            "price": "300", "taxPercentage": "0", "taxCodes": ["A", "B"]}}}})["p"]["id"]
+        c.write("POST", "/promotion", "promotions", {
+            "ten": {"title": "Ten off", "type": "percentage", "x": "10", "productIds": [p],
+                    "startDate": "2020-01-01 00:00:00", "automatic": True},
+            "five": {"title": "Five more", "type": "percentage", "x": "5", "productIds": [p],
+                     "startDate": "2020-01-01 00:00:00", "automatic": True, "stackable": True}})
+        c.close()
+        self._sale_product = p
+        return p
+
+    def scenario_basket(self, d, ratio, kind="basket"):
+        store = self.shop.stores["sale"]
+        product = self.sale_product() if kind == "sale" else self.shop.products[0]
+        path = self.wrk.data_file(f"{kind}.txt", [f"{self.shop.token}\t{store}\t{product}"])
+        self.perf_start(kind, d)
         res = self.wrk.run("/basket", 64, d, threads=64, script="basket.lua", args=(path,))
         self.perf_wait()
         res["ratio"] = ratio(res["rps"])
@@ -827,14 +869,16 @@ class Bench:
             self.notes.append(f"basket: stock moved during the check ({sold_before} -> {sold})")
         units = sum(line["quantity"] for b in baskets.values() for line in b["basketProducts"].values()
                     if line["productId"] == product)
-        counted = sum(r["lua"].get("completed", 0) for r in self.results.get("basket", [])) \
+        # Both kinds sell at this store: the check counts every completion so far.
+        counted = sum(r["lua"].get("completed", 0)
+                      for k in ("basket", "sale") for r in self.results.get(k, [])) \
             + res["lua"].get("completed", 0)
         res["stock"] = {"stockSold": sold, "units_in_completed_baskets": units,
                         "completed_baskets": len(baskets), "completions_seen_by_wrk": counted,
                         "exact": float(sold) == float(units)}
         res["errors"] = res["lua"].get("errors", 0) + res["socket_errors"] + (0 if res["stock"]["exact"] else 1)
-        self.record("basket", res)
-        log(f"  baskets {res['rps']:,.0f} req/s, {res['lua'].get('completed')} completed, "
+        self.record(kind, res)
+        log(f"  {kind} {res['rps']:,.0f} req/s, {res['lua'].get('completed')} completed, "
             f"errors {res['lua'].get('errors')}, stockSold {sold} vs {units} units "
             f"({'exact' if res['stock']['exact'] else 'NOT EXACT'})")
 
@@ -1041,7 +1085,8 @@ class Bench:
                 "main-open.txt", [self.main.token, ",".join(str(b["id"]) for b in opened.values())])
         self.f_main_update = self.wrk.data_file(
             "main-update.txt", [self.main.token, ",".join(map(str, self.main.categories))])
-        if self.want("ceiling", "read", "write", "list", "store", "mix", "multi", "refresh", "basket"):
+        if self.want("ceiling", "read", "write", "list", "store", "mix", "multi", "refresh", "basket",
+                     "calculate", "sale"):
             self.wrk.run("/health/live", 64, 1)  # warm-up, not recorded
             for r in range(self.p["runs"]):
                 self.run_round(r)
@@ -1206,6 +1251,17 @@ def build_table(b):
         row("e", f"basket + payment + completion, 64 conn ({sales:,.0f} sales/s; stock "
                  f"{'exact' if exact else 'NOT exact'})", f"{med('basket', 'rps'):,.0f} req/s", fmt_ratio(ratio),
             "≥ 0.10 ×, stock exact", verdict(ratio is not None and ratio >= 0.10 and exact, errs("basket")))
+    if "calculate" in R:
+        ratio = med("calculate", "ratio")
+        row("g", "POST /basket/calculate, 20 lines, 64 conn", fmt_rps(med("calculate", "rps")), fmt_ratio(ratio),
+            "≥ 0.3 ×", verdict(ratio is not None and ratio >= 0.3, errs("calculate")))
+    if "sale" in R:
+        ratio = med("sale", "ratio")
+        exact = all(r["stock"]["exact"] for r in R["sale"])
+        sales = median([r["lua"].get("completed", 0) / r["seconds"] for r in R["sale"] if r["seconds"]])
+        row("h", f"basket + payment + completion, 2 promotions, 2 rates added, 64 conn ({sales:,.0f} sales/s; "
+                 f"stock {'exact' if exact else 'NOT exact'})", f"{med('sale', 'rps'):,.0f} req/s",
+            fmt_ratio(ratio), "within 1.2 × of e's cost", verdict(exact, errs("sale")))
     if "idle" in R:
         r = R["idle"][-1]
         back = r["given_back"]

@@ -106,8 +106,13 @@ pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
 
     /// Baskets a write of these fields refers to, which must be at hand (from the database if
     /// they are history) before it is validated.
-    fn referenced_baskets(_fields: &Map<String, Value>) -> Option<i64> {
-        None
+    fn referenced_baskets(_fields: &Map<String, Value>) -> Vec<i64> {
+        Vec::new()
+    }
+
+    /// Payments a write of these fields refers to (the one a refund names), likewise.
+    fn referenced_payments(_fields: &Map<String, Value>) -> Vec<i64> {
+        Vec::new()
     }
 
     /// The basket a record belongs to (a payment, an order), needed to validate changes to it.
@@ -120,6 +125,12 @@ pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
     fn is_open(&self, _state: &MerchantState) -> bool {
         true
     }
+
+    /// Keeps the state's ledgers (units returned per sale line, amounts refunded per payment)
+    /// in step with a write of this record. Unlike indexes, ledgers count history too: they
+    /// are loaded whole and change only when a record is written, never when it leaves or
+    /// comes back to the cache.
+    fn keep_ledger(_state: &mut MerchantState, _before: Option<&Self>, _after: Option<&Self>) {}
 
     /// Keeps the state's indexes in step with a change of this record.
     fn reindex(_state: &mut MerchantState, _before: Option<&Self>, _after: Option<&Self>) {}

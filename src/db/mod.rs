@@ -25,6 +25,7 @@ pub mod products;
 pub mod reconcile;
 mod records;
 pub mod report;
+mod returns;
 pub mod rows;
 pub mod stock;
 pub mod tenants;

@@ -1,12 +1,13 @@
 //! A sale or wastage at one store, and its lines (api-reference.md, Basket).
 
 use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::fields::{next_id, Fields, Shape};
 use super::money;
-use super::pricing::{Priced, Receipt, Rounding};
-use super::record::Choice;
+use super::pricing::{Receipt, Rounding};
+use super::record::{AsCell, Cell, Choice, FromCell, Json, JsonCell, Stored};
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, PartialEq, Record)]
@@ -31,6 +32,48 @@ pub struct BasketLine {
     pub note: Option<String>,
     #[field(read_only)]
     pub added_date: i64,
+    /// The sale line this line gives back (a linked return).
+    #[field(kind = "json")]
+    pub return_of: Option<ReturnOf>,
+    /// Whether returned units go back to stock (the default) or are written off.
+    pub restock: bool,
+}
+
+/// The sale line a return line gives back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReturnOf {
+    pub basket_id: i64,
+    pub line_id: i64,
+}
+
+impl AsCell for ReturnOf {
+    fn as_cell(&self) -> Cell<'_> {
+        Cell::Json(Json::ReturnOf(self))
+    }
+}
+
+impl FromCell for ReturnOf {
+    fn from_cell(value: Stored) -> Option<Self> {
+        match value {
+            Stored::Text(json) => serde_json::from_str(&json).ok(),
+            _ => None,
+        }
+    }
+}
+
+impl JsonCell for ReturnOf {
+    const SCHEMA: &'static str = "ReturnOf";
+}
+
+/// What a return needs of the sale line it names.
+pub struct Returnable {
+    /// The sale line's product and instance, its original price and rate.
+    pub instance: InstancePrice,
+    /// The price it sold at.
+    pub price: Decimal,
+    /// Units not yet given back by another basket.
+    pub left: i64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -103,7 +146,7 @@ pub struct BasketRecord {
     /// The basket priced by the sale engine: lines, discounts, tax per rate, totals and the
     /// cash total; computed at each write while open, frozen by completion.
     #[field(kind = "json", read_only)]
-    pub receipt: Option<Priced>,
+    pub receipt: Option<Receipt>,
 }
 
 /// The price a line sells at: the instance's, unless the write says otherwise.
@@ -123,6 +166,8 @@ pub struct BasketContext<'a> {
     pub instance: &'a dyn Fn(i64, Option<i64>) -> Result<InstancePrice, String>,
     /// Σ amount of the completed transactions of a basket, in minor units: (cash, other).
     pub paid: &'a dyn Fn(i64) -> (i64, i64),
+    /// The sale line a line of basket `.0` returns, or why it cannot be returned.
+    pub returnable: &'a dyn Fn(i64, &ReturnOf) -> Result<Returnable, String>,
     /// Why a promotion cannot be applied to this basket by hand, if it cannot.
     pub promotion: &'a dyn Fn(&BasketRecord, i64) -> Result<(), String>,
     /// The basket priced (the sale engine with the merchant's catalogue and promotions).
@@ -158,8 +203,8 @@ impl BasketRecord {
     /// The receipt's tax; for a basket written before the sale engine, Σ price × quantity ×
     /// rate / (1 + rate) to 4 decimals, as it was then.
     pub fn total_tax(&self) -> Decimal {
-        if let Some(priced) = &self.receipt {
-            return Decimal::from(priced.receipt.tax);
+        if let Some(receipt) = &self.receipt {
+            return Decimal::from(receipt.tax);
         }
         self.lines
             .iter()
@@ -249,10 +294,19 @@ impl BasketRecord {
             if self.basket_type == BasketType::Sale {
                 let (cash, other) = (ctx.paid)(self.id);
                 let (due, rounding) = receipt.due(cash, other, ctx.rounding);
-                if cash + other < due {
+                let paid = cash + other;
+                if paid < due && due < 0 {
                     f.reject(
                         "completed",
-                        format!("Completed transactions cover {} of {due}.", cash + other),
+                        format!(
+                            "Refunds of {} exceed the {} this basket gives back.",
+                            -paid, -due
+                        ),
+                    );
+                } else if paid < due {
+                    f.reject(
+                        "completed",
+                        format!("Completed transactions cover {paid} of {due}."),
                     );
                 }
                 receipt.cash_rounding = rounding;
@@ -261,7 +315,7 @@ impl BasketRecord {
             self.complete_date = Some(now);
         }
         f.finish()?;
-        self.receipt = Some(Priced::new(receipt));
+        self.receipt = Some(receipt);
         Ok(self)
     }
 
@@ -302,6 +356,7 @@ impl BasketRecord {
             }
         }
         if problems.is_empty() {
+            problems.extend(over_returned(&lines, self.id, ctx));
             self.lines = lines;
         }
         problems
@@ -318,6 +373,7 @@ fn line_from(
 ) -> Result<BasketLine, Vec<String>> {
     let price = entry.get("price").cloned();
     let quantity = entry.get("quantity").cloned();
+    let returned = entry.get("returnOf").cloned();
     let mut f = Fields::declared::<BasketLine>(entry);
     let product = match f.integer("productId") {
         super::fields::Patch::Set(p) => Some(p),
@@ -338,17 +394,37 @@ fn line_from(
     let note = f
         .text("note", 2000)
         .apply(existing.as_ref().and_then(|l| l.note.clone()));
-    f.require("productId", &product);
+    let restock = f
+        .boolean("restock")
+        .unwrap_or(existing.as_ref().is_none_or(|l| l.restock));
+    let return_of = match returned {
+        None => existing.as_ref().and_then(|l| l.return_of),
+        Some(Value::Null) => None,
+        Some(v) => serde_json::from_value::<ReturnOf>(v)
+            .map_err(|_| {
+                f.reject(
+                    "returnOf",
+                    "must be {\"basketId\": <sale basket>, \"lineId\": <its line>}.",
+                )
+            })
+            .ok(),
+    };
     f.require("quantity", &quantity);
-    let instance = product.and_then(|p| match (ctx.instance)(p, wanted_instance) {
-        Ok(i) => Some(i),
-        Err(why) => {
-            f.reject("productInstanceId", why);
-            None
+    let sold = match return_of {
+        Some(r) => returned_line(&mut f, ctx, basket_id, r, product, quantity),
+        None => {
+            f.require("productId", &product);
+            product.and_then(|p| match (ctx.instance)(p, wanted_instance) {
+                Ok(i) => Some((i, None)),
+                Err(why) => {
+                    f.reject("productInstanceId", why);
+                    None
+                }
+            })
         }
-    });
+    };
     f.finish()?;
-    let (Some(instance), Some(quantity)) = (instance, quantity) else {
+    let (Some((instance, sale_price)), Some(quantity)) = (sold, quantity) else {
         return Err(vec!["the line is incomplete.".into()]);
     };
     let same_instance = existing
@@ -358,21 +434,67 @@ fn line_from(
         Some(l) => l.id,
         None => next_id(ids)?,
     };
+    let price = sale_price.or(charged).unwrap_or(match &existing {
+        Some(l) if same_instance => l.price,
+        _ => instance.price,
+    });
     Ok(BasketLine {
         id,
         basket_id,
         product_id: instance.product_id,
         product_instance_id: instance.instance_id,
         quantity,
-        price: charged.unwrap_or(match &existing {
-            Some(l) if same_instance => l.price,
-            _ => instance.price,
-        }),
+        price,
         original_price: instance.price,
         tax_percentage: instance.tax_percentage,
         note,
         added_date: existing.map_or(now, |l| l.added_date),
+        return_of,
+        restock,
     })
+}
+
+/// A return line's product, instance and price, from the sale line it names; its quantity
+/// gives back at most what is left of that line.
+fn returned_line(
+    f: &mut Fields,
+    ctx: &BasketContext<'_>,
+    basket_id: i64,
+    r: ReturnOf,
+    product: Option<i64>,
+    quantity: Option<i64>,
+) -> Option<(InstancePrice, Option<Decimal>)> {
+    let sale = match (ctx.returnable)(basket_id, &r) {
+        Ok(sale) => sale,
+        Err(why) => {
+            f.reject("returnOf", why);
+            return None;
+        }
+    };
+    if product.is_some_and(|p| p != sale.instance.product_id) {
+        f.reject(
+            "productId",
+            format!(
+                "a return line gives back product {} of line {}.",
+                sale.instance.product_id, r.line_id
+            ),
+        );
+    }
+    match quantity {
+        Some(q) if q > 0 => f.reject(
+            "quantity",
+            "a return line's quantity is negative: the units given back.",
+        ),
+        Some(q) if -q > sale.left => f.reject(
+            "quantity",
+            format!(
+                "only {} unit(s) of line {} can still be returned.",
+                sale.left, r.line_id
+            ),
+        ),
+        _ => {}
+    }
+    Some((sale.instance, Some(sale.price)))
 }
 
 /// A line's quantity: a non-zero integer, negative for a refund; `current` when left out.
@@ -401,4 +523,43 @@ pub fn new_lines(fields: &Map<String, Value>) -> usize {
             .count(),
         _ => 0,
     }
+}
+
+/// The sale baskets a write's return lines name.
+pub fn returned_baskets(fields: &Map<String, Value>) -> Vec<i64> {
+    let Some(Value::Object(entries)) = fields.get("basketProducts") else {
+        return Vec::new();
+    };
+    let mut baskets: Vec<i64> = entries
+        .values()
+        .filter_map(|e| e.get("returnOf")?.get("basketId")?.as_i64())
+        .collect();
+    baskets.sort_unstable();
+    baskets.dedup();
+    baskets
+}
+
+/// Lines of one write that together give back more of a sale line than is left of it.
+fn over_returned(lines: &[BasketLine], basket_id: i64, ctx: &BasketContext<'_>) -> Vec<String> {
+    let mut units: Vec<(ReturnOf, i64)> = Vec::new();
+    for line in lines {
+        if let Some(r) = line.return_of {
+            match units.iter_mut().find(|(o, _)| o.line_id == r.line_id) {
+                Some((_, n)) => *n -= line.quantity,
+                None => units.push((r, -line.quantity)),
+            }
+        }
+    }
+    units
+        .into_iter()
+        .filter_map(|(r, n)| {
+            let left = (ctx.returnable)(basket_id, &r).ok()?.left;
+            (n > left).then(|| {
+                format!(
+                    "returnOf: together the lines give back {n} unit(s) of line {}; only {left} can still be returned.",
+                    r.line_id
+                )
+            })
+        })
+        .collect()
 }

@@ -319,7 +319,9 @@ fn edited_field(current: &InstanceRecord, entry: &Map<String, Value>) -> Option<
         Some("tags")
     } else if entry.get("taxCodes").is_some_and(|v| {
         v.as_array().is_none_or(|a| {
-            !a.iter().map(Value::as_str).eq(current.tax_codes.iter().map(|c| Some(c.as_str())))
+            !a.iter()
+                .map(Value::as_str)
+                .eq(current.tax_codes.iter().map(|c| Some(c.as_str())))
         })
     }) {
         Some("taxCodes")

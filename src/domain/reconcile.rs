@@ -423,6 +423,8 @@ impl StockReconciliation {
                     tax_percentage: price.tax_percentage,
                     note: None,
                     added_date: now,
+                    return_of: None,
+                    restock: true,
                 });
             }
             self.wastage_basket_id = Some(basket_id);

@@ -240,8 +240,25 @@ pub enum Cell<'a> {
     Ids(&'a [i64]),
     Texts(&'a [String]),
     StoreRoles(&'a BTreeMap<i64, Role>),
-    /// JSON text, written out as it is.
-    Json(&'a str),
+    /// A structured value, shown and stored as its JSON.
+    Json(Json<'a>),
+}
+
+/// The structured values records keep ([`Kind::Json`]); the read side and the storage layer
+/// serialize them, the domain only names them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Json<'a> {
+    Receipt(&'a super::pricing::Receipt),
+    ReturnOf(&'a super::basket::ReturnOf),
+}
+
+impl serde::Serialize for Json<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Json::Receipt(r) => r.serialize(s),
+            Json::ReturnOf(r) => r.serialize(s),
+        }
+    }
 }
 
 /// A stored value, as the storage layer decodes it for a field of a given [`Kind`].

@@ -24,6 +24,8 @@ pub struct TransactionRecord {
     pub amount: i64,
     pub tip: i64,
     pub note: Option<String>,
+    /// The payment this transaction refunds (a linked refund): its amount goes back.
+    pub refund_of: Option<i64>,
     pub completed: bool,
     #[field(read_only)]
     pub complete_date: Option<i64>,
@@ -52,15 +54,31 @@ fn minor_units(f: &mut Fields, key: &str, value: Option<&Value>) -> Option<i64> 
     }
 }
 
+/// What payment rules need from the rest of the merchant.
+pub struct PaymentContext<'a> {
+    /// Whether an id is a basket of this merchant (open or not: whether it is still open is a
+    /// rule with its own message, checked by the caller).
+    pub basket_exists: &'a dyn Fn(i64) -> bool,
+    /// The payment a refund (`.0`) names: its type and what is left to refund of it.
+    pub refundable: &'a dyn Fn(i64, i64) -> Result<Refundable, String>,
+    /// Whether a refund may go back to another payment type than the payment's.
+    pub any_type: bool,
+}
+
+/// What a refund needs of the payment it names.
+pub struct Refundable {
+    pub payment_type: String,
+    /// Its amount less what other refunds give back.
+    pub left: i64,
+}
+
 impl TransactionRecord {
     crate::blank!(|id, now|);
 
-    /// `basket_exists` says whether an id is a basket of this merchant (open or not: whether
-    /// it is still open is a rule with its own message, checked by the caller).
     pub fn apply(
         mut self,
         fields: Map<String, Value>,
-        basket_exists: impl Fn(i64) -> bool,
+        ctx: &PaymentContext<'_>,
         now: i64,
         creating: bool,
     ) -> Result<Self, Vec<String>> {
@@ -71,17 +89,19 @@ impl TransactionRecord {
             Patch::Set(b) if !creating && b != self.basket_id => {
                 f.reject("basketId", "a transaction cannot move to another basket.")
             }
-            Patch::Set(b) if basket_exists(b) => self.basket_id = b,
+            Patch::Set(b) if (ctx.basket_exists)(b) => self.basket_id = b,
             Patch::Set(b) => f.reject("basketId", format!("{b} is not a basket of this merchant.")),
             _ if creating => f.reject("basketId", "required field is missing."),
             _ => {}
         }
+        let refunded = self.refund(&mut f, ctx, creating);
         match f.text("type", 20) {
             Patch::Set(t) if PAYMENT_TYPES.contains(&t.as_str()) => self.payment_type = t,
             Patch::Set(t) => f.reject(
                 "type",
                 format!("\"{t}\" is not one of {}.", PAYMENT_TYPES.join(", ")),
             ),
+            _ if creating && refunded.is_some() => {}
             _ if creating => f.reject("type", "required field is missing."),
             _ => {}
         }
@@ -91,6 +111,9 @@ impl TransactionRecord {
                 f.reject("amount", "required field is missing.")
             }
             None => {}
+        }
+        if let Some(payment) = refunded {
+            self.check_refund(&mut f, payment, ctx.any_type);
         }
         if let Some(t) = minor_units(&mut f, "tip", tip.as_ref()) {
             self.tip = t;
@@ -110,6 +133,67 @@ const STATUSES: [&str; 5] = ["pending", "accepted", "ready", "completed", "cance
 
 /// The fields order writes accept (see [`Shape`]).
 pub const ORDER_SHAPE: Shape = Shape::of::<OrderRecord>();
+
+impl TransactionRecord {
+    /// The payment a refund names, read from `refundOf` (it never changes once written); its
+    /// type becomes the refund's unless the write names one.
+    fn refund(
+        &mut self,
+        f: &mut Fields,
+        ctx: &PaymentContext<'_>,
+        creating: bool,
+    ) -> Option<Refundable> {
+        match f.integer("refundOf") {
+            Patch::Set(p) if !creating && self.refund_of != Some(p) => {
+                f.reject("refundOf", "a refund cannot change the payment it refunds.");
+                None
+            }
+            Patch::Clear if self.refund_of.is_some() => {
+                f.reject("refundOf", "a refund cannot change the payment it refunds.");
+                None
+            }
+            Patch::Set(p) => match (ctx.refundable)(self.id, p) {
+                Ok(payment) => {
+                    self.refund_of = Some(p);
+                    if creating {
+                        self.payment_type = payment.payment_type.clone();
+                    }
+                    Some(payment)
+                }
+                Err(why) => {
+                    f.reject("refundOf", why);
+                    None
+                }
+            },
+            _ => self
+                .refund_of
+                .and_then(|p| (ctx.refundable)(self.id, p).ok()),
+        }
+    }
+
+    fn check_refund(&self, f: &mut Fields, payment: Refundable, any_type: bool) {
+        if !any_type && self.payment_type != payment.payment_type {
+            f.reject(
+                "type",
+                format!(
+                    "a refund goes back to the payment's type ({}); this merchant does not refund to another type.",
+                    payment.payment_type
+                ),
+            );
+        }
+        if self.amount > payment.left {
+            f.reject(
+                "amount",
+                format!(
+                    "{} is more than is left to refund of payment {} ({}).",
+                    self.amount,
+                    self.refund_of.unwrap_or_default(),
+                    payment.left
+                ),
+            );
+        }
+    }
+}
 
 /// The fields transaction writes accept (see [`Shape`]).
 pub const TRANSACTION_SHAPE: Shape = Shape::of::<TransactionRecord>();

@@ -147,7 +147,10 @@ impl Visitor for Writer<'_, '_, '_> {
                 self.out.push(']');
             }
             (_, Cell::StoreRoles(roles)) => write_store_roles(self.out, roles),
-            (_, Cell::Json(raw)) => self.out.push_str(raw),
+            (_, Cell::Json(value)) => match serde_json::to_string(&value) {
+                Ok(text) => self.out.push_str(&text),
+                Err(_) => self.out.push_str("null"),
+            },
         }
     }
 
@@ -428,6 +431,8 @@ mod parity {
                 tax_percentage: d("0.200"),
                 note: None,
                 added_date: 7,
+                return_of: None,
+                restock: true,
             }],
             completed: true,
             complete_date: Some(9),
@@ -444,6 +449,7 @@ mod parity {
             amount: 750,
             tip: 0,
             note: None,
+            refund_of: None,
             completed: false,
             complete_date: None,
             active_date: Some(1),

@@ -234,7 +234,6 @@ backend_tests! {
     }
 
     async fn calculate_refuses_bad_input_and_other_merchants_records(app) {
-        let token = app.owner_token().await;
         let reader = app.token_for("demo", "owner@demo.test", "read", 3600).await;
         let store = app.tenant("demo").stores["high-street"];
         let second = app.token_for("second", "owner@second.test", "read write admin", 3600).await;

@@ -103,7 +103,7 @@ backend_tests! {
         assert_eq!(p10, &json!({"id": id, "title": "10% off hot drinks", "details": null, "terms": null,
             "type": "percentage", "x": "10", "y": null, "storeIds": [], "productIds": [], "categoryIds": [category],
             "startDate": "2026-03-28T00:00:00.000Z", "endDate": "2026-04-30T00:00:00.000Z",
-            "daysAvailable": [0, 1, 2, 3, 4, 5, 6], "automatic": false, "activeDate": p10["activeDate"],
+            "daysAvailable": [0, 1, 2, 3, 4, 5, 6], "automatic": false, "stackable": false, "activeDate": p10["activeDate"],
             "deleteDate": null}));
         assert!(p10["activeDate"].as_str().unwrap().ends_with('Z'));
         let three = &body["promotions"]["three"];

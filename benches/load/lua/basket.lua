@@ -49,6 +49,12 @@ function response(status, headers, body)
       local top = record and string.gsub(string.sub(record, 2, -2), "%b{}", "{}")
       basket = top and string.match(top, '"id"%s*:%s*(%d+)')
       local t = top and string.match(top, '"total"%s*:%s*"([%d%.%-]+)"')
+      -- With the sale engine the amount due is the receipt's total (discounts, tax added on).
+      local receipt = string.match(record, '"receipt"%s*:%s*(%b{})')
+      if receipt then
+         local flat = string.gsub(string.gsub(string.sub(receipt, 2, -2), "%b[]", "[]"), "%b{}", "{}")
+         t = string.match(flat, '"total"%s*:%s*(%-?%d+)') or t
+      end
       if not (basket and t) then
          parse_errors = parse_errors + 1
          errors = errors + 1

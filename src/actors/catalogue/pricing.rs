@@ -2,17 +2,20 @@
 //! instance and the merchant's `[sales]` settings, the promotions valid for the basket's store
 //! at this moment (automatic ones and those it names), and the sale engine of `domain::pricing`.
 
+use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
-use crate::domain::basket::{BasketContext, BasketLine, BasketRecord, BasketType, InstancePrice};
-use crate::domain::sales::TransactionRecord;
-use crate::domain::Refusal;
+use crate::domain::basket::{
+    BasketContext, BasketLine, BasketRecord, BasketType, InstancePrice, ReturnOf, Returnable,
+};
 use crate::domain::dates;
 use crate::domain::pricing::{self, LineTax, Offer, Receipt, SaleLine, SaleSettings};
 use crate::domain::product::ProductRecord;
 use crate::domain::promotion::PromotionRecord;
+use crate::domain::sales::TransactionRecord;
 use crate::domain::store::StoreRecord;
+use crate::domain::Refusal;
 
 /// Runs `f` with what basket rules need of the merchant at `now`.
 pub fn with_context<T>(
@@ -23,12 +26,14 @@ pub fn with_context<T>(
     let store_exists = |id| state.find::<StoreRecord>(id).is_some();
     let instance = |p, i| instance_of(state, p, i);
     let paid = |b| paid(state, b);
+    let returnable = |b, r: &ReturnOf| returnable(state, b, r);
     let promotion = |b: &BasketRecord, id| check_promotion(state, b, id, now);
     let price = |b: &BasketRecord| price(state, b, now);
     f(&BasketContext {
         store_exists: &store_exists,
         instance: &instance,
         paid: &paid,
+        returnable: &returnable,
         promotion: &promotion,
         price: &price,
         rounding: state.sales.rounding,
@@ -58,7 +63,7 @@ pub fn calculate(
                     Refusal::Invalid(vec![format!("id: {id} is not a basket of this merchant.")])
                 })?;
             if basket.completed {
-                return Ok(basket.receipt.clone().unwrap_or_default().receipt);
+                return Ok(basket.receipt.clone().unwrap_or_default());
             }
             (basket.clone(), false)
         }
@@ -68,7 +73,7 @@ pub fn calculate(
         base.apply(fields, &mut ids, ctx, now, creating)
     })
     .map_err(Refusal::Invalid)?;
-    let mut receipt = basket.receipt.map(|p| p.receipt).unwrap_or_default();
+    let mut receipt = basket.receipt.unwrap_or_default();
     let mut fresh = TEMPORARY_IDS;
     for (key, id) in keys {
         let id = id.unwrap_or_else(|| {
@@ -142,12 +147,101 @@ fn paid(state: &MerchantState, basket_id: i64) -> (i64, i64) {
         .filter_map(|id| state.find::<TransactionRecord>(*id))
         .filter(|t| t.completed)
         .fold((0, 0), |(cash, other), t| {
-            if t.payment_type == "CASH" {
-                (cash + t.amount, other)
+            // A refund gives its amount back.
+            let amount = if t.refund_of.is_some() {
+                -t.amount
             } else {
-                (cash, other + t.amount)
+                t.amount
+            };
+            if t.payment_type == "CASH" {
+                (cash + amount, other)
+            } else {
+                (cash, other + amount)
             }
         })
+}
+
+/// The completed sale basket and its sold line a return names.
+fn sale_line_of<'s>(
+    state: &'s MerchantState,
+    r: &ReturnOf,
+) -> Result<(&'s BasketRecord, &'s BasketLine), String> {
+    let sale = state
+        .entry::<BasketRecord>(r.basket_id)
+        .map(|e| e.record())
+        .filter(|b| b.delete_date.is_none() && b.completed && b.basket_type == BasketType::Sale)
+        .ok_or_else(|| {
+            format!(
+                "{} is not a completed sale basket of this merchant.",
+                r.basket_id
+            )
+        })?;
+    let line = sale
+        .lines
+        .iter()
+        .find(|l| l.id == r.line_id && l.quantity > 0 && l.return_of.is_none())
+        .ok_or_else(|| {
+            format!(
+                "{} is not a sold line of basket {}.",
+                r.line_id, r.basket_id
+            )
+        })?;
+    Ok((sale, line))
+}
+
+/// Units of sale line `line` given back by baskets other than `basket`.
+fn returned_elsewhere(state: &MerchantState, basket: i64, line: i64) -> i64 {
+    let own: i64 = state
+        .entry::<BasketRecord>(basket)
+        .map(|e| e.record())
+        .filter(|b| b.delete_date.is_none())
+        .map(|b| {
+            b.lines
+                .iter()
+                .filter(|l| l.return_of.is_some_and(|r| r.line_id == line))
+                .map(|l| -l.quantity)
+                .sum()
+        })
+        .unwrap_or(0);
+    state.returned.get(&line).copied().unwrap_or(0) - own
+}
+
+/// What a line of `basket` returning `r` needs of the sale line.
+fn returnable(state: &MerchantState, basket: i64, r: &ReturnOf) -> Result<Returnable, String> {
+    let (_, line) = sale_line_of(state, r)?;
+    Ok(Returnable {
+        instance: InstancePrice {
+            product_id: line.product_id,
+            instance_id: line.product_instance_id,
+            price: line.original_price,
+            tax_percentage: line.tax_percentage,
+        },
+        price: line.price,
+        left: line.quantity - returned_elsewhere(state, basket, r.line_id),
+    })
+}
+
+/// What a return line refunds: its share of what the sale line cost after discounts. Shares
+/// are taken cumulatively (what all returns so far refund, less what the earlier ones did), so
+/// returning every unit refunds exactly what the line was charged.
+fn refund_share(state: &MerchantState, basket: i64, line: &BasketLine) -> Option<i64> {
+    let r = line.return_of?;
+    let (sale, sold) = sale_line_of(state, &r).ok()?;
+    let net = sale
+        .receipt
+        .as_ref()?
+        .lines
+        .iter()
+        .find(|l| l.line_id == sold.id)?
+        .net;
+    let before = returned_elsewhere(state, basket, r.line_id);
+    let share = |units: i64| {
+        state
+            .sales
+            .rounding
+            .round(Decimal::from(net) * Decimal::from(units) / Decimal::from(sold.quantity))
+    };
+    Some(share(before) - share(before - line.quantity))
 }
 
 /// The basket's receipt at `now`.
@@ -155,7 +249,7 @@ pub fn price(state: &MerchantState, basket: &BasketRecord, now: i64) -> Receipt 
     let lines: Vec<SaleLine> = basket
         .lines
         .iter()
-        .map(|l| sale_line(state, l))
+        .map(|l| sale_line(state, basket.id, l))
         .collect();
     let offers: Vec<Offer> = if basket.basket_type == BasketType::Sale {
         let weekday = weekday(state, basket.store_id, now);
@@ -201,12 +295,16 @@ fn weekday(state: &MerchantState, store_id: i64, now: i64) -> i64 {
 
 /// A basket line as the engine prices it. Instances are never edited and never forgotten, so
 /// the line's rates are those of the instance it sold, even after the product changed.
-fn sale_line(state: &MerchantState, line: &BasketLine) -> SaleLine {
+fn sale_line(state: &MerchantState, basket: i64, line: &BasketLine) -> SaleLine {
     let product = state
         .entry::<ProductRecord>(line.product_id)
         .map(|e| e.record());
     let codes = product
-        .and_then(|p| p.instances.iter().find(|i| i.id == line.product_instance_id))
+        .and_then(|p| {
+            p.instances
+                .iter()
+                .find(|i| i.id == line.product_instance_id)
+        })
         .map_or(&[][..], |i| i.tax_codes.as_slice());
     SaleLine {
         id: line.id,
@@ -215,6 +313,7 @@ fn sale_line(state: &MerchantState, line: &BasketLine) -> SaleLine {
         quantity: line.quantity,
         unit_price: line.price,
         taxes: line_taxes(&state.sales, codes, line),
+        fixed_net: refund_share(state, basket, line),
     }
 }
 

@@ -9,7 +9,9 @@ use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Kind, Resource, Writing};
 use crate::domain::basket::{self, BasketRecord};
 use crate::domain::product::ProductRecord;
-use crate::domain::sales::{self, InvoiceContext, InvoiceRecord, OrderRecord, TransactionRecord};
+use crate::domain::sales::{
+    self, InvoiceContext, InvoiceRecord, OrderRecord, PaymentContext, Refundable, TransactionRecord,
+};
 use crate::domain::stock::StockMove;
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
@@ -38,6 +40,7 @@ macro_rules! completing_sale {
         apply: $apply:ident, new_children: $children:path, children: $children_field:ident,
         completes_as: $verb:literal,
         moves: |$r:ident| $moves:expr
+        $(, also: { $($also:item)* })?
     ) => {
         impl Resource for $record {
             const COMPLETES_AS: Option<&'static str> = Some($verb);
@@ -71,6 +74,8 @@ macro_rules! completing_sale {
                 let completes = completes(self.completed, before.map(|b| b.completed));
                 completion_verb(completes, before.is_some(), $verb)
             }
+
+            $($($also)*)?
         }
     };
 }
@@ -79,14 +84,14 @@ macro_rules! completing_sale {
 /// (what the rules need of that basket is `$lookup`), which is brought in first when it is
 /// history.
 macro_rules! basket_child {
-    ($record:ident, |$state:ident, $b:ident| $lookup:expr) => {
+    ($record:ident, |$state:ident| $lookup:expr) => {
         fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
             let $state = w.state;
-            self.apply(w.input.fields, |$b| $lookup, w.now, w.creating)
+            self.apply(w.input.fields, $lookup, w.now, w.creating)
         }
 
-        fn referenced_baskets(fields: &Map<String, Value>) -> Option<i64> {
-            basket_field(fields)
+        fn referenced_baskets(fields: &Map<String, Value>) -> Vec<i64> {
+            basket_field(fields).into_iter().collect()
         }
 
         fn basket_id(&self) -> Option<i64> {
@@ -116,26 +121,99 @@ fn basket_field(fields: &Map<String, Value>) -> Option<i64> {
 
 fn apply_basket(base: BasketRecord, w: Writing<'_>) -> Result<BasketRecord, Vec<String>> {
     let (fields, ids, now, creating) = (w.input.fields, w.ids, w.now, w.creating);
-    pricing::with_context(w.state, now, |ctx| base.apply(fields, ids, ctx, now, creating))
+    pricing::with_context(w.state, now, |ctx| {
+        base.apply(fields, ids, ctx, now, creating)
+    })
+}
+
+/// What a refund (`refund`) of `payment` needs of it: a completed payment, not itself a
+/// refund, its type and what other refunds have not yet given back.
+fn refundable(state: &MerchantState, refund: i64, payment: i64) -> Result<Refundable, String> {
+    let paid = state
+        .find::<TransactionRecord>(payment)
+        .filter(|t| t.completed && t.refund_of.is_none())
+        .ok_or_else(|| format!("{payment} is not a completed payment of this merchant."))?;
+    let own = state
+        .find::<TransactionRecord>(refund)
+        .filter(|t| t.refund_of == Some(payment))
+        .map_or(0, |t| t.amount);
+    let others = state.refunded.get(&payment).copied().unwrap_or(0) - own;
+    Ok(Refundable {
+        payment_type: paid.payment_type.clone(),
+        left: paid.amount - others,
+    })
+}
+
+/// Sale line → units the basket's return lines give back (none when it is deleted).
+fn returns_of(basket: Option<&BasketRecord>) -> impl Iterator<Item = (i64, i64)> + '_ {
+    basket
+        .filter(|b| b.delete_date.is_none())
+        .into_iter()
+        .flat_map(|b| b.lines.iter())
+        .filter_map(|l| l.return_of.map(|r| (r.line_id, -l.quantity)))
 }
 
 completing_sale! {
     BasketRecord: baskets, Kind::Basket,
     apply: apply_basket, new_children: basket::new_lines, children: lines,
     completes_as: "completed",
-    moves: |basket| basket.lines.iter().map(|l| StockMove {
+    moves: |basket| basket.lines.iter().filter(|l| l.restock || l.quantity > 0).map(|l| StockMove {
         store_id: basket.store_id,
         product_id: l.product_id,
         total: 0,
         sold: l.quantity,
-    })
+    }),
+    also: {
+        /// The sale baskets its return lines name, to be at hand when they are history.
+        fn referenced_baskets(fields: &Map<String, Value>) -> Vec<i64> {
+            basket::returned_baskets(fields)
+        }
+
+        fn keep_ledger(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
+            let before: Vec<_> = returns_of(before).map(|(line, units)| (line, -units)).collect();
+            for (line, units) in before.into_iter().chain(returns_of(after)) {
+                let left = state.returned.get(&line).copied().unwrap_or(0) + units;
+                if left == 0 {
+                    state.returned.remove(&line);
+                } else {
+                    state.returned.insert(line, left);
+                }
+            }
+        }
+    }
 }
 
 impl Resource for TransactionRecord {
     sale_basics!(transactions, Kind::Transaction, |t| t.completed);
-    basket_child!(TransactionRecord, |state, b| state
-        .find::<BasketRecord>(b)
-        .is_some());
+    basket_child!(TransactionRecord, |state| &PaymentContext {
+        basket_exists: &|b| state.find::<BasketRecord>(b).is_some(),
+        refundable: &|refund, payment| refundable(state, refund, payment),
+        any_type: state.sales.refund_to_other_types,
+    });
+
+    /// The payment a refund names, to be at hand when it is history.
+    fn referenced_payments(fields: &Map<String, Value>) -> Vec<i64> {
+        fields
+            .get("refundOf")
+            .and_then(Value::as_i64)
+            .into_iter()
+            .collect()
+    }
+
+    fn keep_ledger(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
+        let refund = |t: Option<&Self>, sign: i64| {
+            t.filter(|t| t.delete_date.is_none())
+                .and_then(|t| t.refund_of.map(|p| (p, sign * t.amount)))
+        };
+        for (payment, amount) in refund(before, -1).into_iter().chain(refund(after, 1)) {
+            let total = state.refunded.get(&payment).copied().unwrap_or(0) + amount;
+            if total == 0 {
+                state.refunded.remove(&payment);
+            } else {
+                state.refunded.insert(payment, total);
+            }
+        }
+    }
 
     /// Pending payments, and every payment of an open basket.
     fn is_open(&self, state: &MerchantState) -> bool {
@@ -174,7 +252,7 @@ impl Resource for TransactionRecord {
 
 impl Resource for OrderRecord {
     sale_basics!(orders, Kind::Order, OrderRecord::is_completed);
-    basket_child!(OrderRecord, |state, b| state
+    basket_child!(OrderRecord, |state| |b| state
         .find::<BasketRecord>(b)
         .map(|b| b.store_id));
 

@@ -286,8 +286,11 @@ impl<R: Resource> Job for WriteJob<R> {
                     want_missing::<crate::domain::basket::BasketRecord>(state, basket, wants);
                 }
             }
-            if let Some(basket) = R::referenced_baskets(fields) {
+            for basket in R::referenced_baskets(fields) {
                 want_missing::<crate::domain::basket::BasketRecord>(state, basket, wants);
+            }
+            for payment in R::referenced_payments(fields) {
+                want_missing::<crate::domain::sales::TransactionRecord>(state, payment, wants);
             }
         }
     }

@@ -32,6 +32,12 @@ pub(in crate::actors) async fn load(
     state.version = db.merchant_version(merchant_id).await?;
     state.event_seq = db.event_position(merchant_id).await?.last;
     state.sales = std::sync::Arc::new(db.merchant_sales(merchant_id).await?);
+    state.returned = db.returned_units(merchant_id).await?.into_iter().collect();
+    state.refunded = db
+        .refunded_amounts(merchant_id)
+        .await?
+        .into_iter()
+        .collect();
     let (stock, catalogue, people, sales) = tokio::try_join!(
         db.load_merchant_stock(merchant_id),
         async {

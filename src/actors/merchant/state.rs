@@ -131,6 +131,11 @@ pub struct MerchantState {
     pub files_base: Arc<str>,
     /// How sales are priced (the manifest's `[sales]`).
     pub sales: Arc<SaleSettings>,
+    /// Sale line → units its live return lines give back (open returns included, so two
+    /// returns of one line can never give back more than was sold).
+    pub returned: OrdMap<i64, i64>,
+    /// Payment → what its live refunds give back (pending ones included).
+    pub refunded: OrdMap<i64, i64>,
 }
 
 impl MerchantState {
@@ -200,6 +205,7 @@ impl MerchantState {
     pub fn put<R: Resource>(&mut self, record: R) {
         let id = record.id();
         let before = R::collection(self).get(&id).cloned();
+        R::keep_ledger(self, before.as_deref().map(Cached::record), Some(&record));
         R::reindex(self, before.as_deref().map(Cached::record), Some(&record));
         let was_open = before.as_ref().is_none_or(|b| b.is_open(self));
         let open = record.is_open(self);

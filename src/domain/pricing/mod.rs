@@ -10,7 +10,7 @@ mod tax;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::record::{AsCell, Cell, FromCell, JsonCell, Stored};
+use super::record::{AsCell, Cell, FromCell, Json, JsonCell, Stored};
 
 pub use offers::Offer;
 pub use settings::{Rounding, SaleSettings, TaxRate, TaxRounding};
@@ -27,6 +27,9 @@ pub struct SaleLine {
     pub unit_price: Decimal,
     /// The rates the line carries, each saying whether the price includes it.
     pub taxes: Vec<LineTax>,
+    /// A linked return's amount (negative), its share of what the sale line was charged; it
+    /// takes no discount of its own.
+    pub fixed_net: Option<i64>,
 }
 
 /// One rate of a line.
@@ -114,44 +117,22 @@ pub struct Receipt {
     pub cash_rounding: i64,
 }
 
-/// A receipt and its JSON text, as a basket keeps it: rendered and stored as written, never
-/// serialized again.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Priced {
-    pub receipt: Receipt,
-    json: String,
-}
-
-impl Priced {
-    pub fn new(receipt: Receipt) -> Self {
-        // A receipt holds integers, strings and decimals only: it always serializes.
-        let json = serde_json::to_string(&receipt).unwrap_or_default();
-        Self { receipt, json }
-    }
-
-    pub fn json(&self) -> &str {
-        &self.json
-    }
-}
-
-impl AsCell for Priced {
+impl AsCell for Receipt {
     fn as_cell(&self) -> Cell<'_> {
-        Cell::Json(&self.json)
+        Cell::Json(Json::Receipt(self))
     }
 }
 
-impl FromCell for Priced {
+impl FromCell for Receipt {
     fn from_cell(value: Stored) -> Option<Self> {
         match value {
-            Stored::Text(json) => serde_json::from_str(&json)
-                .ok()
-                .map(|receipt| Self { receipt, json }),
+            Stored::Text(json) => serde_json::from_str(&json).ok(),
             _ => None,
         }
     }
 }
 
-impl JsonCell for Priced {
+impl JsonCell for Receipt {
     const SCHEMA: &'static str = "Receipt";
 }
 
@@ -161,7 +142,10 @@ pub fn calculate(lines: &[SaleLine], offers: &[Offer], settings: &SaleSettings) 
     let mode = settings.rounding;
     let gross: Vec<i64> = lines
         .iter()
-        .map(|l| mode.round(l.unit_price * Decimal::from(l.quantity)))
+        .map(|l| {
+            l.fixed_net
+                .unwrap_or_else(|| mode.round(l.unit_price * Decimal::from(l.quantity)))
+        })
         .collect();
     let discounts = offers::apply(lines, &gross, offers, mode);
     let mut line_discount = vec![0i64; lines.len()];

@@ -169,16 +169,15 @@ fn meal_deal(
     unit: &dyn Fn(usize) -> Decimal,
 ) -> Vec<Decimal> {
     let mut exact = vec![Decimal::ZERO; candidates.len()];
-    let mut parts: Vec<Box<dyn Fn(&SaleLine) -> bool + '_>> = offer
-        .category_ids
-        .iter()
-        .map(|c| Box::new(move |l: &SaleLine| l.category_ids.contains(c)) as Box<dyn Fn(&_) -> _>)
-        .collect();
+    // A part is a category (Some) or the deal's products (None).
+    let mut parts: Vec<Option<i64>> = offer.category_ids.iter().copied().map(Some).collect();
     if !offer.product_ids.is_empty() {
-        parts.push(Box::new(|l: &SaleLine| {
-            offer.product_ids.contains(&l.product_id)
-        }));
+        parts.push(None);
     }
+    let fits = |part: &Option<i64>, l: &SaleLine| match part {
+        Some(category) => l.category_ids.contains(category),
+        None => offer.product_ids.contains(&l.product_id),
+    };
     if parts.is_empty() {
         return exact;
     }
@@ -189,7 +188,7 @@ fn meal_deal(
         let mut chosen = Vec::with_capacity(parts.len());
         for part in &parts {
             let best = (0..candidates.len())
-                .filter(|s| left[*s] - used[*s] >= 1 && part(&lines[candidates[*s]]))
+                .filter(|s| left[*s] - used[*s] >= 1 && fits(part, &lines[candidates[*s]]))
                 .max_by(|a, b| {
                     unit(candidates[*a])
                         .cmp(&unit(candidates[*b]))

@@ -46,6 +46,7 @@ fn lines() -> impl Strategy<Value = Vec<SaleLine>> {
                         quantity,
                         unit_price: Decimal::new(price, scale),
                         taxes,
+                        fixed_net: None,
                     }
                 },
             )
@@ -107,6 +108,7 @@ fn settings() -> impl Strategy<Value = SaleSettings> {
             },
             cash_increment: [1, 5, 10, 25][cash],
             taxes: Vec::new(),
+            refund_to_other_types: false,
         },
     )
 }

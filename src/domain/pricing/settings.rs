@@ -63,6 +63,8 @@ pub struct SaleSettings {
     /// Cash payments settle at a multiple of this many minor units (5 in Canada); 1 = none.
     pub cash_increment: i64,
     pub taxes: Vec<TaxRate>,
+    /// A refund may go back to another payment type than the payment it refunds.
+    pub refund_to_other_types: bool,
 }
 
 impl Default for SaleSettings {
@@ -73,6 +75,7 @@ impl Default for SaleSettings {
             rounding: Rounding::HalfUp,
             cash_increment: 1,
             taxes: Vec::new(),
+            refund_to_other_types: false,
         }
     }
 }

@@ -4,95 +4,95 @@ use actix_web::http::Method;
 use utoipa::openapi::path::{HttpMethod, PathItem};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
-use utoipa::openapi::{Content, Required};
+use utoipa::openapi::{Content, RefOr, Required};
 
 use super::endpoints::envelope_with;
 use super::paths::{api_operation, item, ok, with};
 use super::schemas::{self, closed, keyed, named, RATE};
 
+/// A closed object of `fields`, each required but those named in `optional`.
+fn object(description: &str, fields: Vec<(&str, RefOr<Schema>)>, optional: &[&str]) -> Schema {
+    let mut o = closed().description(Some(description.to_owned()));
+    for (name, schema) in fields {
+        o = o.property(name, schema);
+        if !optional.contains(&name) {
+            o = o.required(name);
+        }
+    }
+    o.build().into()
+}
+
 /// The receipt and its parts.
 pub fn schemas() -> Vec<(&'static str, Schema)> {
-    let int = schemas::integer;
-    let line = closed()
-        .description(Some("A line's amounts, in minor units."))
-        .property("lineId", int())
-        .property("key", schemas::string())
-        .property("gross", int())
-        .property("discount", int())
-        .property("net", int())
-        .property("tax", int())
-        .property("total", int())
-        .required("lineId")
-        .required("gross")
-        .required("discount")
-        .required("net")
-        .required("tax")
-        .required("total")
+    let int = || RefOr::T(schemas::integer());
+    let list = |name: &str| RefOr::T(ArrayBuilder::new().items(named(name)).build().into());
+    let rate = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some(RATE))
         .build();
-    let discount = closed()
-        .description(Some("A promotion's discount, shared over its lines before tax."))
-        .property("promotionId", int())
-        .property("amount", int())
-        .property("lineIds", schemas::integers())
-        .property("shares", schemas::integers())
-        .required("promotionId")
-        .required("amount")
-        .required("lineIds")
-        .required("shares")
-        .build();
-    let tax = closed()
-        .description(Some("One rate's tax over the basket."))
-        .property("code", schemas::string())
-        .property(
-            "rate",
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .pattern(Some(RATE)),
-        )
-        .property("included", schemas::boolean())
-        .property("taxable", int())
-        .property("tax", int())
-        .required("code")
-        .required("rate")
-        .required("included")
-        .required("taxable")
-        .required("tax")
-        .build();
-    let cash = closed()
-        .property("increment", int())
-        .property("total", int())
-        .property("rounding", int())
-        .required("increment")
-        .required("total")
-        .required("rounding")
-        .build();
-    let mut receipt = closed().description(Some(
+    let line = object(
+        "A line's amounts, in minor units.",
+        vec![
+            ("lineId", int()),
+            ("key", RefOr::T(schemas::string())),
+            ("gross", int()),
+            ("discount", int()),
+            ("net", int()),
+            ("tax", int()),
+            ("total", int()),
+        ],
+        &["key"],
+    );
+    let discount = object(
+        "A promotion's discount, shared over its lines before tax.",
+        vec![
+            ("promotionId", int()),
+            ("amount", int()),
+            ("lineIds", RefOr::T(schemas::integers())),
+            ("shares", RefOr::T(schemas::integers())),
+        ],
+        &[],
+    );
+    let tax = object(
+        "One rate's tax over the basket.",
+        vec![
+            ("code", RefOr::T(schemas::string())),
+            ("rate", RefOr::T(rate.into())),
+            ("included", RefOr::T(schemas::boolean())),
+            ("taxable", int()),
+            ("tax", int()),
+        ],
+        &[],
+    );
+    let cash = object(
+        "What paying the whole total in cash settles at.",
+        vec![("increment", int()), ("total", int()), ("rounding", int())],
+        &[],
+    );
+    let receipt = object(
         "A basket priced by the sale engine, every amount in whole minor units: its lines, \
          discounts, tax per rate and totals; `cash` is what paying it all in cash settles at, \
          `cashRounding` the rounding its cash payments settled with (at completion).",
-    ));
-    receipt = receipt
-        .property("lines", ArrayBuilder::new().items(named("ReceiptLine")))
-        .property("discounts", ArrayBuilder::new().items(named("ReceiptDiscount")))
-        .property("taxes", ArrayBuilder::new().items(named("ReceiptTax")))
-        .property("cash", named("ReceiptCash"));
-    for field in [
-        "lines",
-        "discounts",
-        "taxes",
-        "subtotal",
-        "discount",
-        "tax",
-        "taxAdded",
-        "total",
-        "cash",
-        "cashRounding",
-    ] {
-        if !matches!(field, "lines" | "discounts" | "taxes" | "cash") {
-            receipt = receipt.property(field, int());
-        }
-        receipt = receipt.required(field);
-    }
+        vec![
+            ("lines", list("ReceiptLine")),
+            ("discounts", list("ReceiptDiscount")),
+            ("taxes", list("ReceiptTax")),
+            ("subtotal", int()),
+            ("discount", int()),
+            ("tax", int()),
+            ("taxAdded", int()),
+            ("total", int()),
+            ("cash", named("ReceiptCash")),
+            ("cashRounding", int()),
+        ],
+        &[],
+    );
+    let return_of = object(
+        "The sale line a return line gives back: a completed sale basket of the merchant and \
+         one of its sold lines.",
+        vec![("basketId", int()), ("lineId", int())],
+        &[],
+    );
     let body = ObjectBuilder::new()
         .schema_type(Type::Object)
         .property("baskets", keyed(named("BasketWrite")))
@@ -100,11 +100,12 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
         .build()
         .into();
     vec![
-        ("Receipt", receipt.build().into()),
-        ("ReceiptLine", line.into()),
-        ("ReceiptDiscount", discount.into()),
-        ("ReceiptTax", tax.into()),
-        ("ReceiptCash", cash.into()),
+        ("ReturnOf", return_of),
+        ("Receipt", receipt),
+        ("ReceiptLine", line),
+        ("ReceiptDiscount", discount),
+        ("ReceiptTax", tax),
+        ("ReceiptCash", cash),
         ("CalculateBody", body),
     ]
 }
@@ -127,7 +128,10 @@ fn calculate() -> PathItem {
     .request_body(Some(
         RequestBodyBuilder::new()
             .required(Some(Required::True))
-            .content("application/json", Content::new(Some(named("CalculateBody"))))
+            .content(
+                "application/json",
+                Content::new(Some(named("CalculateBody"))),
+            )
             .build(),
     ))
     .response(

@@ -111,7 +111,7 @@ pub fn write_schema(kind: Kind) -> Schema {
         Text | Url => nullable(Type::String).max_length(Some(2000)).build().into(),
         Images => array_of(typed(Type::String)),
         Children(inner) => keyed(named(&format!("{}Write", inner.schema))),
-        Json(schema) => utoipa::openapi::AllOfBuilder::new().item(named(schema)).build().into(),
+        Json(schema) => one_of(vec![named(schema), typed(Type::Null).build().into()]),
     }
 }
 
@@ -133,7 +133,13 @@ pub fn read_schema(kind: Kind, may_be_null: bool) -> Schema {
         StoreRoles => keyed(store_role()),
         Categories => keyed(typed(Type::String)),
         Children(inner) => keyed(named(inner.schema)),
-        Json(schema) => utoipa::openapi::AllOfBuilder::new().item(named(schema)).build().into(),
+        Json(schema) if may_be_null => {
+            one_of(vec![named(schema), typed(Type::Null).build().into()])
+        }
+        Json(schema) => utoipa::openapi::AllOfBuilder::new()
+            .item(named(schema))
+            .build()
+            .into(),
         Choice(words) => scalar(Type::String)
             .enum_values(Some(
                 words

@@ -52,5 +52,7 @@ pub async fn basket(call: Call, body: web::Bytes) -> Result<Reply, ApiError> {
                 details: problems,
             }));
     }
-    Ok(Reply::ok().raw_field("receipts", receipts).messages(messages))
+    Ok(Reply::ok()
+        .raw_field("receipts", receipts)
+        .messages(messages))
 }
