@@ -91,7 +91,9 @@ impl ReportRange<'_> {
 
     async fn payments(&self, conn: &mut AnyConnection) -> Result<Vec<PaymentRow>, DbError> {
         let sql = format!(
-            "SELECT t.basket_id, t.payment_type, t.amount, t.tip FROM baskets b \
+            // A linked refund gives its amount back: it counts against its type.
+            "SELECT t.basket_id, t.payment_type, \
+             CASE WHEN t.refund_of IS NULL THEN t.amount ELSE -t.amount END, t.tip FROM baskets b \
              JOIN transactions t ON t.merchant_id = b.merchant_id AND t.basket_id = b.id \
              WHERE {} AND t.completed = 1 AND t.delete_date IS NULL",
             self.filter()

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::fields::{next_id, Fields, Shape};
 use super::money;
 use super::pricing::{Receipt, Rounding};
-use super::record::{AsCell, Cell, Choice, FromCell, Json, JsonCell, Stored};
+use super::record::Choice;
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, PartialEq, Record)]
@@ -47,24 +47,7 @@ pub struct ReturnOf {
     pub line_id: i64,
 }
 
-impl AsCell for ReturnOf {
-    fn as_cell(&self) -> Cell<'_> {
-        Cell::Json(Json::ReturnOf(self))
-    }
-}
-
-impl FromCell for ReturnOf {
-    fn from_cell(value: Stored) -> Option<Self> {
-        match value {
-            Stored::Text(json) => serde_json::from_str(&json).ok(),
-            _ => None,
-        }
-    }
-}
-
-impl JsonCell for ReturnOf {
-    const SCHEMA: &'static str = "ReturnOf";
-}
+crate::json_cell!(ReturnOf, ReturnOf, "ReturnOf");
 
 /// What a return needs of the sale line it names.
 pub struct Returnable {

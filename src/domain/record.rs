@@ -290,6 +290,32 @@ pub trait JsonCell {
     const SCHEMA: &'static str;
 }
 
+/// A structured type kept as JSON ([`Kind::Json`]): its variant of [`Json`] and its OpenAPI
+/// schema's name.
+#[macro_export]
+macro_rules! json_cell {
+    ($ty:ty, $variant:ident, $schema:literal) => {
+        impl $crate::domain::record::AsCell for $ty {
+            fn as_cell(&self) -> $crate::domain::record::Cell<'_> {
+                $crate::domain::record::Cell::Json($crate::domain::record::Json::$variant(self))
+            }
+        }
+
+        impl $crate::domain::record::FromCell for $ty {
+            fn from_cell(value: $crate::domain::record::Stored) -> Option<Self> {
+                match value {
+                    $crate::domain::record::Stored::Text(json) => serde_json::from_str(&json).ok(),
+                    _ => None,
+                }
+            }
+        }
+
+        impl $crate::domain::record::JsonCell for $ty {
+            const SCHEMA: &'static str = $schema;
+        }
+    };
+}
+
 /// An enumeration stored and shown as one of its words.
 pub trait Choice: Sized + Copy {
     const VALUES: &'static [&'static str];

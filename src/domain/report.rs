@@ -8,9 +8,9 @@
 //! its product's `quantity` and `gross` — the report adds up the baskets' own `total` and
 //! `totalTax` and agrees with `stockSold`. `refundTotal` is how much of that was refunded: the
 //! positive sum of −(price × quantity) over the negative lines. `netTotal` = gross − tax;
-//! `payments` sums `amount` (tips apart, in `tipTotal`) of completed, undeleted transactions
-//! by type. Days are local days of each store's timezone. `stores` and `days` list only stores
-//! and days with baskets.
+//! `payments` sums `amount` (tips apart, in `tipTotal`; a linked refund's amount counts
+//! negative) of completed, undeleted transactions by type. Days are local days of each store's
+//! timezone. `stores` and `days` list only stores and days with baskets.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

@@ -100,6 +100,13 @@ backend_tests! {
             assert_eq!(body["baskets"]["c"]["receipt"]["total"], -300);
         }
         assert_eq!(stock(&app, &token, store, latte).await, before, "stock is as it was before the sale");
+        // The day's report counts the refunds against the card: nothing was taken in the end.
+        let hour = |h: i64| (chrono::Utc::now() + chrono::Duration::hours(h)).format("%Y-%m-%d %H:%M:%S").to_string();
+        let (status, report) = send(&app, Method::GET, "/report/basket", &token,
+            &[("reportFrom", &hour(-1)), ("reportTo", &hour(1)), ("storeIds", &store.to_string())], None).await;
+        assert_eq!(status, StatusCode::OK, "{report}");
+        assert_eq!(report["basketReport"]["summary"]["payments"]["CARD"], "0", "{report}");
+        assert_eq!(report["basketReport"]["summary"]["grossTotal"], "0", "{report}");
 
         // Nothing is left to refund of the payment, nor to return of the line.
         let extra = id(&create(&app, &token, "/basket", "baskets", json!({"storeId": store})).await);

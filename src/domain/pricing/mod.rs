@@ -10,8 +10,6 @@ mod tax;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
-use super::record::{AsCell, Cell, FromCell, Json, JsonCell, Stored};
-
 pub use offers::Offer;
 pub use settings::{Rounding, SaleSettings, TaxRate, TaxRounding};
 
@@ -117,24 +115,7 @@ pub struct Receipt {
     pub cash_rounding: i64,
 }
 
-impl AsCell for Receipt {
-    fn as_cell(&self) -> Cell<'_> {
-        Cell::Json(Json::Receipt(self))
-    }
-}
-
-impl FromCell for Receipt {
-    fn from_cell(value: Stored) -> Option<Self> {
-        match value {
-            Stored::Text(json) => serde_json::from_str(&json).ok(),
-            _ => None,
-        }
-    }
-}
-
-impl JsonCell for Receipt {
-    const SCHEMA: &'static str = "Receipt";
-}
+crate::json_cell!(Receipt, Receipt, "Receipt");
 
 /// Prices `lines` under `settings`, applying `offers` (the promotions valid for this basket's
 /// store and moment, automatic ones and those the basket names).
