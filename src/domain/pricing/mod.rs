@@ -211,17 +211,19 @@ impl Receipt {
 /// share is its exact value's floor, and the units left go to the largest remainders, earliest
 /// first. The shares always sum to `total`.
 pub fn apportion(exact: &[Decimal], total: i64) -> Vec<i64> {
-    let mut shares: Vec<i64> = exact
-        .iter()
-        .map(|e| i64::try_from(e.floor()).unwrap_or(0))
-        .collect();
+    let mut shares = Vec::with_capacity(exact.len());
+    let mut remainders = Vec::with_capacity(exact.len());
+    for e in exact {
+        let floor = e.floor();
+        shares.push(i64::try_from(floor).unwrap_or(0));
+        remainders.push(*e - floor);
+    }
     let mut left = total - shares.iter().sum::<i64>();
+    if left == 0 {
+        return shares;
+    }
     let mut order: Vec<usize> = (0..exact.len()).collect();
-    order.sort_by(|a, b| {
-        (exact[*b] - exact[*b].floor())
-            .cmp(&(exact[*a] - exact[*a].floor()))
-            .then(a.cmp(b))
-    });
+    order.sort_by(|a, b| remainders[*b].cmp(&remainders[*a]).then(a.cmp(b)));
     // `left` is in [0, n] when `total` rounds Σ exact; anything beyond is spread round-robin.
     let mut i = 0;
     while left != 0 && !order.is_empty() {

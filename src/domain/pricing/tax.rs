@@ -1,8 +1,6 @@
 //! Tax per rate: exact amounts per line and rate, rounded once per rate (or per line), then
 //! shared back over the lines so every line can print its tax and the lines add up.
 
-use std::collections::BTreeMap;
-
 use rust_decimal::Decimal;
 
 use super::{apportion, SaleLine, SaleSettings, TaxAmount, TaxRounding};
@@ -26,7 +24,8 @@ struct Group {
 /// `net` holds each line's amount after discounts; included rates are inside it.
 pub(super) fn compute(lines: &[SaleLine], net: &[i64], settings: &SaleSettings) -> Taxed {
     let mode = settings.rounding;
-    let mut groups: BTreeMap<(String, Decimal, bool), Group> = BTreeMap::new();
+    // Few rates per basket: a list searched in place, sorted once at the end.
+    let mut groups: Vec<((String, Decimal, bool), Group)> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let included: Decimal = line
             .taxes
@@ -36,13 +35,24 @@ pub(super) fn compute(lines: &[SaleLine], net: &[i64], settings: &SaleSettings) 
             .sum();
         let base = Decimal::from(net[i]) / (Decimal::ONE + included);
         for t in &line.taxes {
-            let g = groups
-                .entry((t.code.clone(), t.rate.normalize(), t.included))
-                .or_default();
+            let at = match groups.iter().position(|((code, rate, included), _)| {
+                *included == t.included && *rate == t.rate && *code == t.code
+            }) {
+                Some(at) => at,
+                None => {
+                    groups.push((
+                        (t.code.clone(), t.rate.normalize(), t.included),
+                        Group::default(),
+                    ));
+                    groups.len() - 1
+                }
+            };
+            let g = &mut groups[at].1;
             g.base += base;
             g.exact.push((i, base * t.rate));
         }
     }
+    groups.sort_by(|(a, _), (b, _)| a.cmp(b));
     let mut taxed = Taxed {
         rates: Vec::with_capacity(groups.len()),
         line_tax: vec![0; lines.len()],
