@@ -22,8 +22,16 @@ impl Rounding {
             Rounding::HalfUp => RoundingStrategy::MidpointAwayFromZero,
             Rounding::HalfEven => RoundingStrategy::MidpointNearestEven,
         };
-        // Inputs are bounded (money::MAX_MONEY × MAX_QUANTITY × lines), far inside i64.
-        i64::try_from(value.round_dp_with_strategy(0, strategy)).unwrap_or(i64::MAX)
+        // A line may reach MAX_MONEY × MAX_QUANTITY (10^18): amounts are held to ±10^15 so that
+        // sums over thousands of lines stay inside i64 and can never overflow.
+        const BOUND: i64 = 1_000_000_000_000_000;
+        i64::try_from(value.round_dp_with_strategy(0, strategy))
+            .unwrap_or(if value.is_sign_negative() {
+                -BOUND
+            } else {
+                BOUND
+            })
+            .clamp(-BOUND, BOUND)
     }
 }
 
