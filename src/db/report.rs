@@ -1,6 +1,6 @@
 //! The basket report's indexed queries (the figures are computed in `domain::report`):
 //! completed `sale` baskets of the range (`baskets_store_completed`, or `baskets_completed`
-//! over every store) with their lines and completed payments.
+//! over every store) with their lines, completed payments and frozen receipts.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -10,7 +10,9 @@ use sqlx::AnyConnection;
 
 use super::{Db, DbError};
 use crate::domain::money;
-use crate::domain::report::{BasketReport, BasketRow, LineRow, PaymentRow, ReportRange};
+use crate::domain::report::{
+    BasketReport, BasketRow, LineRow, PaymentRow, ReceiptFigures, ReportRange,
+};
 
 fn stored_decimal(text: &str) -> Result<Decimal, DbError> {
     money::parse_stored(text).map_err(DbError::Corrupt)
@@ -45,22 +47,29 @@ impl ReportRange<'_> {
 
     async fn baskets(&self, conn: &mut AnyConnection) -> Result<Vec<BasketRow>, DbError> {
         let sql = format!(
-            "SELECT b.id, b.store_id, b.complete_date, b.total, b.total_tax FROM baskets b \
-             WHERE {}",
+            "SELECT b.id, b.store_id, b.complete_date, b.total, b.total_tax, b.receipt \
+             FROM baskets b WHERE {}",
             self.filter()
         );
-        let rows: Vec<(i64, i64, i64, String, String)> = self
+        let rows: Vec<(i64, i64, i64, String, String, Option<String>)> = self
             .bind(sqlx::query_as(&sql))
             .fetch_all(&mut *conn)
             .await?;
         rows.into_iter()
-            .map(|(id, store_id, complete_date, total, tax)| {
+            .map(|(id, store_id, complete_date, total, tax, receipt)| {
+                let receipt = receipt
+                    .map(|json| {
+                        serde_json::from_str::<ReceiptFigures>(&json)
+                            .map_err(|e| DbError::Corrupt(format!("basket {id}: its receipt: {e}")))
+                    })
+                    .transpose()?;
                 Ok(BasketRow {
                     id,
                     store_id,
                     complete_date,
                     total: stored_decimal(&total)?,
                     total_tax: stored_decimal(&tax)?,
+                    receipt,
                 })
             })
             .collect()
@@ -68,22 +77,24 @@ impl ReportRange<'_> {
 
     async fn lines(&self, conn: &mut AnyConnection) -> Result<Vec<LineRow>, DbError> {
         let sql = format!(
-            "SELECT l.basket_id, l.product_id, l.quantity, l.price FROM baskets b \
+            "SELECT l.basket_id, l.product_id, l.quantity, l.price, \
+             CAST(CASE WHEN l.return_of IS NULL THEN 0 ELSE 1 END AS BIGINT) FROM baskets b \
              JOIN basket_lines l ON l.merchant_id = b.merchant_id AND l.basket_id = b.id \
              WHERE {}",
             self.filter()
         );
-        let rows: Vec<(i64, i64, i64, String)> = self
+        let rows: Vec<(i64, i64, i64, String, i64)> = self
             .bind(sqlx::query_as(&sql))
             .fetch_all(&mut *conn)
             .await?;
         rows.into_iter()
-            .map(|(basket_id, product_id, quantity, price)| {
+            .map(|(basket_id, product_id, quantity, price, linked)| {
                 Ok(LineRow {
                     basket_id,
                     product_id,
                     quantity,
                     price: stored_decimal(&price)?,
+                    linked: linked != 0,
                 })
             })
             .collect()
@@ -93,23 +104,27 @@ impl ReportRange<'_> {
         let sql = format!(
             // A linked refund gives its amount back: it counts against its type.
             "SELECT t.basket_id, t.payment_type, \
-             CASE WHEN t.refund_of IS NULL THEN t.amount ELSE -t.amount END, t.tip FROM baskets b \
+             CASE WHEN t.refund_of IS NULL THEN t.amount ELSE -t.amount END, t.tip, \
+             CAST(CASE WHEN t.refund_of IS NULL THEN 0 ELSE 1 END AS BIGINT) FROM baskets b \
              JOIN transactions t ON t.merchant_id = b.merchant_id AND t.basket_id = b.id \
              WHERE {} AND t.completed = 1 AND t.delete_date IS NULL",
             self.filter()
         );
-        let rows: Vec<(i64, String, i64, i64)> = self
+        let rows: Vec<(i64, String, i64, i64, i64)> = self
             .bind(sqlx::query_as(&sql))
             .fetch_all(&mut *conn)
             .await?;
         Ok(rows
             .into_iter()
-            .map(|(basket_id, payment_type, amount, tip)| PaymentRow {
-                basket_id,
-                payment_type,
-                amount,
-                tip,
-            })
+            .map(
+                |(basket_id, payment_type, amount, tip, refund)| PaymentRow {
+                    basket_id,
+                    payment_type,
+                    amount,
+                    tip,
+                    refund: refund != 0,
+                },
+            )
             .collect())
     }
 }

@@ -203,15 +203,15 @@ impl BasketRecord {
     /// without one are added, and lines left out are removed (an open basket is a draft).
     pub fn apply(
         mut self,
-        fields: Map<String, Value>,
+        mut fields: Map<String, Value>,
         ids: &mut dyn Iterator<Item = i64>,
         ctx: &BasketContext<'_>,
         now: i64,
         creating: bool,
     ) -> Result<Self, Vec<String>> {
-        let lines = fields.get("basketProducts").cloned();
-        let kind = fields.get("type").cloned();
-        let promotions = fields.get("promotionIds").cloned();
+        let lines = fields.shift_remove("basketProducts"); // moved: most of the body
+        let kind = fields.shift_remove("type");
+        let promotions = fields.shift_remove("promotionIds");
         let mut f = Fields::declared::<Self>(fields);
         match f.integer("storeId") {
             super::fields::Patch::Set(store) if !creating && store != self.store_id => {
@@ -347,16 +347,16 @@ impl BasketRecord {
 }
 
 fn line_from(
-    entry: Map<String, Value>,
+    mut entry: Map<String, Value>,
     existing: Option<BasketLine>,
     ids: &mut dyn Iterator<Item = i64>,
     ctx: &BasketContext<'_>,
     basket_id: i64,
     now: i64,
 ) -> Result<BasketLine, Vec<String>> {
-    let price = entry.get("price").cloned();
-    let quantity = entry.get("quantity").cloned();
-    let returned = entry.get("returnOf").cloned();
+    let price = entry.shift_remove("price");
+    let quantity = entry.shift_remove("quantity");
+    let returned = entry.shift_remove("returnOf");
     let mut f = Fields::declared::<BasketLine>(entry);
     let product = match f.integer("productId") {
         super::fields::Patch::Set(p) => Some(p),

@@ -11,12 +11,21 @@
 //! `payments` sums `amount` (tips apart, in `tipTotal`; a linked refund's amount counts
 //! negative) of completed, undeleted transactions by type. Days are local days of each store's
 //! timezone. `stores` and `days` list only stores and days with baskets.
+//!
+//! The sale engine's figures come from each basket's frozen receipt (a basket completed before
+//! the engine has none and adds nothing to them): discounts in all and per promotion, tax per
+//! rate with its taxable amount, and the cash rounding. Refunds are reported apart by kind:
+//! `linkedRefundTotal` for lines naming the sale line they return, `unlinkedRefundTotal` for the
+//! bare negative lines kept for compatibility, and `refundPayments` for linked refund
+//! transactions by type (already counted negative in `payments`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
+use serde::Deserialize;
 
+use super::pricing::{Discount, TaxAmount};
 use super::store::DEFAULT_TIMEZONE;
 
 /// What a basket report covers: a merchant's completed sale baskets in `[from, to)` (epoch
@@ -38,8 +47,48 @@ pub struct Totals {
     pub tax: Decimal,
     pub tips: i64,
     pub refunds: Decimal,
+    /// The part of `refunds` from lines naming the sale line they return.
+    pub linked_refunds: Decimal,
     /// Σ amount by payment type, in minor units.
     pub payments: BTreeMap<String, i64>,
+    /// Σ amount of linked refund transactions by payment type (positive).
+    pub refund_payments: BTreeMap<String, i64>,
+    /// Σ discounts of the receipts.
+    pub discount: i64,
+    /// Σ cash rounding adjustments of the receipts.
+    pub cash_rounding: i64,
+    /// Tax per rate, keyed by the rate's code, or by the rate itself (`0.2`) when it has none.
+    pub taxes: BTreeMap<String, RateTotals>,
+    /// Discounts per promotion id.
+    pub promotions: BTreeMap<i64, PromotionTotals>,
+}
+
+/// One tax rate's figures.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RateTotals {
+    pub code: String,
+    pub rate: Decimal,
+    pub included: bool,
+    pub taxable: i64,
+    pub tax: i64,
+}
+
+/// One promotion's figures: the baskets it discounted and by how much.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PromotionTotals {
+    pub basket_count: i64,
+    pub discount: i64,
+}
+
+/// What a basket's frozen receipt adds to the report; the stored JSON is the receipt's, the
+/// lines are skipped.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReceiptFigures {
+    pub discounts: Vec<Discount>,
+    pub taxes: Vec<TaxAmount>,
+    pub discount: i64,
+    pub cash_rounding: i64,
 }
 
 impl Totals {
@@ -50,8 +99,55 @@ impl Totals {
         self.tax += other.tax;
         self.tips += other.tips;
         self.refunds += other.refunds;
+        self.linked_refunds += other.linked_refunds;
         for (kind, n) in &other.payments {
             *self.payments.entry(kind.clone()).or_default() += n;
+        }
+        for (kind, n) in &other.refund_payments {
+            *self.refund_payments.entry(kind.clone()).or_default() += n;
+        }
+        self.discount += other.discount;
+        self.cash_rounding += other.cash_rounding;
+        for (key, r) in &other.taxes {
+            let sum = self.taxes.entry(key.clone()).or_insert_with(|| RateTotals {
+                code: r.code.clone(),
+                rate: r.rate,
+                included: r.included,
+                ..RateTotals::default()
+            });
+            sum.taxable += r.taxable;
+            sum.tax += r.tax;
+        }
+        for (id, p) in &other.promotions {
+            let sum = self.promotions.entry(*id).or_default();
+            sum.basket_count += p.basket_count;
+            sum.discount += p.discount;
+        }
+    }
+
+    /// The figures of one receipt.
+    fn add_receipt(&mut self, receipt: &ReceiptFigures) {
+        self.discount += receipt.discount;
+        self.cash_rounding += receipt.cash_rounding;
+        for t in &receipt.taxes {
+            let key = if t.code.is_empty() {
+                t.rate.normalize().to_string()
+            } else {
+                t.code.clone()
+            };
+            let sum = self.taxes.entry(key).or_insert_with(|| RateTotals {
+                code: t.code.clone(),
+                rate: t.rate,
+                included: t.included,
+                ..RateTotals::default()
+            });
+            sum.taxable += t.taxable;
+            sum.tax += t.tax;
+        }
+        for d in &receipt.discounts {
+            let sum = self.promotions.entry(d.promotion_id).or_default();
+            sum.basket_count += 1;
+            sum.discount += d.amount;
         }
     }
 }
@@ -80,6 +176,8 @@ pub struct BasketRow {
     pub complete_date: i64,
     pub total: Decimal,
     pub total_tax: Decimal,
+    /// None for a basket completed before the sale engine.
+    pub receipt: Option<ReceiptFigures>,
 }
 
 #[derive(Clone, Debug)]
@@ -88,14 +186,19 @@ pub struct LineRow {
     pub product_id: i64,
     pub quantity: i64,
     pub price: Decimal,
+    /// The line names the sale line it returns (`returnOf`).
+    pub linked: bool,
 }
 
 #[derive(Clone, Debug)]
 pub struct PaymentRow {
     pub basket_id: i64,
     pub payment_type: String,
+    /// Negative for a linked refund.
     pub amount: i64,
     pub tip: i64,
+    /// A transaction refunding a payment (`refundOf`).
+    pub refund: bool,
 }
 
 /// The local day of an instant in a store's timezone.
@@ -117,12 +220,15 @@ impl BasketReport {
         let mut per_basket: HashMap<i64, Totals> = baskets
             .iter()
             .map(|b| {
-                let t = Totals {
+                let mut t = Totals {
                     basket_count: 1,
                     gross: b.total,
                     tax: b.total_tax,
                     ..Totals::default()
                 };
+                if let Some(receipt) = &b.receipt {
+                    t.add_receipt(receipt);
+                }
                 (b.id, t)
             })
             .collect();
@@ -135,6 +241,9 @@ impl BasketReport {
             t.item_count += l.quantity;
             if l.quantity < 0 {
                 t.refunds -= line_gross;
+                if l.linked {
+                    t.linked_refunds -= line_gross;
+                }
             }
             let p = report.products.entry(l.product_id).or_default();
             p.quantity += l.quantity;
@@ -145,6 +254,9 @@ impl BasketReport {
                 continue;
             };
             *t.payments.entry(p.payment_type.clone()).or_default() += p.amount;
+            if p.refund {
+                *t.refund_payments.entry(p.payment_type.clone()).or_default() -= p.amount;
+            }
             t.tips += p.tip;
         }
         for b in baskets {
@@ -178,18 +290,42 @@ pub(crate) mod tests {
         s.parse().unwrap()
     }
 
-    /// Three baskets at two stores (one a refund), their lines (one of a basket outside the
-    /// range) and payments, and the stores' timezones.
-    pub(crate) fn shop() -> BasketReport {
-        // 2026-03-28 23:30 UTC is already the 29th in Tokyo, still the 28th in London.
-        let late = 1_774_740_600_000;
-        let baskets = [
+    /// The fixture's baskets: two at a London store (a sale with a promotion and two rates, a
+    /// bare refund), one at a Tokyo store.
+    fn baskets(late: i64) -> [BasketRow; 3] {
+        [
             BasketRow {
                 id: 1,
                 store_id: 9,
                 complete_date: late,
                 total: d("0.3"),
                 total_tax: d("0.05"),
+                receipt: Some(ReceiptFigures {
+                    discounts: vec![Discount {
+                        promotion_id: 4,
+                        amount: 3,
+                        line_ids: vec![1],
+                        shares: vec![3],
+                    }],
+                    taxes: vec![
+                        TaxAmount {
+                            code: "GST".into(),
+                            rate: d("0.05"),
+                            included: false,
+                            taxable: 27,
+                            tax: 1,
+                        },
+                        TaxAmount {
+                            code: String::new(),
+                            rate: d("0.20"),
+                            included: true,
+                            taxable: 25,
+                            tax: 5,
+                        },
+                    ],
+                    discount: 3,
+                    cash_rounding: -2,
+                }),
             },
             BasketRow {
                 id: 2,
@@ -197,6 +333,7 @@ pub(crate) mod tests {
                 complete_date: late,
                 total: d("-0.1"),
                 total_tax: d("-0.0167"),
+                receipt: None,
             },
             BasketRow {
                 id: 3,
@@ -204,32 +341,54 @@ pub(crate) mod tests {
                 complete_date: late,
                 total: d("0.2"),
                 total_tax: d("0"),
+                receipt: Some(ReceiptFigures {
+                    taxes: vec![TaxAmount {
+                        code: "GST".into(),
+                        rate: d("0.05"),
+                        included: false,
+                        taxable: 20,
+                        tax: 1,
+                    }],
+                    ..ReceiptFigures::default()
+                }),
             },
-        ];
+        ]
+    }
+
+    /// Three baskets at two stores (one a refund), their lines (one of a basket outside the
+    /// range) and payments, and the stores' timezones.
+    pub(crate) fn shop() -> BasketReport {
+        // 2026-03-28 23:30 UTC is already the 29th in Tokyo, still the 28th in London.
+        let late = 1_774_740_600_000;
+        let baskets = baskets(late);
         let lines = [
             LineRow {
                 basket_id: 1,
                 product_id: 5,
                 quantity: 3,
                 price: d("0.1"),
+                linked: false,
             },
             LineRow {
                 basket_id: 2,
                 product_id: 5,
                 quantity: -1,
                 price: d("0.1"),
+                linked: true,
             },
             LineRow {
                 basket_id: 3,
                 product_id: 6,
                 quantity: 2,
                 price: d("0.1"),
+                linked: false,
             },
             LineRow {
                 basket_id: 99,
                 product_id: 6,
                 quantity: 2,
                 price: d("1"),
+                linked: false,
             },
         ];
         let payments = [
@@ -238,12 +397,21 @@ pub(crate) mod tests {
                 payment_type: "CASH".into(),
                 amount: 1,
                 tip: 2,
+                refund: false,
             },
             PaymentRow {
                 basket_id: 3,
                 payment_type: "CARD".into(),
                 amount: 1,
                 tip: 0,
+                refund: false,
+            },
+            PaymentRow {
+                basket_id: 2,
+                payment_type: "CASH".into(),
+                amount: -1,
+                tip: 0,
+                refund: true,
             },
         ];
         let zones = HashMap::from([

@@ -13,10 +13,35 @@ fn amount(d: Decimal) -> Value {
 }
 
 fn totals(t: &Totals) -> Value {
-    let payments: Map<String, Value> = t
-        .payments
+    let minor = |m: &BTreeMap<String, i64>| -> Map<String, Value> {
+        m.iter()
+            .map(|(kind, n)| (kind.clone(), Value::String(n.to_string())))
+            .collect()
+    };
+    let taxes: Map<String, Value> = t
+        .taxes
         .iter()
-        .map(|(kind, n)| (kind.clone(), Value::String(n.to_string())))
+        .map(|(key, r)| {
+            let rate = json!({
+                "code": r.code,
+                "rate": money::text(&r.rate.normalize()),
+                "included": r.included,
+                "taxable": r.taxable.to_string(),
+                "tax": r.tax.to_string(),
+            });
+            (key.clone(), rate)
+        })
+        .collect();
+    let promotions: Map<String, Value> = t
+        .promotions
+        .iter()
+        .map(|(id, p)| {
+            let figures = json!({
+                "basketCount": p.basket_count,
+                "discount": p.discount.to_string(),
+            });
+            (id.to_string(), figures)
+        })
         .collect();
     json!({
         "basketCount": t.basket_count,
@@ -26,7 +51,14 @@ fn totals(t: &Totals) -> Value {
         "netTotal": amount(t.gross - t.tax),
         "tipTotal": t.tips.to_string(),
         "refundTotal": amount(t.refunds),
-        "payments": payments,
+        "linkedRefundTotal": amount(t.linked_refunds),
+        "unlinkedRefundTotal": amount(t.refunds - t.linked_refunds),
+        "payments": minor(&t.payments),
+        "refundPayments": minor(&t.refund_payments),
+        "discountTotal": t.discount.to_string(),
+        "cashRoundingTotal": t.cash_rounding.to_string(),
+        "taxes": taxes,
+        "promotions": promotions,
     })
 }
 
@@ -78,10 +110,30 @@ mod tests {
         assert_eq!(json["summary"]["itemCount"], 4);
         assert_eq!(json["summary"]["basketCount"], 3);
         assert_eq!(json["summary"]["tipTotal"], "2");
+        // The linked refund of basket 2 gave 1 back in cash.
         assert_eq!(
             json["summary"]["payments"],
-            json!({"CASH": "1", "CARD": "1"})
+            json!({"CASH": "0", "CARD": "1"})
         );
+        assert_eq!(json["summary"]["refundPayments"], json!({"CASH": "1"}));
+        assert_eq!(json["summary"]["linkedRefundTotal"], "0.1");
+        assert_eq!(json["summary"]["unlinkedRefundTotal"], "0");
+        assert_eq!(json["summary"]["discountTotal"], "3");
+        assert_eq!(json["summary"]["cashRoundingTotal"], "-2");
+        // Coded rates by code, an uncoded one by its rate; sums across stores.
+        assert_eq!(
+            json["summary"]["taxes"],
+            json!({
+                "GST": {"code": "GST", "rate": "0.05", "included": false, "taxable": "47", "tax": "2"},
+                "0.2": {"code": "", "rate": "0.2", "included": true, "taxable": "25", "tax": "5"},
+            })
+        );
+        assert_eq!(
+            json["summary"]["promotions"],
+            json!({"4": {"basketCount": 1, "discount": "3"}})
+        );
+        assert_eq!(json["stores"]["10"]["taxes"]["GST"]["taxable"], "20");
+        assert_eq!(json["stores"]["10"]["promotions"], json!({}));
         assert_eq!(
             json["products"]["5"],
             json!({"quantity": 2, "gross": "0.2"})

@@ -131,7 +131,12 @@ impl TestDb {
             }),
             Backend::Postgres => {
                 let admin_url = postgres_admin_url()?;
-                let name = format!("mcd_test_{}", uuid::Uuid::new_v4().simple());
+                // The pid says whose it is: see `dropper`.
+                let name = format!(
+                    "mcd_test_{}_{}",
+                    std::process::id(),
+                    uuid::Uuid::new_v4().simple()
+                );
                 let mut conn = match sqlx::PgConnection::connect(&admin_url).await {
                     Ok(conn) => conn,
                     Err(e) if !postgres_required() => {
@@ -176,25 +181,117 @@ impl TestDb {
 impl Drop for TestDb {
     fn drop(&mut self) {
         if let Some((admin_url, name)) = self.pg_drop.take() {
-            // Drop runs outside any runtime we may block: use a thread with its own.
+            // Closed now, so the test server's last connections never pile up to
+            // `max_connections`; dropped later by `dropper`. Drop runs outside any runtime
+            // we may block: use a thread with its own.
+            let closing = (admin_url.clone(), name.clone());
             let _ = std::thread::spawn(move || {
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                     .expect("runtime");
-                rt.block_on(async {
-                    if let Ok(mut conn) = sqlx::PgConnection::connect(&admin_url).await {
-                        let _ = sqlx::query(&format!(
-                            "DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"
-                        ))
-                        .execute(&mut conn)
-                        .await;
-                    }
-                });
+                rt.block_on(close_database(&closing.0, &closing.1));
             })
             .join();
+            let _ = dropper(&admin_url).send((admin_url, name));
         }
     }
+}
+
+/// No new connection to database `name`, and its open ones ended.
+async fn close_database(admin_url: &str, name: &str) {
+    if let Ok(mut conn) = sqlx::PgConnection::connect(admin_url).await {
+        let _ = sqlx::query(&format!(
+            "ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false"
+        ))
+        .execute(&mut conn)
+        .await;
+        let _ = sqlx::query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+        )
+        .bind(name)
+        .execute(&mut conn)
+        .await;
+        let _ = conn.close().await;
+    }
+}
+
+/// The sender of the thread that drops the test databases of this process, in batches: each
+/// DROP forces an immediate checkpoint, which flushes what every running test wrote, so the
+/// first of a batch pays for it and the rest find little to write. A process ended before its
+/// queue emptied leaves databases named with its pid; the first test of a later run drops
+/// those of processes that are gone.
+fn dropper(admin_url: &str) -> &'static std::sync::mpsc::Sender<(String, String)> {
+    static DROPPER: std::sync::OnceLock<std::sync::mpsc::Sender<(String, String)>> =
+        std::sync::OnceLock::new();
+    DROPPER.get_or_init(|| {
+        let (send, receive) = std::sync::mpsc::channel::<(String, String)>();
+        let admin_url = admin_url.to_owned();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(drop_databases(admin_url, receive));
+        });
+        send
+    })
+}
+
+async fn drop_databases(admin_url: String, receive: std::sync::mpsc::Receiver<(String, String)>) {
+    use std::time::{Duration, Instant};
+    let run = |admin_url: String, sql: String| async move {
+        if let Ok(mut conn) = sqlx::PgConnection::connect(&admin_url).await {
+            let _ = sqlx::query(&sql).execute(&mut conn).await;
+            let _ = conn.close().await;
+        }
+    };
+    let drop_sql = |name: &str| format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
+    for name in abandoned(&admin_url).await {
+        run(admin_url.clone(), drop_sql(&name)).await;
+    }
+    let mut pending: Vec<(String, String)> = Vec::new();
+    let mut oldest = Instant::now();
+    loop {
+        match receive.recv_timeout(Duration::from_millis(500)) {
+            Ok((admin_url, name)) => {
+                if pending.is_empty() {
+                    oldest = Instant::now();
+                }
+                pending.push((admin_url, name));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+        if !pending.is_empty() && oldest.elapsed() >= Duration::from_secs(10) {
+            for (admin_url, name) in pending.drain(..) {
+                run(admin_url, drop_sql(&name)).await;
+            }
+        }
+    }
+}
+
+/// Test databases whose process is gone (or that predate pids in the names).
+async fn abandoned(admin_url: &str) -> Vec<String> {
+    let Ok(mut conn) = sqlx::PgConnection::connect(admin_url).await else {
+        return Vec::new();
+    };
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'mcd_test_%'")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap_or_default();
+    let _ = conn.close().await;
+    names
+        .into_iter()
+        .filter(|name| {
+            let pid = name["mcd_test_".len()..].split('_').next().unwrap_or("");
+            let alive = pid.parse::<u32>().is_ok_and(|pid| {
+                pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()
+            });
+            !alive
+        })
+        .collect()
 }
 
 /// The PostgreSQL URL tests create databases through, or `None` to skip. With

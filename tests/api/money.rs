@@ -96,6 +96,24 @@ fn comparable(receipt: &Value) -> Value {
     r
 }
 
+/// The summary of the basket report of `store` over the hours around now.
+async fn report_summary(app: &TestApp, token: &str, store: i64) -> Value {
+    let hour = |h: i64| {
+        (chrono::Utc::now() + chrono::Duration::hours(h))
+            .format("%Y-%m-%d %H:%M:%S")
+            .to_string()
+    };
+    let (from, to, stores) = (hour(-1), hour(1), store.to_string());
+    let query = [
+        ("reportFrom", from.as_str()),
+        ("reportTo", to.as_str()),
+        ("storeIds", stores.as_str()),
+    ];
+    let (status, body) = send(app, Method::GET, "/report/basket", token, &query, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["basketReport"]["summary"].clone()
+}
+
 backend_tests_with! { with_canada;
     async fn a_canadian_cash_sale_adds_gst_and_pst_and_settles_at_the_nickel(app) {
         let token = app.token_for("canada", "owner@maple.test", "read write admin", 3600).await;
@@ -143,6 +161,12 @@ backend_tests_with! { with_canada;
         // Calculating a completed basket answers what completion recorded.
         let (_, again) = calculate(&app, &token, json!({"id": id})).await;
         assert_eq!(again["receipts"]["k"], done["receipt"]);
+        // The day's report carries the tax per rate and the cash rounding.
+        let summary = report_summary(&app, &token, store).await;
+        assert_eq!(summary["taxes"], json!({
+            "GST": {"code": "GST", "rate": "0.05", "included": false, "taxable": "899", "tax": "45"},
+            "PST": {"code": "PST", "rate": "0.07", "included": false, "taxable": "899", "tax": "63"}}), "{summary}");
+        assert_eq!((summary["cashRoundingTotal"].as_str(), summary["payments"]["CASH"].as_str()), (Some("-2"), Some("1005")));
 
         // A tax code the merchant does not declare is refused with the ones it does.
         let (status, bad) = send(&app, Method::POST, "/product", &token, &[], Some(json!({"products": {"p": {"name": "Tea",
@@ -187,6 +211,10 @@ backend_tests! {
         assert_eq!(status, StatusCode::CREATED, "{done}");
         assert_eq!(comparable(&done["baskets"]["c"]["receipt"]), comparable(&answer["receipts"]["k"]));
         assert_eq!(done["baskets"]["c"]["promotionIds"], json!([twenty["id"]]));
+        // The report carries the discount, per promotion.
+        let summary = report_summary(&app, &token, store).await;
+        assert_eq!(summary["discountTotal"], "60", "{summary}");
+        assert_eq!(summary["promotions"], json!({twenty["id"].to_string(): {"basketCount": 1, "discount": "60"}}));
     }
 
     async fn calculate_equals_what_completion_records_over_random_baskets(app) {

@@ -62,7 +62,9 @@ backend_tests! {
         let (status, body) = report(&app, &token, &[("reportFrom", "2027-03-28 00:00:00"), ("reportTo", "2028-03-28 00:00:00")]).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body["basketReport"], json!({"summary": {"basketCount": 0, "itemCount": 0, "grossTotal": "0",
-            "taxTotal": "0", "netTotal": "0", "tipTotal": "0", "refundTotal": "0", "payments": {}},
+            "taxTotal": "0", "netTotal": "0", "tipTotal": "0", "refundTotal": "0", "linkedRefundTotal": "0",
+            "unlinkedRefundTotal": "0", "payments": {}, "refundPayments": {}, "discountTotal": "0",
+            "cashRoundingTotal": "0", "taxes": {}, "promotions": {}},
             "stores": {}, "days": {}, "products": {}}));
         let (status, _) = send(&app, Method::POST, PATH, &token, &[], Some(json!({}))).await;
         assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);

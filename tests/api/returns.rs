@@ -107,6 +107,13 @@ backend_tests! {
         assert_eq!(status, StatusCode::OK, "{report}");
         assert_eq!(report["basketReport"]["summary"]["payments"]["CARD"], "0", "{report}");
         assert_eq!(report["basketReport"]["summary"]["grossTotal"], "0", "{report}");
+        // Reported apart: ten linked returns of 300 and their ten refunds on the card; the
+        // included rate's tax nets to nothing over the sale and its returns.
+        let summary = &report["basketReport"]["summary"];
+        assert_eq!((summary["refundTotal"].as_str(), summary["linkedRefundTotal"].as_str(),
+            summary["unlinkedRefundTotal"].as_str()), (Some("3000"), Some("3000"), Some("0")), "{report}");
+        assert_eq!(summary["refundPayments"], json!({"CARD": "3000"}), "{report}");
+        assert_eq!(summary["taxes"]["0.2"]["tax"], "0", "{report}");
 
         // Nothing is left to refund of the payment, nor to return of the line.
         let extra = id(&create(&app, &token, "/basket", "baskets", json!({"storeId": store})).await);

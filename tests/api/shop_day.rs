@@ -190,10 +190,14 @@ backend_tests! {
             &[("reportFrom", &from), ("reportTo", &to), ("storeIds", &a_s)], None).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         let report = &body["basketReport"];
-        // Gross 8 × 300 − 300 refunded; tax 2100 × 0.2 / 1.2 = 350; tips 50 + 20.
+        // Gross 8 × 300 − 300 refunded (a bare negative line: unlinked); tax 2100 × 0.2 / 1.2 =
+        // 350, the receipts' one included rate; tips 50 + 20; no promotion, no cash rounding.
         let figures = json!({"basketCount": 4, "itemCount": 7, "grossTotal": "2100", "taxTotal": "350",
-            "netTotal": "1750", "tipTotal": "70", "refundTotal": "300",
-            "payments": {"CASH": "1100", "CARD": "1300"}});
+            "netTotal": "1750", "tipTotal": "70", "refundTotal": "300", "linkedRefundTotal": "0",
+            "unlinkedRefundTotal": "300", "payments": {"CASH": "1100", "CARD": "1300"},
+            "refundPayments": {}, "discountTotal": "0", "cashRoundingTotal": "0",
+            "taxes": {"0.2": {"code": "", "rate": "0.2", "included": true, "taxable": "1750", "tax": "350"}},
+            "promotions": {}});
         assert_eq!(report["summary"], figures, "{report}");
         assert_eq!(report["stores"], json!({a_s.clone(): figures.clone()}));
         let local = completed_at(&first).with_timezone(&chrono_tz::Europe::London).format("%Y-%m-%d").to_string();

@@ -113,16 +113,15 @@ fn instance_of(
     let product = state
         .find::<ProductRecord>(product_id)
         .ok_or_else(|| format!("product {product_id} is not a product of this merchant."))?;
-    let live: Vec<_> = product.live_instances().collect();
+    let mut live = product.live_instances();
     let instance = match wanted {
         Some(id) => live
-            .iter()
             .find(|i| i.id == id)
             .ok_or_else(|| format!("{id} is not a live instance of product {product_id}."))?,
-        None => match live.as_slice() {
-            [only] => only,
-            [] => return Err(format!("product {product_id} has no price instance.")),
-            _ => {
+        None => match (live.next(), live.next()) {
+            (Some(only), None) => only,
+            (None, _) => return Err(format!("product {product_id} has no price instance.")),
+            (Some(_), Some(_)) => {
                 return Err(format!(
                     "required: product {product_id} has several instances."
                 ))

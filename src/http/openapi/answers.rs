@@ -78,17 +78,38 @@ fn account_schemas() -> Vec<(&'static str, Schema)> {
 /// `GET /report/basket`.
 fn report_schemas() -> Vec<(&'static str, Schema)> {
     use schemas::{integer, money};
+    // Whole minor units as text, like `tipTotal`.
+    let minor = || schemas::pattern("^-?[0-9]{1,18}$");
     let totals = all_required(vec![
         ("basketCount", integer()),
         ("itemCount", integer()),
         ("grossTotal", money()),
         ("taxTotal", money()),
         ("netTotal", money()),
-        ("tipTotal", schemas::pattern("^-?[0-9]{1,18}$")),
+        ("tipTotal", minor()),
         ("refundTotal", money()),
+        ("linkedRefundTotal", money()),
+        ("unlinkedRefundTotal", money()),
+        ("payments", schemas::keyed(minor())),
+        ("refundPayments", schemas::keyed(minor())),
+        ("discountTotal", minor()),
+        ("cashRoundingTotal", minor()),
         (
-            "payments",
-            schemas::keyed(schemas::pattern("^-?[0-9]{1,18}$")),
+            "taxes",
+            schemas::keyed(all_required(vec![
+                ("code", schemas::string()),
+                ("rate", money()),
+                ("included", schemas::boolean()),
+                ("taxable", minor()),
+                ("tax", minor()),
+            ])),
+        ),
+        (
+            "promotions",
+            schemas::keyed(all_required(vec![
+                ("basketCount", integer()),
+                ("discount", minor()),
+            ])),
         ),
     ]);
     vec![
