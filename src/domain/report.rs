@@ -109,20 +109,32 @@ impl Totals {
         self.discount += other.discount;
         self.cash_rounding += other.cash_rounding;
         for (key, r) in &other.taxes {
-            let sum = self.taxes.entry(key.clone()).or_insert_with(|| RateTotals {
-                code: r.code.clone(),
-                rate: r.rate,
-                included: r.included,
-                ..RateTotals::default()
-            });
-            sum.taxable += r.taxable;
-            sum.tax += r.tax;
+            self.add_rate(key.clone(), &r.code, r.rate, r.included, (r.taxable, r.tax));
         }
         for (id, p) in &other.promotions {
             let sum = self.promotions.entry(*id).or_default();
             sum.basket_count += p.basket_count;
             sum.discount += p.discount;
         }
+    }
+
+    /// Adds (taxable, tax) to the rate under `key`.
+    fn add_rate(
+        &mut self,
+        key: String,
+        code: &str,
+        rate: Decimal,
+        included: bool,
+        (taxable, tax): (i64, i64),
+    ) {
+        let sum = self.taxes.entry(key).or_insert_with(|| RateTotals {
+            code: code.to_owned(),
+            rate,
+            included,
+            ..RateTotals::default()
+        });
+        sum.taxable += taxable;
+        sum.tax += tax;
     }
 
     /// The figures of one receipt.
@@ -135,14 +147,7 @@ impl Totals {
             } else {
                 t.code.clone()
             };
-            let sum = self.taxes.entry(key).or_insert_with(|| RateTotals {
-                code: t.code.clone(),
-                rate: t.rate,
-                included: t.included,
-                ..RateTotals::default()
-            });
-            sum.taxable += t.taxable;
-            sum.tax += t.tax;
+            self.add_rate(key, &t.code, t.rate, t.included, (t.taxable, t.tax));
         }
         for d in &receipt.discounts {
             let sum = self.promotions.entry(d.promotion_id).or_default();

@@ -193,7 +193,7 @@ impl Drop for TestDb {
                 rt.block_on(close_database(&closing.0, &closing.1));
             })
             .join();
-            let _ = dropper(&admin_url).send((admin_url, name));
+            let _ = dropper(&admin_url).send(name);
         }
     }
 }
@@ -221,11 +221,11 @@ async fn close_database(admin_url: &str, name: &str) {
 /// first of a batch pays for it and the rest find little to write. A process ended before its
 /// queue emptied leaves databases named with its pid; the first test of a later run drops
 /// those of processes that are gone.
-fn dropper(admin_url: &str) -> &'static std::sync::mpsc::Sender<(String, String)> {
-    static DROPPER: std::sync::OnceLock<std::sync::mpsc::Sender<(String, String)>> =
+fn dropper(admin_url: &str) -> &'static std::sync::mpsc::Sender<String> {
+    static DROPPER: std::sync::OnceLock<std::sync::mpsc::Sender<String>> =
         std::sync::OnceLock::new();
     DROPPER.get_or_init(|| {
-        let (send, receive) = std::sync::mpsc::channel::<(String, String)>();
+        let (send, receive) = std::sync::mpsc::channel::<String>();
         let admin_url = admin_url.to_owned();
         std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
@@ -238,34 +238,37 @@ fn dropper(admin_url: &str) -> &'static std::sync::mpsc::Sender<(String, String)
     })
 }
 
-async fn drop_databases(admin_url: String, receive: std::sync::mpsc::Receiver<(String, String)>) {
+async fn drop_databases(admin_url: String, receive: std::sync::mpsc::Receiver<String>) {
     use std::time::{Duration, Instant};
-    let run = |admin_url: String, sql: String| async move {
-        if let Ok(mut conn) = sqlx::PgConnection::connect(&admin_url).await {
-            let _ = sqlx::query(&sql).execute(&mut conn).await;
-            let _ = conn.close().await;
+    let drop_one = |name: String| {
+        let admin_url = admin_url.clone();
+        async move {
+            if let Ok(mut conn) = sqlx::PgConnection::connect(&admin_url).await {
+                let sql = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
+                let _ = sqlx::query(&sql).execute(&mut conn).await;
+                let _ = conn.close().await;
+            }
         }
     };
-    let drop_sql = |name: &str| format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
     for name in abandoned(&admin_url).await {
-        run(admin_url.clone(), drop_sql(&name)).await;
+        drop_one(name).await;
     }
-    let mut pending: Vec<(String, String)> = Vec::new();
+    let mut pending: Vec<String> = Vec::new();
     let mut oldest = Instant::now();
     loop {
         match receive.recv_timeout(Duration::from_millis(500)) {
-            Ok((admin_url, name)) => {
+            Ok(name) => {
                 if pending.is_empty() {
                     oldest = Instant::now();
                 }
-                pending.push((admin_url, name));
+                pending.push(name);
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
         }
         if !pending.is_empty() && oldest.elapsed() >= Duration::from_secs(10) {
-            for (admin_url, name) in pending.drain(..) {
-                run(admin_url, drop_sql(&name)).await;
+            for name in pending.drain(..) {
+                drop_one(name).await;
             }
         }
     }
@@ -277,7 +280,7 @@ async fn abandoned(admin_url: &str) -> Vec<String> {
         return Vec::new();
     };
     let names: Vec<String> =
-        sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'mcd_test_%'")
+        sqlx::query_scalar(r"SELECT datname FROM pg_database WHERE datname LIKE 'mcd\_test\_%'")
             .fetch_all(&mut conn)
             .await
             .unwrap_or_default();
@@ -285,7 +288,8 @@ async fn abandoned(admin_url: &str) -> Vec<String> {
     names
         .into_iter()
         .filter(|name| {
-            let pid = name["mcd_test_".len()..].split('_').next().unwrap_or("");
+            let rest = name.strip_prefix("mcd_test_").unwrap_or_default();
+            let pid = rest.split('_').next().unwrap_or_default();
             let alive = pid.parse::<u32>().is_ok_and(|pid| {
                 pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()
             });
