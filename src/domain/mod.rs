@@ -8,6 +8,7 @@ pub mod catalogue;
 pub mod category;
 pub mod clock;
 pub mod dates;
+pub mod draft;
 pub mod employee;
 pub mod event;
 pub mod failure;

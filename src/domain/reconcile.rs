@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use super::basket::{BasketLine, BasketRecord, BasketType, InstancePrice};
 use super::fields::{next_id, Fields, Patch, Shape};
 use super::money;
+use super::pricing::Receipt;
 use merchantd_macros::Record;
 
 /// One counted product, keyed by its product in the count's `products`.
@@ -143,6 +144,9 @@ pub struct CountContext<'a> {
     pub wastage_price: &'a dyn Fn(i64) -> InstancePrice,
     /// Another count of this request that completed this product at this store.
     pub completed_in_request: &'a dyn Fn(i64, i64) -> Option<i64>,
+    /// A basket priced by the sale engine (the wastage basket carries its receipt, as every
+    /// basket does).
+    pub price: &'a dyn Fn(&BasketRecord) -> Receipt,
 }
 
 /// The fields writes accept (see [`Shape`]); `products` holds the counted products.
@@ -427,6 +431,7 @@ impl StockReconciliation {
                     restock: true,
                 });
             }
+            basket.receipt = Some((ctx.price)(&basket));
             self.wastage_basket_id = Some(basket_id);
             self.booked_basket = Some(Box::new(basket));
         }
@@ -462,6 +467,10 @@ mod tests {
             stock_left: stock,
             wastage_price: price,
             completed_in_request: &|_, _| None,
+            price: &|b| Receipt {
+                subtotal: b.lines.len() as i64,
+                ..Receipt::default()
+            },
         }
     }
 
@@ -497,6 +506,8 @@ mod tests {
         assert_eq!(basket.basket_type, BasketType::Wastage);
         assert!(basket.completed);
         assert_eq!((basket.lines[0].id, basket.lines[0].quantity), (102, 2));
+        // Priced once its lines are in (the fixture's engine counts them).
+        assert_eq!(basket.receipt.as_ref().map(|r| r.subtotal), Some(1));
         assert_eq!(count.surplus_entries[0].id, 103);
         assert_eq!(count.surplus_entries[0].quantity, 3);
         let line = |p: i64| count.lines.iter().find(|l| l.product_id == p).unwrap();

@@ -4,6 +4,7 @@
 use crate::actors::catalogue::pricing;
 use crate::actors::registry::Merchants;
 use crate::domain::batch::BatchObject;
+use crate::domain::draft::{Draft, Keyed};
 use crate::domain::{Failure, Refusal};
 
 use super::Snapshot;
@@ -27,4 +28,31 @@ pub async fn calculate(
             (object.key, priced)
         })
         .collect())
+}
+
+/// The drafts' receipts as `{"<clientKey>": <receipt>, ...}`, in body order; `None` when one
+/// of them needs the general rules (see [`pricing::calculate_draft`]).
+pub async fn calculate_drafts(
+    merchants: &Merchants,
+    merchant_id: i64,
+    drafts: &Keyed<'_, Draft<'_>>,
+    now: i64,
+) -> Result<Option<String>, Failure> {
+    let snapshot = Snapshot::of(merchants, merchant_id).await?;
+    let mut out = Vec::with_capacity(1024 * drafts.0.len());
+    out.push(b'{');
+    for (i, (key, draft)) in drafts.0.iter().enumerate() {
+        let Some(receipt) = pricing::calculate_draft(snapshot.state(), draft, now) else {
+            return Ok(None);
+        };
+        if i > 0 {
+            out.push(b',');
+        }
+        // Neither a string nor a receipt of integers and decimals can fail to serialize.
+        let _ = serde_json::to_writer(&mut out, key);
+        out.push(b':');
+        let _ = serde_json::to_writer(&mut out, &receipt);
+    }
+    out.push(b'}');
+    Ok(String::from_utf8(out).ok())
 }

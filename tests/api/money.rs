@@ -230,6 +230,8 @@ backend_tests! {
             "productIds": [products[0], products[1]], "startDate": "2020-01-01 00:00:00", "automatic": true})).await;
         create(&app, &token, "/promotion", "promotions", json!({"title": "15 off", "type": "percentage", "x": "15",
             "productIds": [products[3]], "startDate": "2020-01-01 00:00:00", "automatic": true, "stackable": true})).await;
+        let by_hand = create(&app, &token, "/promotion", "promotions", json!({"title": "10 off by hand", "type": "percentage",
+            "x": "10", "startDate": "2020-01-01 00:00:00", "stackable": true})).await;
         // A small deterministic generator: the same baskets every run.
         let mut seed: u64 = 0x5eed;
         let mut next = |n: u64| {
@@ -242,10 +244,20 @@ backend_tests! {
                 let quantity = if next(6) == 0 { -1 } else { 1 + next(4) as i64 };
                 lines.insert(format!("l{l}"), json!({"productId": products[next(5) as usize], "quantity": quantity}));
             }
-            let body = json!({"storeId": store, "basketProducts": lines});
+            let mut body = json!({"storeId": store, "basketProducts": lines});
+            if next(2) == 0 {
+                body["promotionIds"] = json!([by_hand["id"]]);
+            }
             let (status, answer) = calculate(&app, &token, body.clone()).await;
             assert_eq!(status, StatusCode::OK, "{answer}");
             let calculated = answer["receipts"]["k"].clone();
+            // A field beyond the common shape (a note) sends the body down the general reading
+            // (src/domain/draft.rs): both readings price the basket alike, to the client keys.
+            let mut noted = body.clone();
+            noted["note"] = json!("read the general way");
+            let (status, general) = calculate(&app, &token, noted).await;
+            assert_eq!(status, StatusCode::OK, "{general}");
+            assert_eq!(general["receipts"]["k"], calculated, "round {round}: both readings agree");
             let b = create(&app, &token, "/basket", "baskets", body).await;
             let id = b["id"].as_i64().unwrap();
             let total = calculated["total"].as_i64().unwrap();

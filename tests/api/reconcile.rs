@@ -245,6 +245,14 @@ backend_tests_with! { |s| s.merchant_idle_secs = 1;
         assert_eq!(body["wastage"], json!({shop.to_string(): {latte.to_string(): 6}}));
         let wastage = first["wastageBasketId"].as_i64().unwrap().to_string();
         let (_, body) = send(&app, Method::GET, "/basket", &token, &[("basketIds", &wastage)], None).await;
-        assert_eq!(body["baskets"][&wastage]["type"], "wastage");
+        let basket = &body["baskets"][&wastage];
+        assert_eq!(basket["type"], "wastage");
+        // Priced like every basket, and kept through the restart: 5 units at 3.00, VAT 20 %
+        // included (1500 / 6 = 250), no promotion (a wastage basket takes none).
+        let receipt = &basket["receipt"];
+        assert_eq!((receipt["subtotal"].as_i64(), receipt["tax"].as_i64(), receipt["discount"].as_i64()),
+            (Some(1500), Some(250), Some(0)), "{basket}");
+        assert_eq!(receipt["lines"][0]["lineId"], basket["basketProducts"].as_object().unwrap().values().next().unwrap()["id"]);
+        assert_eq!(basket["totalTax"], "250");
     }
 }

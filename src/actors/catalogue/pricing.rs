@@ -10,6 +10,7 @@ use crate::domain::basket::{
     BasketContext, BasketLine, BasketRecord, BasketType, InstancePrice, ReturnOf, Returnable,
 };
 use crate::domain::dates;
+use crate::domain::draft::Draft;
 use crate::domain::pricing::{self, LineTax, Offer, Receipt, SaleLine, SaleSettings};
 use crate::domain::product::ProductRecord;
 use crate::domain::promotion::PromotionRecord;
@@ -88,6 +89,50 @@ pub fn calculate(
         }
     }
     Ok(receipt)
+}
+
+/// [`calculate`] for a new basket in the common shape, built without the generic field rules;
+/// `None` when any of its values breaks a rule (an unknown store, product or promotion, a
+/// product with several instances, a quantity out of range), so the caller asks [`calculate`]
+/// for the refusal and its message. Both build the same basket, so both price it alike.
+pub fn calculate_draft(state: &MerchantState, draft: &Draft, now: i64) -> Option<Receipt> {
+    state.find::<StoreRecord>(draft.store_id)?;
+    let mut basket = BasketRecord::new(0, now);
+    basket.store_id = draft.store_id;
+    let mut lines = Vec::with_capacity(draft.basket_products.0.len());
+    for (at, (_, line)) in (TEMPORARY_IDS..).zip(&draft.basket_products.0) {
+        if line.quantity == 0 || line.quantity.abs() > crate::domain::money::MAX_QUANTITY {
+            return None;
+        }
+        let instance = instance_of(state, line.product_id, line.product_instance_id).ok()?;
+        lines.push(BasketLine {
+            id: at,
+            basket_id: 0,
+            product_id: instance.product_id,
+            product_instance_id: instance.instance_id,
+            quantity: line.quantity,
+            price: instance.price,
+            original_price: instance.price,
+            tax_percentage: instance.tax_percentage,
+            note: None,
+            added_date: now,
+            return_of: None,
+            restock: true,
+        });
+    }
+    basket.lines = lines;
+    for id in draft.promotion_ids.iter().flatten() {
+        check_promotion(state, &basket, *id, now).ok()?;
+        if !basket.promotion_ids.contains(id) {
+            basket.promotion_ids.push(*id);
+        }
+    }
+    let mut receipt = price(state, &basket, now);
+    for (line, (key, _)) in receipt.lines.iter_mut().zip(&draft.basket_products.0) {
+        line.key = Some((*key).to_owned());
+        line.line_id = 0;
+    }
+    Some(receipt)
 }
 
 /// Where a calculation numbers the lines it adds (never an id the merchant's records hold).

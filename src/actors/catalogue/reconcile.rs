@@ -55,6 +55,7 @@ fn apply_count(
         stock_left: &stock_left,
         wastage_price: &price,
         completed_in_request: &completed_in_request,
+        price: &|basket| super::pricing::price(state, basket, now),
     };
     base.apply(w.input.fields, w.ids, &ctx, now, w.creating)
 }

@@ -125,7 +125,7 @@ pub fn calculate(lines: &[SaleLine], offers: &[Offer], settings: &SaleSettings) 
         .iter()
         .map(|l| {
             l.fixed_net
-                .unwrap_or_else(|| mode.round(l.unit_price * Decimal::from(l.quantity)))
+                .unwrap_or_else(|| mode.times(l.unit_price, l.quantity))
         })
         .collect();
     let discounts = offers::apply(lines, &gross, offers, mode);

@@ -163,6 +163,15 @@ proptest! {
     }
 
     #[test]
+    fn whole_prices_multiply_as_decimals_do(price in -2_000_000_000i64..2_000_000_000, scale in 0u32..3,
+                                            quantity in -1_000_000i64..1_000_000, even: bool) {
+        let mode = if even { Rounding::HalfEven } else { Rounding::HalfUp };
+        // Scale 0 takes the integer path; any other scale the decimal one, for comparison.
+        let price = Decimal::new(price, scale);
+        prop_assert_eq!(mode.times(price, quantity), mode.round(price * Decimal::from(quantity)));
+    }
+
+    #[test]
     fn cash_rounding_moves_a_total_by_less_than_the_increment(lines in lines(), settings in settings()) {
         let r = calculate(&lines, &[], &settings);
         let inc = settings.cash_increment;

@@ -15,16 +15,30 @@ pub enum Rounding {
     HalfEven,
 }
 
+/// A line may reach MAX_MONEY × MAX_QUANTITY (10^18): amounts are held to ±10^15 so that sums
+/// over thousands of lines stay inside i64 and can never overflow.
+const BOUND: i64 = 1_000_000_000_000_000;
+
 impl Rounding {
+    /// `price × quantity`, rounded; whole prices (most of them) skip decimal arithmetic.
+    pub fn times(self, price: Decimal, quantity: i64) -> i64 {
+        if price.scale() == 0 {
+            let whole = i64::try_from(price)
+                .ok()
+                .and_then(|p| p.checked_mul(quantity));
+            if let Some(amount) = whole.filter(|a| a.abs() <= BOUND) {
+                return amount;
+            }
+        }
+        self.round(price * Decimal::from(quantity))
+    }
+
     /// `value` rounded to whole minor units.
     pub fn round(self, value: Decimal) -> i64 {
         let strategy = match self {
             Rounding::HalfUp => RoundingStrategy::MidpointAwayFromZero,
             Rounding::HalfEven => RoundingStrategy::MidpointNearestEven,
         };
-        // A line may reach MAX_MONEY × MAX_QUANTITY (10^18): amounts are held to ±10^15 so that
-        // sums over thousands of lines stay inside i64 and can never overflow.
-        const BOUND: i64 = 1_000_000_000_000_000;
         i64::try_from(value.round_dp_with_strategy(0, strategy))
             .unwrap_or(if value.is_sign_negative() {
                 -BOUND

@@ -24,8 +24,10 @@ struct Group {
 /// `net` holds each line's amount after discounts; included rates are inside it.
 pub(super) fn compute(lines: &[SaleLine], net: &[i64], settings: &SaleSettings) -> Taxed {
     let mode = settings.rounding;
-    // Few rates per basket: a list searched in place, sorted once at the end.
+    // Few rates per basket: a list searched in place, sorted once at the end. Lines mostly
+    // carry the rates of the line before, so the search starts where the last one ended.
     let mut groups: Vec<((String, Decimal, bool), Group)> = Vec::new();
+    let mut last = 0;
     for (i, line) in lines.iter().enumerate() {
         let included: Decimal = line
             .taxes
@@ -35,18 +37,25 @@ pub(super) fn compute(lines: &[SaleLine], net: &[i64], settings: &SaleSettings) 
             .sum();
         let base = Decimal::from(net[i]) / (Decimal::ONE + included);
         for t in &line.taxes {
-            let at = match groups.iter().position(|((code, rate, included), _)| {
-                *included == t.included && *rate == t.rate && *code == t.code
-            }) {
-                Some(at) => at,
-                None => {
-                    groups.push((
-                        (t.code.clone(), t.rate.normalize(), t.included),
-                        Group::default(),
-                    ));
-                    groups.len() - 1
-                }
+            let same = |((code, rate, included), _): &((String, Decimal, bool), Group)| {
+                *included == t.included && same_code(code, &t.code) && *rate == t.rate
             };
+            let at = match groups.get(last).filter(|g| same(g)) {
+                Some(_) => last,
+                None => match groups.iter().position(same) {
+                    Some(at) => at,
+                    None => {
+                        groups.push((
+                            // Kept as written: lines of one instance then compare at one
+                            // scale; the receipt shows it normalized.
+                            (t.code.clone(), t.rate, t.included),
+                            Group::default(),
+                        ));
+                        groups.len() - 1
+                    }
+                },
+            };
+            last = at;
             let g = &mut groups[at].1;
             g.base += base;
             g.exact.push((i, base * t.rate));
@@ -80,11 +89,17 @@ pub(super) fn compute(lines: &[SaleLine], net: &[i64], settings: &SaleSettings) 
         };
         taxed.rates.push(TaxAmount {
             code,
-            rate,
+            rate: rate.normalize(),
             included,
             taxable,
             tax,
         });
     }
     taxed
+}
+
+/// `a == b`, without a call to `memcmp` for the common case of two uncoded rates (it showed as
+/// 9 % of a calculation in the profile).
+fn same_code(a: &str, b: &str) -> bool {
+    a.len() == b.len() && (a.is_empty() || a == b)
 }

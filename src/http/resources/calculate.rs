@@ -5,8 +5,10 @@
 
 use actix_web::http::StatusCode;
 use actix_web::web;
+use actix_web::HttpRequest;
 
 use super::message_of;
+use crate::domain::draft::DraftBatch;
 use crate::http::auth::Call;
 use crate::http::batch;
 use crate::http::envelope::{ErrorObject, Messages, Reply};
@@ -14,9 +16,21 @@ use crate::http::error::ApiError;
 
 pub async fn basket(call: Call, body: web::Bytes) -> Result<Reply, ApiError> {
     let Call { req, caller, state } = call;
+    let now = crate::domain::now_millis();
+    if let Some(drafts) = drafts(&req, &body, state.settings.max_batch_objects) {
+        let priced = crate::views::pricing::calculate_drafts(
+            &state.merchants,
+            caller.merchant_id,
+            &drafts.baskets,
+            now,
+        )
+        .await?;
+        if let Some(receipts) = priced {
+            return Ok(Reply::ok().raw_field("receipts", receipts));
+        }
+    }
     let document = batch::json_document(&req, &body)?;
     let objects = batch::objects(document, "baskets", state.settings.max_batch_objects)?;
-    let now = crate::domain::now_millis();
     let outcomes =
         crate::views::pricing::calculate(&state.merchants, caller.merchant_id, objects, now)
             .await?;
@@ -55,4 +69,13 @@ pub async fn basket(call: Call, body: web::Bytes) -> Result<Reply, ApiError> {
     Ok(Reply::ok()
         .raw_field("receipts", receipts)
         .messages(messages))
+}
+
+/// The body read as drafts when it is JSON in the common shape and its batch size is allowed;
+/// everything else takes the general reading and its messages.
+fn drafts<'b>(req: &HttpRequest, body: &'b [u8], max: usize) -> Option<DraftBatch<'b>> {
+    if batch::media_type(req) != "application/json" {
+        return None;
+    }
+    DraftBatch::read(body).filter(|d| !d.baskets.0.is_empty() && d.baskets.0.len() <= max)
 }
