@@ -3,6 +3,7 @@
 //! settings — no I/O and no clock — so a till can run the same code offline. Every amount is
 //! whole minor units; exact decimals live only inside one calculation (docs/money-and-tax.md).
 
+mod exact;
 mod offers;
 mod settings;
 mod tax;
@@ -218,11 +219,17 @@ pub fn apportion(exact: &[Decimal], total: i64) -> Vec<i64> {
         shares.push(i64::try_from(floor).unwrap_or(0));
         remainders.push(*e - floor);
     }
+    share_out(shares, &remainders, total)
+}
+
+/// Gives the units `total` holds beyond Σ `shares` (the floors of exact amounts) to the
+/// largest `remainders`, earliest first; the shares then sum to `total`.
+fn share_out<R: Ord>(mut shares: Vec<i64>, remainders: &[R], total: i64) -> Vec<i64> {
     let mut left = total - shares.iter().sum::<i64>();
     if left == 0 {
         return shares;
     }
-    let mut order: Vec<usize> = (0..exact.len()).collect();
+    let mut order: Vec<usize> = (0..shares.len()).collect();
     order.sort_by(|a, b| remainders[*b].cmp(&remainders[*a]).then(a.cmp(b)));
     // `left` is in [0, n] when `total` rounds Σ exact; anything beyond is spread round-robin.
     let mut i = 0;

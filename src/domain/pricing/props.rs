@@ -144,19 +144,28 @@ proptest! {
     fn each_rate_is_the_rounding_of_its_exact_sum(lines in lines(), offers in offers(), settings in settings()) {
         let r = calculate(&lines, &offers, &settings);
         for t in &r.taxes {
-            let exact: Vec<Decimal> = lines
+            // Each line's exact tax net × rate / (1 + its included rates), as a fraction in
+            // lowest terms, summed fraction by fraction (the engine brings them over one
+            // denominator instead).
+            let exact: Vec<Fraction> = lines
                 .iter()
                 .zip(&r.lines)
                 .filter_map(|(line, amounts)| {
                     line.taxes.iter().find(|x| x.code == t.code && x.included == t.included)?;
-                    let included: Decimal =
-                        line.taxes.iter().filter(|x| x.included).map(|x| x.rate).sum();
-                    Some(Decimal::from(amounts.net) / (Decimal::ONE + included) * t.rate)
+                    let included = line
+                        .taxes
+                        .iter()
+                        .filter(|x| x.included)
+                        .fold(Fraction::whole(1), |sum, x| sum.add(Fraction::of(x.rate)));
+                    Some(Fraction::whole(amounts.net).times(Fraction::of(t.rate)).over(included))
                 })
                 .collect();
             let expected = match settings.tax_rounding {
-                TaxRounding::PerRate => settings.rounding.round(exact.iter().sum()),
-                TaxRounding::PerLine => exact.iter().map(|e| settings.rounding.round(*e)).sum(),
+                TaxRounding::PerRate => exact
+                    .iter()
+                    .fold(Fraction::whole(0), |sum, e| sum.add(*e))
+                    .round(settings.rounding),
+                TaxRounding::PerLine => exact.iter().map(|e| e.round(settings.rounding)).sum(),
             };
             prop_assert_eq!(t.tax, expected, "{:?}", t);
         }
@@ -181,5 +190,55 @@ proptest! {
         let (due, rounding) = r.due(r.total.max(0), 0, settings.rounding);
         prop_assert!(rounding.abs() < inc.max(2));
         prop_assert_eq!(due - rounding, r.total);
+    }
+}
+
+/// A fraction in lowest terms, its denominator positive: the test's own exact arithmetic.
+#[derive(Clone, Copy, Debug)]
+struct Fraction(i128, i128);
+
+impl Fraction {
+    fn whole(n: i64) -> Self {
+        Fraction(i128::from(n), 1)
+    }
+
+    fn of(d: Decimal) -> Self {
+        Fraction(d.mantissa(), 10i128.pow(d.scale())).lowest()
+    }
+
+    fn lowest(self) -> Self {
+        let (mut a, mut b) = (self.0.abs(), self.1.abs());
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        let g = a.max(1) * self.1.signum();
+        Fraction(self.0 / g, self.1 / g)
+    }
+
+    fn add(self, o: Self) -> Self {
+        Fraction(self.0 * o.1 + o.0 * self.1, self.1 * o.1).lowest()
+    }
+
+    fn times(self, o: Self) -> Self {
+        Fraction(self.0 * o.0, self.1 * o.1).lowest()
+    }
+
+    fn over(self, o: Self) -> Self {
+        Fraction(self.0 * o.1, self.1 * o.0).lowest()
+    }
+
+    /// To the nearest whole; a half away from zero, or to the even neighbour.
+    fn round(self, mode: Rounding) -> i64 {
+        let (floor, rest) = (self.0.div_euclid(self.1), self.0.rem_euclid(self.1));
+        let nearest = match (2 * rest).cmp(&self.1) {
+            std::cmp::Ordering::Less => floor,
+            std::cmp::Ordering::Greater => floor + 1,
+            std::cmp::Ordering::Equal => match mode {
+                Rounding::HalfUp if self.0 < 0 => floor,
+                Rounding::HalfUp => floor + 1,
+                Rounding::HalfEven => floor + floor.rem_euclid(2),
+            },
+        };
+        i64::try_from(nearest).unwrap()
     }
 }

@@ -256,3 +256,28 @@ fn unlinked_refund_lines_take_no_discount() {
     assert_eq!(r.lines[1].tax, -100);
     assert_eq!(r.total, 300 - 600);
 }
+
+/// An exact half is a half. At 20 % VAT included a line's VAT is a sixth of it: three lines of
+/// 0.01 carry 3/6 = 0.5 of a unit together, and 0.02 + 0.16 + 0.15 carry 33/6 = 5.5. Half-even
+/// keeps the first at 0 and takes the second to 6, half-up makes them 1 and 6. (Worked in
+/// 28-digit decimals, the sixths summed to a hair above 0.5 and a hair below 5.5: half-even gave
+/// 1, and both rules gave 5.)
+#[test]
+fn exact_halves_of_sixths_round_as_halves() {
+    let vat = || vec![rate("VAT", "0.2", true)];
+    let lines = |nets: [i64; 3]| -> Vec<SaleLine> {
+        (1..)
+            .zip(nets)
+            .map(|(id, n)| line(id, n, 1, vat()))
+            .collect()
+    };
+    let even = SaleSettings {
+        rounding: Rounding::HalfEven,
+        ..SaleSettings::default()
+    };
+    let up = SaleSettings::default();
+    assert_eq!(calculate(&lines([1, 1, 1]), &[], &even).tax, 0);
+    assert_eq!(calculate(&lines([1, 1, 1]), &[], &up).tax, 1);
+    assert_eq!(calculate(&lines([2, 16, 15]), &[], &even).tax, 6);
+    assert_eq!(calculate(&lines([2, 16, 15]), &[], &up).tax, 6);
+}

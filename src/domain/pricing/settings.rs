@@ -33,6 +33,23 @@ impl Rounding {
         self.round(price * Decimal::from(quantity))
     }
 
+    /// `num / den` (den > 0) rounded to whole minor units, exactly.
+    pub fn ratio(self, num: i128, den: i128) -> i64 {
+        let (whole, rest) = (num.div_euclid(den), num.rem_euclid(den));
+        let up = match rest.cmp(&(den - rest)) {
+            std::cmp::Ordering::Greater => true,
+            std::cmp::Ordering::Less => false,
+            std::cmp::Ordering::Equal => match self {
+                Rounding::HalfUp => num >= 0,
+                Rounding::HalfEven => whole % 2 != 0,
+            },
+        };
+        let rounded = whole + i128::from(up);
+        i64::try_from(rounded)
+            .unwrap_or(if rounded < 0 { -BOUND } else { BOUND })
+            .clamp(-BOUND, BOUND)
+    }
+
     /// `value` rounded to whole minor units.
     pub fn round(self, value: Decimal) -> i64 {
         let strategy = match self {
