@@ -8,6 +8,7 @@ use crate::domain::application::ApplicationRecord;
 use crate::domain::basket::BasketRecord;
 use crate::domain::batch::Change;
 use crate::domain::category::CategoryRecord;
+use crate::domain::customer::CustomerRecord;
 use crate::domain::employee::EmployeeRecord;
 use crate::domain::product::ProductRecord;
 use crate::domain::promotion::PromotionRecord;
@@ -125,6 +126,7 @@ pub struct SalesFilter {
     pub ids: Option<Vec<i64>>,
     pub store_ids: Option<Vec<i64>>,
     pub basket_ids: Option<Vec<i64>>,
+    pub customer_ids: Option<Vec<i64>>,
     pub completed: Option<bool>,
     pub include_deleted: bool,
     /// `[from, to)` on the completion time, for completed records.
@@ -140,6 +142,8 @@ pub trait SalesRecord: Record {
     const HAS_STORE: bool = true;
     /// Whether the table has a `basket_id`.
     const HAS_BASKET: bool = false;
+    /// Whether the table has a `customer_id`.
+    const HAS_CUSTOMER: bool = false;
 
     /// Rows matching `clause` (after `WHERE merchant_id = $1`) with their children.
     async fn select(
@@ -182,6 +186,9 @@ pub trait SalesRecord: Record {
         }
         if let (true, Some(baskets)) = (Self::HAS_BASKET, &filter.basket_ids) {
             lists.push(("basket_id", baskets));
+        }
+        if let (true, Some(customers)) = (Self::HAS_CUSTOMER, &filter.customer_ids) {
+            lists.push(("customer_id", customers));
         }
         if let Some(ids) = &filter.ids {
             lists.push(("id", ids));
@@ -283,6 +290,7 @@ rows_of!(
     ApplicationRecord,
     SupplierRecord,
     SupplierStoreRecord,
+    CustomerRecord,
     PromotionRecord,
     TransactionRecord,
     OrderRecord,
@@ -298,6 +306,7 @@ impl Record for StoreRecord {}
 impl Record for CategoryRecord {}
 impl Record for SupplierRecord {}
 impl Record for SupplierStoreRecord {}
+impl Record for CustomerRecord {}
 impl Record for PromotionRecord {}
 
 /// Employees, applications and webhooks revoke tokens or keep secrets as they are written.
@@ -367,6 +376,7 @@ impl Record for BasketRecord {
 
 impl SalesRecord for BasketRecord {
     const COMPLETED: &'static str = "completed = 1";
+    const HAS_CUSTOMER: bool = true;
 }
 
 impl Record for TransactionRecord {

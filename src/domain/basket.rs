@@ -126,6 +126,9 @@ pub struct BasketRecord {
     pub delete_date: Option<i64>,
     /// Promotions applied by hand, beside the automatic ones.
     pub promotion_ids: Vec<i64>,
+    /// Who bought, when the till knows (a customer of this merchant).
+    #[field(filter = "customerIds")]
+    pub customer_id: Option<i64>,
     /// The basket priced by the sale engine: lines, discounts, tax per rate, totals and the
     /// cash total; computed at each write while open, frozen by completion.
     #[field(kind = "json", read_only)]
@@ -145,6 +148,8 @@ pub struct InstancePrice {
 pub struct BasketContext<'a> {
     /// A live store of this merchant?
     pub store_exists: &'a dyn Fn(i64) -> bool,
+    /// A live customer of this merchant?
+    pub customer_exists: &'a dyn Fn(i64) -> bool,
     /// The instance a line sells: `Err` explains (unknown product, several instances...).
     pub instance: &'a dyn Fn(i64, Option<i64>) -> Result<InstancePrice, String>,
     /// Σ amount of the completed transactions of a basket, in minor units: (cash, other).
@@ -213,22 +218,7 @@ impl BasketRecord {
         let kind = fields.shift_remove("type");
         let promotions = fields.shift_remove("promotionIds");
         let mut f = Fields::declared::<Self>(fields);
-        match f.integer("storeId") {
-            super::fields::Patch::Set(store) if !creating && store != self.store_id => {
-                f.reject("storeId", "a basket cannot move to another store.")
-            }
-            super::fields::Patch::Set(store) if (ctx.store_exists)(store) => self.store_id = store,
-            super::fields::Patch::Set(store) => f.reject(
-                "storeId",
-                format!("{store} is not a store of this merchant."),
-            ),
-            super::fields::Patch::Clear if creating => {}
-            super::fields::Patch::Clear => f.reject("storeId", "cannot be cleared."),
-            super::fields::Patch::Keep => {}
-        }
-        if creating && self.store_id == 0 {
-            f.reject("storeId", "required field is missing.");
-        }
+        self.apply_references(&mut f, ctx, creating);
         self.name = f.text("name", 200).apply(self.name);
         self.note = f.text("note", 2000).apply(self.note);
         match kind {
@@ -300,6 +290,36 @@ impl BasketRecord {
         f.finish()?;
         self.receipt = Some(receipt);
         Ok(self)
+    }
+
+    /// The store (set at creation, never moved) and the customer a write names.
+    fn apply_references(&mut self, f: &mut Fields, ctx: &BasketContext<'_>, creating: bool) {
+        use super::fields::Patch;
+        match f.integer("storeId") {
+            Patch::Set(store) if !creating && store != self.store_id => {
+                f.reject("storeId", "a basket cannot move to another store.")
+            }
+            Patch::Set(store) if (ctx.store_exists)(store) => self.store_id = store,
+            Patch::Set(store) => f.reject(
+                "storeId",
+                format!("{store} is not a store of this merchant."),
+            ),
+            Patch::Clear if creating => {}
+            Patch::Clear => f.reject("storeId", "cannot be cleared."),
+            Patch::Keep => {}
+        }
+        if creating && self.store_id == 0 {
+            f.reject("storeId", "required field is missing.");
+        }
+        match f.integer("customerId") {
+            Patch::Set(id) if (ctx.customer_exists)(id) => self.customer_id = Some(id),
+            Patch::Set(id) => f.reject(
+                "customerId",
+                format!("{id} is not a customer of this merchant."),
+            ),
+            Patch::Clear => self.customer_id = None,
+            Patch::Keep => {}
+        }
     }
 
     fn apply_lines(

@@ -7,6 +7,7 @@ pub mod batch;
 pub mod catalogue;
 pub mod category;
 pub mod clock;
+pub mod customer;
 pub mod dates;
 pub mod draft;
 pub mod employee;

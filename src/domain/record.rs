@@ -250,6 +250,7 @@ pub enum Cell<'a> {
 pub enum Json<'a> {
     Receipt(&'a super::pricing::Receipt),
     ReturnOf(&'a super::basket::ReturnOf),
+    Attributes(&'a super::customer::Attributes),
 }
 
 impl serde::Serialize for Json<'_> {
@@ -257,6 +258,7 @@ impl serde::Serialize for Json<'_> {
         match self {
             Json::Receipt(r) => r.serialize(s),
             Json::ReturnOf(r) => r.serialize(s),
+            Json::Attributes(a) => a.serialize(s),
         }
     }
 }
@@ -516,6 +518,7 @@ pub fn top_level() -> Vec<&'static RecordDecl> {
         <employee::EmployeeRecord as Declared>::DECL,
         <application::ApplicationRecord as Declared>::DECL,
         <supplier::SupplierRecord as Declared>::DECL,
+        <customer::CustomerRecord as Declared>::DECL,
         <supplier::SupplierStoreRecord as Declared>::DECL,
         <promotion::PromotionRecord as Declared>::DECL,
         <product::ProductRecord as Declared>::DECL,

@@ -405,3 +405,20 @@ mod props {
         }
     }
 }
+
+/// A search text (UTF-8, at most `max` characters), if sent and not blank.
+pub fn search(headers: &HeaderMap, name: &str, max: usize) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get(name) else {
+        return Ok(None);
+    };
+    let text = std::str::from_utf8(value.as_bytes())
+        .map_err(|_| ApiError::bad_header(name, "the value is not UTF-8 text."))?
+        .trim();
+    if text.chars().count() > max {
+        return Err(ApiError::bad_header(
+            name,
+            format!("at most {max} characters."),
+        ));
+    }
+    Ok((!text.is_empty()).then(|| text.to_owned()))
+}

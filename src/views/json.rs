@@ -439,6 +439,7 @@ mod parity {
             active_date: Some(1),
             delete_date: None,
             promotion_ids: vec![],
+            customer_id: None,
             receipt: None,
         };
         same(&basket, 8);

@@ -12,6 +12,7 @@ mod categories;
 mod cli;
 mod contract;
 mod crash;
+mod customers;
 mod employees;
 mod envelope;
 mod events;

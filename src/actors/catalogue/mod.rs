@@ -2,6 +2,7 @@
 
 mod application;
 mod category;
+mod customer;
 mod employee;
 pub(crate) mod pricing;
 mod product;

@@ -9,6 +9,7 @@ use crate::actors::merchant::state::MerchantState;
 use crate::domain::basket::{
     BasketContext, BasketLine, BasketRecord, BasketType, InstancePrice, ReturnOf, Returnable,
 };
+use crate::domain::customer::CustomerRecord;
 use crate::domain::dates;
 use crate::domain::draft::Draft;
 use crate::domain::pricing::{self, LineTax, Offer, Receipt, SaleLine, SaleSettings};
@@ -25,6 +26,7 @@ pub fn with_context<T>(
     f: impl FnOnce(&BasketContext<'_>) -> T,
 ) -> T {
     let store_exists = |id| state.find::<StoreRecord>(id).is_some();
+    let customer_exists = |id| state.find::<CustomerRecord>(id).is_some();
     let instance = |p, i| instance_of(state, p, i);
     let paid = |b| paid(state, b);
     let returnable = |b, r: &ReturnOf| returnable(state, b, r);
@@ -32,6 +34,7 @@ pub fn with_context<T>(
     let price = |b: &BasketRecord| price(state, b, now);
     f(&BasketContext {
         store_exists: &store_exists,
+        customer_exists: &customer_exists,
         instance: &instance,
         paid: &paid,
         returnable: &returnable,

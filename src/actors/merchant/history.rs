@@ -155,6 +155,7 @@ pub struct SalesQuery {
     pub ids: Option<BTreeSet<i64>>,
     pub store_ids: Option<BTreeSet<i64>>,
     pub basket_ids: Option<BTreeSet<i64>>,
+    pub customer_ids: Option<BTreeSet<i64>>,
     pub completed: Option<bool>,
     pub deleted: bool,
     /// `[from, to)` on the completion time.
@@ -168,6 +169,7 @@ impl SalesQuery {
             ids: list(&self.ids),
             store_ids: list(&self.store_ids),
             basket_ids: list(&self.basket_ids),
+            customer_ids: list(&self.customer_ids),
             completed: self.completed,
             include_deleted: self.deleted,
             completed_between: self.completed_between,
@@ -186,6 +188,10 @@ impl SalesQuery {
                 .basket_ids
                 .as_ref()
                 .is_none_or(|b| record.basket_id().is_some_and(|id| b.contains(&id)))
+            && self
+                .customer_ids
+                .as_ref()
+                .is_none_or(|c| int_field(record, "customerId").is_some_and(|id| c.contains(&id)))
             && self.completed.is_none_or(|c| c == record.done())
             && self.completed_between.is_none_or(|(from, to)| {
                 record

@@ -11,6 +11,7 @@ use crate::db::{Db, DbError, Record};
 use crate::domain::application::ApplicationRecord;
 use crate::domain::basket::BasketRecord;
 use crate::domain::category::CategoryRecord;
+use crate::domain::customer::CustomerRecord;
 use crate::domain::employee::EmployeeRecord;
 use crate::domain::product::ProductRecord;
 use crate::domain::promotion::PromotionRecord;
@@ -55,6 +56,7 @@ pub(in crate::actors) async fn load(
                 ApplicationRecord::load(db, merchant_id),
                 PromotionRecord::load(db, merchant_id),
                 WebhookRecord::load(db, merchant_id),
+                CustomerRecord::load(db, merchant_id),
             )
         },
         async {
@@ -78,7 +80,8 @@ pub(in crate::actors) async fn load(
     fill(&mut state, products);
     fill(&mut state, suppliers);
     fill(&mut state, supplier_stores);
-    let (employees, applications, promotions, webhooks) = people;
+    let (employees, applications, promotions, webhooks, customers) = people;
+    fill(&mut state, customers);
     fill(&mut state, employees);
     fill(&mut state, applications);
     fill(&mut state, promotions);

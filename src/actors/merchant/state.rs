@@ -18,6 +18,7 @@ use crate::actors::store::StockMap;
 use crate::domain::application::ApplicationRecord;
 use crate::domain::basket::BasketRecord;
 use crate::domain::category::CategoryRecord;
+use crate::domain::customer::CustomerRecord;
 use crate::domain::employee::EmployeeRecord;
 use crate::domain::pricing::SaleSettings;
 use crate::domain::product::ProductRecord;
@@ -111,6 +112,7 @@ pub struct MerchantState {
     pub applications: Collection<ApplicationRecord>,
     pub suppliers: Collection<SupplierRecord>,
     pub supplier_stores: Collection<SupplierStoreRecord>,
+    pub customers: Collection<CustomerRecord>,
     pub promotions: Collection<PromotionRecord>,
     pub products: Collection<ProductRecord>,
     pub baskets: Collection<BasketRecord>,

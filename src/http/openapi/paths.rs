@@ -19,8 +19,8 @@ use super::schemas;
 use crate::actors::resource::Resource;
 use crate::domain::record::{self, RecordDecl};
 use crate::domain::{
-    application, basket, category, employee, product, promotion, reconcile, sales, store, supplier,
-    webhook,
+    application, basket, category, customer, employee, product, promotion, reconcile, sales, store,
+    supplier, webhook,
 };
 use crate::http::auth::needed_scope;
 use crate::http::openapi::schemas::Kind;
@@ -34,6 +34,8 @@ pub(super) enum Filter {
     Ids(&'static str),
     Bool(&'static str),
     Date(&'static str),
+    /// Free text (a search).
+    Text(&'static str),
 }
 
 /// One resource under its path: GET (list), POST, PUT, DELETE.
@@ -90,6 +92,9 @@ impl ResourceDoc {
         if reads.baskets {
             self = self.filter(Filter::Ids("basketIds"));
         }
+        if reads.customers {
+            self = self.filter(Filter::Ids("customerIds"));
+        }
         if reads.completed {
             self = self.filter(Filter::Bool("completed"));
         }
@@ -130,6 +135,7 @@ fn resources() -> Vec<ResourceDoc> {
         },
         doc::<supplier::SupplierRecord>("/supplier"),
         doc::<supplier::SupplierStoreRecord>("/supplier/store"),
+        doc::<customer::CustomerRecord>("/customer").filter(Filter::Text("search")),
         doc::<employee::EmployeeRecord>("/employee"),
         doc::<application::ApplicationRecord>("/application"),
         doc::<webhook::WebhookRecord>("/webhook"),
@@ -308,6 +314,13 @@ pub(super) fn filter_param((filter, required): (Filter, bool)) -> Parameter {
             schemas::pattern(schemas::HEADER_DATE),
             required,
             "`YYYY-MM-DD HH:MM:SS`, UTC.",
+        ),
+        Filter::Text(name) => header_param(
+            name,
+            schemas::pattern("^.{0,100}$"),
+            required,
+            "The first letters of a name (or a word of it), an email or a phone number; case \
+             is ignored, and so is everything but the digits of a phone number.",
         ),
     }
 }

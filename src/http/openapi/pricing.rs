@@ -99,7 +99,17 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
         .required("baskets")
         .build()
         .into();
+    let attributes = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some(
+            "A customer's own fields, key → text (at most 50, keys of 1 to 60 characters, \
+             values of at most 500).",
+        ))
+        .additional_properties(Some(schemas::string()))
+        .build()
+        .into();
     vec![
+        ("CustomerAttributes", attributes),
         ("ReturnOf", return_of),
         ("Receipt", receipt),
         ("ReceiptLine", line),

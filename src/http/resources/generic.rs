@@ -73,6 +73,7 @@ plain_writes!(
     crate::domain::product::ProductRecord,
     crate::domain::supplier::SupplierRecord,
     crate::domain::supplier::SupplierStoreRecord,
+    crate::domain::customer::CustomerRecord,
     crate::domain::promotion::PromotionRecord,
     crate::domain::basket::BasketRecord,
     crate::domain::sales::TransactionRecord,

@@ -3,6 +3,7 @@
 pub mod applications;
 pub mod calculate;
 pub mod catalogue;
+pub mod customers;
 pub mod employees;
 pub mod generic;
 pub mod products;
@@ -36,6 +37,7 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     employees::routes(cfg);
     applications::routes(cfg);
     suppliers::routes(cfg);
+    with_list::<crate::domain::customer::CustomerRecord, _, _>(cfg, "/customer", customers::list);
     promotions::routes(cfg);
     webhooks::routes(cfg);
     with_list::<ProductRecord, _, _>(cfg, "/product", products::list);

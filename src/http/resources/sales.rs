@@ -20,6 +20,8 @@ use crate::views::Snapshot;
 pub struct Reads {
     pub stores: bool,
     pub baskets: bool,
+    /// `customerIds`: a customer's purchase history.
+    pub customers: bool,
     pub completed: bool,
 }
 
@@ -32,6 +34,7 @@ impl SalesFilters for BasketRecord {
     const READS: Reads = Reads {
         stores: true,
         baskets: false,
+        customers: true,
         completed: true,
     };
 }
@@ -40,6 +43,7 @@ impl SalesFilters for TransactionRecord {
     const READS: Reads = Reads {
         stores: false,
         baskets: true,
+        customers: false,
         completed: false,
     };
 }
@@ -48,6 +52,7 @@ impl SalesFilters for OrderRecord {
     const READS: Reads = Reads {
         stores: true,
         baskets: false,
+        customers: false,
         completed: true,
     };
 }
@@ -56,6 +61,7 @@ impl SalesFilters for InvoiceRecord {
     const READS: Reads = Reads {
         stores: true,
         baskets: false,
+        customers: false,
         completed: false,
     };
 }
@@ -71,6 +77,11 @@ fn query<R: SalesFilters>(h: &HeaderMap) -> Result<SalesQuery, ApiError> {
         },
         basket_ids: if reads.baskets {
             filters::id_list(h, "basketIds")?
+        } else {
+            None
+        },
+        customer_ids: if reads.customers {
+            filters::id_list(h, "customerIds")?
         } else {
             None
         },
