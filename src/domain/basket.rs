@@ -312,7 +312,10 @@ impl BasketRecord {
             f.reject("storeId", "required field is missing.");
         }
         match f.integer("customerId") {
-            Patch::Set(id) if (ctx.customer_exists)(id) => self.customer_id = Some(id),
+            // A basket keeps naming a customer deleted since (a till sends it again).
+            Patch::Set(id) if self.customer_id == Some(id) || (ctx.customer_exists)(id) => {
+                self.customer_id = Some(id)
+            }
             Patch::Set(id) => f.reject(
                 "customerId",
                 format!("{id} is not a customer of this merchant."),
@@ -506,7 +509,8 @@ fn line_quantity(f: &mut Fields, raw: Option<Value>, current: Option<i64>) -> Op
         None | Some(Value::Null) => return current,
         Some(v) => v
             .as_i64()
-            .filter(|q| *q != 0 && q.abs() <= money::MAX_QUANTITY),
+            // `unsigned_abs`: `i64::MIN.abs()` overflows.
+            .filter(|q| *q != 0 && q.unsigned_abs() <= money::MAX_QUANTITY as u64),
     };
     if quantity.is_none() {
         f.reject(

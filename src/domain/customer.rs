@@ -78,6 +78,26 @@ impl CustomerRecord {
         Ok(self)
     }
 
+    /// What the search looks up: the name, each of its words and the email in lower case, and
+    /// the phone's digits. Every customer [`matches`](Self::matches) finds starts one of them
+    /// with one of [`search_prefixes`].
+    pub fn search_keys(&self) -> Vec<String> {
+        let mut keys = vec![self.name.to_lowercase()];
+        let words: Vec<&str> = self.name.split_whitespace().collect();
+        if words.len() > 1 {
+            keys.extend(words.iter().map(|w| w.to_lowercase()));
+        }
+        keys.extend(self.email.as_deref().map(str::to_lowercase));
+        keys.extend(
+            self.phone
+                .as_deref()
+                .map(|p| p.chars().filter(char::is_ascii_digit).collect::<String>()),
+        );
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
     /// Whether the search header's `text` starts the name (or one of its words), the email or
     /// the phone number (its digits), ignoring case.
     pub fn matches(&self, text: &str) -> bool {
@@ -86,7 +106,12 @@ impl CustomerRecord {
             return true;
         }
         let starts = |field: &str| field.to_lowercase().starts_with(&text);
-        let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+        // A phone is searched by its digits, and only by text that looks like a number.
+        let digits: String = if is_phone(&text) {
+            text.chars().filter(char::is_ascii_digit).collect()
+        } else {
+            String::new()
+        };
         starts(&self.name)
             || self.name.split_whitespace().any(starts)
             || self.email.as_deref().is_some_and(starts)
@@ -98,6 +123,17 @@ impl CustomerRecord {
                         .starts_with(&digits)
                 }))
     }
+}
+
+/// The key prefixes a search text looks up (see [`CustomerRecord::search_keys`]): the text in
+/// lower case, and its digits when it looks like a phone number.
+pub fn search_prefixes(text: &str) -> Vec<String> {
+    let text = text.trim().to_lowercase();
+    let mut prefixes = vec![text.clone()];
+    if is_phone(&text) {
+        prefixes.push(text.chars().filter(char::is_ascii_digit).collect());
+    }
+    prefixes
 }
 
 /// `null` clears; an object of text values replaces them all.
@@ -182,10 +218,18 @@ mod tests {
             .apply(obj(json!({"name": "Ann Lee", "email": "ann@example.com",
                 "phone": "+44 20 7946 0018"})))
             .unwrap();
+        let keys = c.search_keys();
         for hit in ["ann", "LEE", "ann@ex", "+44 20", "4420794", " an "] {
             assert!(c.matches(hit), "{hit}");
+            // The index finds what the rule matches.
+            let prefixes = search_prefixes(hit);
+            assert!(
+                keys.iter()
+                    .any(|k| prefixes.iter().any(|p| k.starts_with(p.as_str()))),
+                "{hit}"
+            );
         }
-        for miss in ["nn", "example", "0018", "bob"] {
+        for miss in ["nn", "example", "0018", "bob", "flat 4", "ann 4"] {
             assert!(!c.matches(miss), "{miss}");
         }
     }

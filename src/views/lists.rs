@@ -108,6 +108,11 @@ pub fn records<R: Resource>(
     out
 }
 
+/// The customers a `search` text may find, from the snapshot's prefix index.
+pub fn customer_candidates(snapshot: &Snapshot, text: &str) -> BTreeSet<i64> {
+    crate::actors::catalogue::customer::search_candidates(snapshot.state(), text)
+}
+
 /// A record of the snapshot by id, deleted or not, as reads show it.
 pub fn record<R: Resource>(snapshot: &Snapshot, id: i64) -> Option<String> {
     let state = snapshot.state();

@@ -118,5 +118,10 @@ backend_tests! {
         let (status, _) = send(&app, Method::POST, "/basket", &token, &[],
             Some(json!({"baskets": {"b": {"storeId": store, "customerId": ann}}}))).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        // A basket that already named it keeps it when a till sends the basket again.
+        let (status, body) = send(&app, Method::POST, "/basket", &token, &[],
+            Some(json!({"baskets": {"b": {"id": mine["id"], "storeId": store, "customerId": ann, "note": "again"}}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(body["baskets"]["b"]["customerId"], ann);
     }
 }

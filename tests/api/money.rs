@@ -305,6 +305,10 @@ backend_tests! {
         let (status, body) = calculate(&app, &reader, json!({"storeId": store, "basketProducts": {"l": {"productId": 1, "quantity": 0}}})).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
         assert!(body.to_string().contains("must be a non-zero integer"), "{body}");
+        // The smallest integer has no absolute value in 64 bits: refused, not a hang.
+        let (status, body) = calculate(&app, &reader, json!({"storeId": store, "basketProducts": {"l": {"productId": 1, "quantity": i64::MIN}}})).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert!(body.to_string().contains("must be a non-zero integer"), "{body}");
 
         // Reading scope is enough, and nothing was written: the other merchant's basket is as it was.
         let (status, _) = calculate(&app, &reader, json!({"storeId": store})).await;

@@ -2,7 +2,7 @@
 
 mod application;
 mod category;
-mod customer;
+pub(crate) mod customer;
 mod employee;
 pub(crate) mod pricing;
 mod product;

@@ -104,7 +104,10 @@ pub fn calculate_draft(state: &MerchantState, draft: &Draft, now: i64) -> Option
     basket.store_id = draft.store_id;
     let mut lines = Vec::with_capacity(draft.basket_products.0.len());
     for (at, (_, line)) in (TEMPORARY_IDS..).zip(&draft.basket_products.0) {
-        if line.quantity == 0 || line.quantity.abs() > crate::domain::money::MAX_QUANTITY {
+        // `unsigned_abs`: `i64::MIN.abs()` overflows.
+        if line.quantity == 0
+            || line.quantity.unsigned_abs() > crate::domain::money::MAX_QUANTITY as u64
+        {
             return None;
         }
         let instance = instance_of(state, line.product_id, line.product_instance_id).ok()?;

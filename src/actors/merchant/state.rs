@@ -96,6 +96,8 @@ pub struct Indexes {
     pub product_by_barcode: OrdMap<String, i64>,
     /// Basket → its cached transactions.
     pub transactions_by_basket: OrdMap<i64, OrdSet<i64>>,
+    /// (search key, customer): the customer search's prefix index (live and deleted).
+    pub customers_by_key: OrdSet<(String, i64)>,
 }
 
 /// Everything reads need about one merchant, immutable once published.

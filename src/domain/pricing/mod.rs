@@ -229,16 +229,27 @@ fn share_out<R: Ord>(mut shares: Vec<i64>, remainders: &[R], total: i64) -> Vec<
     if left == 0 {
         return shares;
     }
+    if shares.is_empty() {
+        return shares;
+    }
     let mut order: Vec<usize> = (0..shares.len()).collect();
     order.sort_by(|a, b| remainders[*b].cmp(&remainders[*a]).then(a.cmp(b)));
-    // `left` is in [0, n] when `total` rounds Σ exact; anything beyond is spread round-robin.
-    let mut i = 0;
-    while left != 0 && !order.is_empty() {
-        let at = order[i % order.len()];
+    // `left` is in [0, n] when `total` rounds Σ exact; anything beyond (a total clamped far
+    // from its exact sum) is spread round-robin: whole rounds to every share at once, then one
+    // more to the first in order.
+    let n = i64::try_from(order.len()).unwrap_or(i64::MAX);
+    let (rounds, rest) = (left / n, left % n);
+    for share in &mut shares {
+        *share += rounds;
+    }
+    left = rest;
+    for at in order {
+        if left == 0 {
+            break;
+        }
         let step = left.signum();
         shares[at] += step;
         left -= step;
-        i += 1;
     }
     shares
 }

@@ -281,3 +281,16 @@ fn exact_halves_of_sixths_round_as_halves() {
     assert_eq!(calculate(&lines([2, 16, 15]), &[], &even).tax, 6);
     assert_eq!(calculate(&lines([2, 16, 15]), &[], &up).tax, 6);
 }
+
+/// Shares whose floors sum far from a clamped total are spread in whole rounds at once, as the
+/// round-robin would, not one unit per step (10^17 steps would hang a worker).
+#[test]
+fn a_total_far_from_its_floors_is_shared_at_once() {
+    let huge = 100_000_000_000_000_000;
+    let shares = share_out(vec![huge; 3], &[2, 1, 3], 0);
+    assert_eq!(shares, [0, 0, 0]);
+    let shares = share_out(vec![0; 3], &[2, 1, 3], -7);
+    // Round-robin from the largest remainder: -3 for the third line, -2 for the others.
+    assert_eq!(shares, [-2, -2, -3]);
+    assert_eq!(share_out(vec![0; 3], &[2, 1, 3], 8), [3, 2, 3]);
+}

@@ -26,7 +26,7 @@ impl Rounding {
             let whole = i64::try_from(price)
                 .ok()
                 .and_then(|p| p.checked_mul(quantity));
-            if let Some(amount) = whole.filter(|a| a.abs() <= BOUND) {
+            if let Some(amount) = whole.filter(|a| a.unsigned_abs() <= BOUND as u64) {
                 return amount;
             }
         }

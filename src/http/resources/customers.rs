@@ -8,16 +8,24 @@ use crate::http::auth::Call;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::{delta, filters};
-use crate::views::Snapshot;
+use crate::views::{lists, Snapshot};
 
 /// The longest search text.
 const MAX_SEARCH: usize = 100;
 
 pub async fn list(call: Call) -> Result<Reply, ApiError> {
     let Call { req, caller, state } = call;
-    let query = list_query::<CustomerRecord>(req.headers())?;
+    let mut query = list_query::<CustomerRecord>(req.headers())?;
     let search = filters::search(req.headers(), "search", MAX_SEARCH)?;
     let snapshot = Snapshot::of(&state.merchants, caller.merchant_id).await?;
+    if let Some(text) = &search {
+        // The index narrows to the candidates; `matches` below decides.
+        let found = lists::customer_candidates(&snapshot, text);
+        query.ids = Some(match query.ids {
+            Some(ids) => ids.intersection(&found).copied().collect(),
+            None => found,
+        });
+    }
     let json = narrowed_list::<CustomerRecord>(&req, &state, &snapshot, query, |c| {
         search.as_deref().is_none_or(|text| c.matches(text))
     })
