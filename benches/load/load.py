@@ -53,7 +53,7 @@ BATCH = 200
 SCENARIOS = {
     "ceiling": "1", "read": "2", "write": "3", "list": "4", "history": "5", "cold": "6",
     "memory": "7", "seed": "8", "store": "a", "mix": "b", "multi": "c", "refresh": "d",
-    "basket": "e", "idle": "f", "calculate": "g", "sale": "h",
+    "basket": "e", "idle": "f", "calculate": "g", "sale": "h", "customers": "i",
 }
 ALIASES = {v: k for k, v in SCENARIOS.items()}
 
@@ -747,6 +747,8 @@ class Bench:
             self.scenario_calculate(d, ratio)
         if self.want("sale"):
             self.scenario_basket(d, ratio, kind="sale")
+        if self.want("customers"):
+            self.scenario_customers()
 
     def scenario_mix(self, read, d):
         """90 % reads / 10 % writes on the main merchant: two wrk processes at once, the writers
@@ -795,6 +797,58 @@ class Bench:
         log(f"  mix: reads {rres['rps']:,.0f} rps p99 {res['read_p99_ms']:.2f} ms "
             f"(read-only {res['read_only_p99_ms']:.2f}), writes {wres['rps']:,.0f} rps "
             f"({100 * res['write_share']:.1f} %, {writers} conns, delay {delay_ms} ms)")
+
+    def scenario_customers(self, count=100_000, searches=100):
+        """i: GET /customer with `search` among `count` customers of main (issue 23), seeded once
+        (batches of 200, one client); then, from one client, one request at a time, `searches`
+        searches of each kind: a surname's first 5 letters, an email's first 10 characters and a
+        phone's first 10 digits. Reports each kind's latency (p50, p99) and its median hits."""
+        first = ["ann", "bob", "cai", "dee", "eli", "fay", "gus", "hal", "ivy", "jon", "kim", "lea", "max",
+                 "ned", "ola", "pia", "quin", "rae", "sam", "tia", "uma", "vic", "wes", "xia", "yan", "zoe",
+                 "amir", "bea", "carl", "dora", "emil", "fred", "gina", "hugo", "ines", "jack", "kara", "liam",
+                 "mona", "nils"]
+        syllables = ["ka", "lo", "mi", "ren", "sto", "vel", "dor", "an", "ti", "bek"]
+        surnames = [a + b + c + d for a in syllables for b in syllables for c in syllables
+                    for d in ("son", "ski", "er", "ley", "ov")][:count // len(first) + 1]
+
+        def customer(i):
+            f, s = first[i % len(first)], surnames[i // len(first)]
+            return {"name": f"{f.title()} {s.title()}", "email": f"{f}.{s}{i}@example.test",
+                    "phone": f"+44 7{i:09d}"}
+
+        if not getattr(self, "customers_seeded", False):
+            c = self.main.api(self.port)
+            t0 = time.perf_counter()
+            for start in range(0, count, BATCH):
+                c.write("POST", "/customer", "customers",
+                        {f"c{i}": customer(i) for i in range(start, min(count, start + BATCH))})
+            log(f"  seeded {count:,} customers in {time.perf_counter() - t0:.1f} s")
+            c.close()
+            self.customers_seeded = True
+        rng = random.Random(23)
+        picks = [customer(rng.randrange(count)) for _ in range(searches)]
+        kinds = {
+            "surname": [p["name"].split()[1][:5] for p in picks],
+            "email": [p["email"][:10] for p in picks],
+            "phone": [p["phone"].replace(" ", "")[:10] for p in picks],
+        }
+        c = self.main.api(self.port)
+        c.api("GET", "/health/live")
+        res = {"customers": count}
+        for kind, texts in kinds.items():
+            took, hits = [], []
+            for text in texts:
+                t = time.perf_counter()
+                body = c.api("GET", "/customer", headers={"search": text}).json()
+                took.append((time.perf_counter() - t) * 1000)
+                hits.append(len(body["customers"]))
+            ordered = sorted(took)
+            res[kind] = {"p50_ms": median(took), "p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))],
+                         "hits": median(hits)}
+            log(f"  customer search by {kind}: p50 {res[kind]['p50_ms']:.2f} ms, p99 {res[kind]['p99_ms']:.2f} ms, "
+                f"{res[kind]['hits']:.0f} hits")
+        c.close()
+        self.record("customers", res)
 
     def scenario_refresh(self, d, ratio):
         conns, families = 64, 96
@@ -1086,7 +1140,7 @@ class Bench:
         self.f_main_update = self.wrk.data_file(
             "main-update.txt", [self.main.token, ",".join(map(str, self.main.categories))])
         if self.want("ceiling", "read", "write", "list", "store", "mix", "multi", "refresh", "basket",
-                     "calculate", "sale"):
+                     "calculate", "sale", "customers"):
             self.wrk.run("/health/live", 64, 1)  # warm-up, not recorded
             for r in range(self.p["runs"]):
                 self.run_round(r)
@@ -1262,6 +1316,15 @@ def build_table(b):
         row("h", f"basket + payment + completion, 2 promotions, 2 rates added, 64 conn ({sales:,.0f} sales/s; "
                  f"stock {'exact' if exact else 'NOT exact'})", f"{med('sale', 'rps'):,.0f} req/s",
             fmt_ratio(ratio), "within 1.2 × of e's cost", verdict(exact, errs("sale")))
+    if "customers" in R:
+        def worst(key):
+            return max(median([r[k][key] for r in R["customers"]]) for k in ("surname", "email", "phone"))
+        kinds = "; ".join(f"{k} {median([r[k]['p50_ms'] for r in R['customers']]):.2f} ms "
+                          f"({median([r[k]['hits'] for r in R['customers']]):.0f} hits)"
+                          for k in ("surname", "email", "phone"))
+        p50 = worst("p50_ms")
+        row("i", f"customer search among {R['customers'][-1]['customers']:,} customers, one client, p50 by kind: "
+                 f"{kinds}", f"{p50:.2f} ms (p99 {worst('p99_ms'):.2f} ms)", "–", "≤ 5 ms", verdict(p50 <= 5))
     if "idle" in R:
         r = R["idle"][-1]
         back = r["given_back"]
