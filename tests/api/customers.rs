@@ -7,20 +7,9 @@ use serde_json::{json, Value};
 
 use crate::backend_tests;
 use crate::helpers::{create_one as create, send, TestApp};
+use crate::suppliers::ids_of;
 
 const PATH: &str = "/customer";
-
-/// The ids of a list answer, sorted.
-fn ids_of(body: &Value, plural: &str) -> Vec<i64> {
-    let mut ids: Vec<i64> = body[plural]
-        .as_object()
-        .unwrap_or_else(|| panic!("no {plural} in {body}"))
-        .keys()
-        .map(|k| k.parse().unwrap())
-        .collect();
-    ids.sort();
-    ids
-}
 
 async fn search(app: &TestApp, token: &str, text: &str) -> Vec<i64> {
     let (status, body) = send(app, Method::GET, PATH, token, &[("search", text)], None).await;

@@ -30,7 +30,7 @@ async fn create(app: &TestApp, token: &str, path: &str, plural: &str, objects: V
 }
 
 /// The ids of a list answer, sorted.
-fn ids_of(body: &Value, plural: &str) -> Vec<i64> {
+pub fn ids_of(body: &Value, plural: &str) -> Vec<i64> {
     let mut ids: Vec<i64> = body[plural]
         .as_object()
         .unwrap_or_else(|| panic!("no {plural} in {body}"))
