@@ -14,6 +14,7 @@ use crate::domain::product::ProductRecord;
 use crate::domain::promotion::PromotionRecord;
 use crate::domain::reconcile::StockReconciliation;
 use crate::domain::record::Visit;
+use crate::domain::register::RegisterRecord;
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
@@ -291,6 +292,7 @@ rows_of!(
     SupplierRecord,
     SupplierStoreRecord,
     CustomerRecord,
+    RegisterRecord,
     PromotionRecord,
     TransactionRecord,
     OrderRecord,
@@ -307,6 +309,7 @@ impl Record for CategoryRecord {}
 impl Record for SupplierRecord {}
 impl Record for SupplierStoreRecord {}
 impl Record for CustomerRecord {}
+impl Record for RegisterRecord {}
 impl Record for PromotionRecord {}
 
 /// Employees, applications and webhooks revoke tokens or keep secrets as they are written.

@@ -25,6 +25,7 @@ pub mod reconcile;
 pub mod record;
 pub mod redirect_uri;
 pub mod refusal;
+pub mod register;
 pub mod report;
 pub mod role;
 pub mod sales;

@@ -519,6 +519,7 @@ pub fn top_level() -> Vec<&'static RecordDecl> {
         <application::ApplicationRecord as Declared>::DECL,
         <supplier::SupplierRecord as Declared>::DECL,
         <customer::CustomerRecord as Declared>::DECL,
+        <register::RegisterRecord as Declared>::DECL,
         <supplier::SupplierStoreRecord as Declared>::DECL,
         <promotion::PromotionRecord as Declared>::DECL,
         <product::ProductRecord as Declared>::DECL,

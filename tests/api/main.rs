@@ -38,6 +38,7 @@ mod products;
 mod promotions;
 mod readme;
 mod reconcile;
+mod registers;
 mod replicas;
 mod report;
 mod returns;

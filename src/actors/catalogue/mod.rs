@@ -8,6 +8,7 @@ pub(crate) mod pricing;
 mod product;
 mod promotion;
 mod reconcile;
+mod register;
 mod sales;
 mod store;
 mod supplier;

@@ -16,6 +16,7 @@ use crate::domain::employee::EmployeeRecord;
 use crate::domain::product::ProductRecord;
 use crate::domain::promotion::PromotionRecord;
 use crate::domain::reconcile::StockReconciliation;
+use crate::domain::register::RegisterRecord;
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
@@ -57,6 +58,7 @@ pub(in crate::actors) async fn load(
                 PromotionRecord::load(db, merchant_id),
                 WebhookRecord::load(db, merchant_id),
                 CustomerRecord::load(db, merchant_id),
+                RegisterRecord::load(db, merchant_id),
             )
         },
         async {
@@ -80,8 +82,9 @@ pub(in crate::actors) async fn load(
     fill(&mut state, products);
     fill(&mut state, suppliers);
     fill(&mut state, supplier_stores);
-    let (employees, applications, promotions, webhooks, customers) = people;
+    let (employees, applications, promotions, webhooks, customers, registers) = people;
     fill(&mut state, customers);
+    fill(&mut state, registers);
     fill(&mut state, employees);
     fill(&mut state, applications);
     fill(&mut state, promotions);

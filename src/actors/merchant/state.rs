@@ -24,6 +24,7 @@ use crate::domain::pricing::SaleSettings;
 use crate::domain::product::ProductRecord;
 use crate::domain::promotion::PromotionRecord;
 use crate::domain::reconcile::StockReconciliation;
+use crate::domain::register::RegisterRecord;
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::stock::{StockLevel, StockMove};
 use crate::domain::store::StoreRecord;
@@ -115,6 +116,7 @@ pub struct MerchantState {
     pub suppliers: Collection<SupplierRecord>,
     pub supplier_stores: Collection<SupplierStoreRecord>,
     pub customers: Collection<CustomerRecord>,
+    pub registers: Collection<RegisterRecord>,
     pub promotions: Collection<PromotionRecord>,
     pub products: Collection<ProductRecord>,
     pub baskets: Collection<BasketRecord>,

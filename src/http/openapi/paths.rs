@@ -19,8 +19,8 @@ use super::schemas;
 use crate::actors::resource::Resource;
 use crate::domain::record::{self, RecordDecl};
 use crate::domain::{
-    application, basket, category, customer, employee, product, promotion, reconcile, sales, store,
-    supplier, webhook,
+    application, basket, category, customer, employee, product, promotion, reconcile, register,
+    sales, store, supplier, webhook,
 };
 use crate::http::auth::needed_scope;
 use crate::http::openapi::schemas::Kind;
@@ -136,6 +136,7 @@ fn resources() -> Vec<ResourceDoc> {
         doc::<supplier::SupplierRecord>("/supplier"),
         doc::<supplier::SupplierStoreRecord>("/supplier/store"),
         doc::<customer::CustomerRecord>("/customer").filter(Filter::Text("search")),
+        doc::<register::RegisterRecord>("/register"),
         doc::<employee::EmployeeRecord>("/employee"),
         doc::<application::ApplicationRecord>("/application"),
         doc::<webhook::WebhookRecord>("/webhook"),

@@ -74,6 +74,7 @@ plain_writes!(
     crate::domain::supplier::SupplierRecord,
     crate::domain::supplier::SupplierStoreRecord,
     crate::domain::customer::CustomerRecord,
+    crate::domain::register::RegisterRecord,
     crate::domain::promotion::PromotionRecord,
     crate::domain::basket::BasketRecord,
     crate::domain::sales::TransactionRecord,

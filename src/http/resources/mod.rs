@@ -34,6 +34,7 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     use crate::domain::{category::CategoryRecord, product::ProductRecord, store::StoreRecord};
     generic::routes::<StoreRecord>(cfg, "/store");
     generic::routes::<CategoryRecord>(cfg, "/category");
+    generic::routes::<crate::domain::register::RegisterRecord>(cfg, "/register");
     employees::routes(cfg);
     applications::routes(cfg);
     suppliers::routes(cfg);

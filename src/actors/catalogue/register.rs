@@ -1,0 +1,14 @@
+use crate::actors::resource::{Resource, Writing};
+use crate::domain::register::RegisterRecord;
+use crate::domain::store::StoreRecord;
+
+impl Resource for RegisterRecord {
+    crate::resource_basics!(registers);
+
+    fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+        let state = w.state;
+        self.apply(w.input.fields, w.creating, |id| {
+            state.find::<StoreRecord>(id).is_some()
+        })
+    }
+}
