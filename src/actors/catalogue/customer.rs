@@ -13,11 +13,15 @@ impl Resource for CustomerRecord {
 
     fn reindex(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
         let index = &mut state.index.customers_by_key;
-        for key in before.map(Self::search_keys).unwrap_or_default() {
-            index.remove(&(key, before.map_or(0, |b| b.id)));
+        if let Some(b) = before {
+            for key in b.search_keys() {
+                index.remove(&(key, b.id));
+            }
         }
-        for key in after.map(Self::search_keys).unwrap_or_default() {
-            index.insert((key, after.map_or(0, |a| a.id)));
+        if let Some(a) = after {
+            for key in a.search_keys() {
+                index.insert((key, a.id));
+            }
         }
     }
 }
