@@ -19,6 +19,7 @@ use crate::db::idempotency::StoredAnswer;
 use crate::db::{DbError, SalesFilter, Tx};
 use crate::domain::batch::Idempotency;
 use crate::domain::event::NewEvent;
+use crate::domain::sales_totals::Deltas;
 use crate::domain::stock::StockMove;
 use crate::domain::token::{
     AccessTokenRecord, Client, CodeFacts, ConnectedGrant, GrantsOf, NewFamily, NewSession,
@@ -89,6 +90,8 @@ pub struct Writes<'a> {
     /// Answers to keep for their `Idempotency-Key`.
     pub answers: Vec<(&'a Idempotency, String)>,
     pub moves: &'a [StockMove],
+    /// What the writes add to the sales running totals.
+    pub totals: &'a Deltas,
     pub events: &'a [NewEvent],
     /// The merchant's last event number before these.
     pub after_event: i64,

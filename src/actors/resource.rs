@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use super::merchant::state::{Collection, MerchantState};
 use crate::db::Record;
 use crate::domain::record::Declared;
+use crate::domain::sales_totals::Deltas;
 use crate::domain::stock::StockMove;
 use crate::domain::Refusal;
 
@@ -143,6 +144,10 @@ pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
     fn side_records(&self, _before: Option<&Self>, _state: &mut MerchantState) -> Vec<i64> {
         Vec::new()
     }
+
+    /// What this change adds to the sales running totals (a sale basket just completed), in
+    /// the same transaction as the record.
+    fn sales_totals(&self, _before: Option<&Self>, _state: &MerchantState, _out: &mut Deltas) {}
 
     /// A record with nothing written yet, which [`Resource::write`] makes into a new one.
     fn blank(id: i64, now: i64) -> Self;

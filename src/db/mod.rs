@@ -27,6 +27,7 @@ mod records;
 pub mod report;
 mod returns;
 pub mod rows;
+pub mod sales_totals;
 pub mod stock;
 pub mod tenants;
 mod tx;

@@ -18,6 +18,7 @@ use crate::domain::register::RegisterRecord;
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
+use crate::domain::till::{CashMovementRecord, SessionRecord};
 use crate::domain::webhook::WebhookRecord;
 
 /// Most values bound in one statement's `IN (...)` list; longer lists are split.
@@ -128,6 +129,7 @@ pub struct SalesFilter {
     pub store_ids: Option<Vec<i64>>,
     pub basket_ids: Option<Vec<i64>>,
     pub customer_ids: Option<Vec<i64>>,
+    pub session_ids: Option<Vec<i64>>,
     pub completed: Option<bool>,
     pub include_deleted: bool,
     /// `[from, to)` on the completion time, for completed records.
@@ -145,6 +147,8 @@ pub trait SalesRecord: Record {
     const HAS_BASKET: bool = false;
     /// Whether the table has a `customer_id`.
     const HAS_CUSTOMER: bool = false;
+    /// Whether the table has a `session_id` (the till session a sale completed in).
+    const HAS_SESSION: bool = false;
 
     /// Rows matching `clause` (after `WHERE merchant_id = $1`) with their children.
     async fn select(
@@ -190,6 +194,9 @@ pub trait SalesRecord: Record {
         }
         if let (true, Some(customers)) = (Self::HAS_CUSTOMER, &filter.customer_ids) {
             lists.push(("customer_id", customers));
+        }
+        if let (true, Some(sessions)) = (Self::HAS_SESSION, &filter.session_ids) {
+            lists.push(("session_id", sessions));
         }
         if let Some(ids) = &filter.ids {
             lists.push(("id", ids));
@@ -293,6 +300,8 @@ rows_of!(
     SupplierStoreRecord,
     CustomerRecord,
     RegisterRecord,
+    SessionRecord,
+    CashMovementRecord,
     PromotionRecord,
     TransactionRecord,
     OrderRecord,
@@ -310,6 +319,8 @@ impl Record for SupplierRecord {}
 impl Record for SupplierStoreRecord {}
 impl Record for CustomerRecord {}
 impl Record for RegisterRecord {}
+impl Record for SessionRecord {}
+impl Record for CashMovementRecord {}
 impl Record for PromotionRecord {}
 
 /// Employees, applications and webhooks revoke tokens or keep secrets as they are written.
@@ -380,6 +391,7 @@ impl Record for BasketRecord {
 impl SalesRecord for BasketRecord {
     const COMPLETED: &'static str = "completed = 1";
     const HAS_CUSTOMER: bool = true;
+    const HAS_SESSION: bool = true;
 }
 
 impl Record for TransactionRecord {

@@ -1,5 +1,6 @@
 //! The ledgers a merchant's state keeps over all its history: units given back per sale line,
-//! money given back per payment.
+//! money given back per payment,
+//! the last receipt number per register.
 
 use std::collections::BTreeMap;
 
@@ -37,5 +38,29 @@ impl Db {
         .fetch_all(self.pool())
         .await?;
         Ok(rows)
+    }
+
+    /// The last receipt number each of `registers` gave (registers without a sale left out):
+    /// one index seek per register, however long the history.
+    pub async fn last_receipts(
+        &self,
+        merchant_id: i64,
+        registers: &[i64],
+    ) -> Result<Vec<(i64, i64)>, DbError> {
+        let mut last = Vec::new();
+        for &register in registers {
+            let number: Option<i64> = sqlx::query_scalar(
+                "SELECT MAX(receipt_number) FROM baskets \
+                 WHERE merchant_id = $1 AND register_id = $2",
+            )
+            .bind(merchant_id)
+            .bind(register)
+            .fetch_one(self.pool())
+            .await?;
+            if let Some(n) = number {
+                last.push((register, n));
+            }
+        }
+        Ok(last)
     }
 }

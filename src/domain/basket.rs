@@ -129,6 +129,16 @@ pub struct BasketRecord {
     /// Who bought, when the till knows (a customer of this merchant).
     #[field(filter = "customerIds")]
     pub customer_id: Option<i64>,
+    /// The till it is sold at: a register of its store.
+    pub register_id: Option<i64>,
+    /// The till session it completed in: its register's open session at completion.
+    #[field(read_only, filter = "sessionIds")]
+    pub session_id: Option<i64>,
+    /// Who sold: the token's employee unless the write names another.
+    pub employee_id: Option<i64>,
+    /// Its register's next number, taken at completion: 1, 2, 3… per register, no gap.
+    #[field(read_only)]
+    pub receipt_number: Option<i64>,
     /// The basket priced by the sale engine: lines, discounts, tax per rate, totals and the
     /// cash total; computed at each write while open, frozen by completion.
     #[field(kind = "json", read_only)]
@@ -161,6 +171,21 @@ pub struct BasketContext<'a> {
     /// The basket priced (the sale engine with the merchant's catalogue and promotions).
     pub price: &'a dyn Fn(&BasketRecord) -> Receipt,
     pub rounding: Rounding,
+    pub till: Till<'a>,
+}
+
+/// What basket rules need of the merchant's registers and their sessions.
+pub struct Till<'a> {
+    /// A live register's store, or why the id is not one.
+    pub register: &'a dyn Fn(i64) -> Result<i64, String>,
+    /// The session open at a register, if any.
+    pub open_session: &'a dyn Fn(i64) -> Option<i64>,
+    /// A register's last receipt number so far (0 before its first).
+    pub last_receipt: &'a dyn Fn(i64) -> i64,
+    /// A live employee of this merchant?
+    pub employee_exists: &'a dyn Fn(i64) -> bool,
+    /// The employee the writing token acts as (0: none).
+    pub caller: i64,
 }
 
 /// The fields writes accept (see [`Shape`]); `basketProducts` holds the lines.
@@ -284,6 +309,18 @@ impl BasketRecord {
                 }
                 receipt.cash_rounding = rounding;
             }
+            if let Some(register) = self.register_id {
+                match (ctx.till.open_session)(register) {
+                    Some(session) => {
+                        self.session_id = Some(session);
+                        self.receipt_number = Some((ctx.till.last_receipt)(register) + 1);
+                    }
+                    None => f.reject(
+                        "completed",
+                        format!("register {register} has no open session; open one first."),
+                    ),
+                }
+            }
             self.completed = true;
             self.complete_date = Some(now);
         }
@@ -321,6 +358,39 @@ impl BasketRecord {
                 format!("{id} is not a customer of this merchant."),
             ),
             Patch::Clear => self.customer_id = None,
+            Patch::Keep => {}
+        }
+        self.apply_till(f, &ctx.till, creating);
+    }
+
+    /// The register it is sold at (of its store; set once) and the employee who sells.
+    fn apply_till(&mut self, f: &mut Fields, till: &Till<'_>, creating: bool) {
+        use super::fields::Patch;
+        match f.integer("registerId") {
+            Patch::Set(r) if self.register_id.is_some_and(|at| at != r) => {
+                f.reject("registerId", "a basket stays at its register.")
+            }
+            Patch::Set(r) => match (till.register)(r) {
+                Ok(store) if store == self.store_id => self.register_id = Some(r),
+                Ok(store) => f.reject(
+                    "registerId",
+                    format!("register {r} is at store {store}, not the basket's store."),
+                ),
+                Err(why) => f.reject("registerId", why),
+            },
+            Patch::Clear => self.register_id = None,
+            Patch::Keep => {}
+        }
+        match f.integer("employeeId") {
+            Patch::Set(e) if self.employee_id == Some(e) || (till.employee_exists)(e) => {
+                self.employee_id = Some(e)
+            }
+            Patch::Set(e) => f.reject(
+                "employeeId",
+                format!("{e} is not an employee of this merchant."),
+            ),
+            Patch::Clear => self.employee_id = None,
+            Patch::Keep if creating && till.caller != 0 => self.employee_id = Some(till.caller),
             Patch::Keep => {}
         }
     }

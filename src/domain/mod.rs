@@ -29,11 +29,13 @@ pub mod register;
 pub mod report;
 pub mod role;
 pub mod sales;
+pub mod sales_totals;
 pub mod scope;
 pub mod stock;
 pub mod store;
 pub mod supplier;
 pub mod tenant;
+pub mod till;
 pub mod token;
 pub mod webhook;
 

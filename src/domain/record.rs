@@ -251,6 +251,8 @@ pub enum Json<'a> {
     Receipt(&'a super::pricing::Receipt),
     ReturnOf(&'a super::basket::ReturnOf),
     Attributes(&'a super::customer::Attributes),
+    Denominations(&'a super::till::Denominations),
+    TillFigures(&'a super::till::TillFigures),
 }
 
 impl serde::Serialize for Json<'_> {
@@ -259,6 +261,8 @@ impl serde::Serialize for Json<'_> {
             Json::Receipt(r) => r.serialize(s),
             Json::ReturnOf(r) => r.serialize(s),
             Json::Attributes(a) => a.serialize(s),
+            Json::Denominations(d) => d.serialize(s),
+            Json::TillFigures(f) => f.serialize(s),
         }
     }
 }
@@ -520,6 +524,8 @@ pub fn top_level() -> Vec<&'static RecordDecl> {
         <supplier::SupplierRecord as Declared>::DECL,
         <customer::CustomerRecord as Declared>::DECL,
         <register::RegisterRecord as Declared>::DECL,
+        <till::SessionRecord as Declared>::DECL,
+        <till::CashMovementRecord as Declared>::DECL,
         <supplier::SupplierStoreRecord as Declared>::DECL,
         <promotion::PromotionRecord as Declared>::DECL,
         <product::ProductRecord as Declared>::DECL,

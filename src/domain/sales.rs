@@ -35,7 +35,7 @@ pub struct TransactionRecord {
     pub delete_date: Option<i64>,
 }
 
-fn minor_units(f: &mut Fields, key: &str, value: Option<&Value>) -> Option<i64> {
+pub(crate) fn minor_units(f: &mut Fields, key: &str, value: Option<&Value>) -> Option<i64> {
     match value {
         None | Some(Value::Null) => None,
         Some(Value::Number(n))

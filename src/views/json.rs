@@ -440,6 +440,10 @@ mod parity {
             delete_date: None,
             promotion_ids: vec![],
             customer_id: None,
+            register_id: Some(3),
+            session_id: Some(4),
+            employee_id: Some(5),
+            receipt_number: Some(6),
             receipt: None,
         };
         same(&basket, 8);

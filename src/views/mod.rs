@@ -10,6 +10,7 @@ pub mod people;
 pub mod pricing;
 pub mod records;
 pub mod report;
+pub mod till;
 
 use std::sync::Arc;
 

@@ -49,6 +49,8 @@ mod storage;
 mod stores;
 mod suppliers;
 mod tenants;
+mod till_day;
+mod tills;
 mod tls;
 mod uploads;
 mod webhooks;

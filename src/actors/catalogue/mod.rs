@@ -12,4 +12,5 @@ mod register;
 mod sales;
 mod store;
 mod supplier;
+pub(crate) mod till;
 mod webhook;

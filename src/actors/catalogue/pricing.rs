@@ -7,11 +7,12 @@ use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
 use crate::domain::basket::{
-    BasketContext, BasketLine, BasketRecord, BasketType, InstancePrice, ReturnOf, Returnable,
+    BasketContext, BasketLine, BasketRecord, BasketType, InstancePrice, ReturnOf, Returnable, Till,
 };
 use crate::domain::customer::CustomerRecord;
 use crate::domain::dates;
 use crate::domain::draft::Draft;
+use crate::domain::employee::EmployeeRecord;
 use crate::domain::pricing::{self, LineTax, Offer, Receipt, SaleLine, SaleSettings};
 use crate::domain::product::ProductRecord;
 use crate::domain::promotion::PromotionRecord;
@@ -23,6 +24,7 @@ use crate::domain::Refusal;
 pub fn with_context<T>(
     state: &MerchantState,
     now: i64,
+    caller: i64,
     f: impl FnOnce(&BasketContext<'_>) -> T,
 ) -> T {
     let store_exists = |id| state.find::<StoreRecord>(id).is_some();
@@ -32,6 +34,10 @@ pub fn with_context<T>(
     let returnable = |b, r: &ReturnOf| returnable(state, b, r);
     let promotion = |b: &BasketRecord, id| check_promotion(state, b, id, now);
     let price = |b: &BasketRecord| price(state, b, now);
+    let register = |id| super::till::register_store(state, id);
+    let open_session = |register| super::till::open_session(state, register);
+    let last_receipt = |register| super::till::last_receipt(state, register);
+    let employee_exists = |id| state.find::<EmployeeRecord>(id).is_some();
     f(&BasketContext {
         store_exists: &store_exists,
         customer_exists: &customer_exists,
@@ -41,6 +47,13 @@ pub fn with_context<T>(
         promotion: &promotion,
         price: &price,
         rounding: state.sales.rounding,
+        till: Till {
+            register: &register,
+            open_session: &open_session,
+            last_receipt: &last_receipt,
+            employee_exists: &employee_exists,
+            caller,
+        },
     })
 }
 
@@ -73,7 +86,7 @@ pub fn calculate(
         }
     };
     let mut ids = TEMPORARY_IDS..;
-    let basket = with_context(state, now, |ctx| {
+    let basket = with_context(state, now, 0, |ctx| {
         base.apply(fields, &mut ids, ctx, now, creating)
     })
     .map_err(Refusal::Invalid)?;

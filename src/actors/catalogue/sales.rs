@@ -12,6 +12,7 @@ use crate::domain::product::ProductRecord;
 use crate::domain::sales::{
     self, InvoiceContext, InvoiceRecord, OrderRecord, PaymentContext, Refundable, TransactionRecord,
 };
+use crate::domain::sales_totals::Deltas;
 use crate::domain::stock::StockMove;
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
@@ -121,7 +122,7 @@ fn basket_field(fields: &Map<String, Value>) -> Option<i64> {
 
 fn apply_basket(base: BasketRecord, w: Writing<'_>) -> Result<BasketRecord, Vec<String>> {
     let (fields, ids, now, creating) = (w.input.fields, w.ids, w.now, w.creating);
-    pricing::with_context(w.state, now, |ctx| {
+    pricing::with_context(w.state, now, w.input.caller, |ctx| {
         base.apply(fields, ids, ctx, now, creating)
     })
 }
@@ -169,7 +170,16 @@ completing_sale! {
             basket::returned_baskets(fields)
         }
 
+        fn sales_totals(&self, before: Option<&Self>, state: &MerchantState, out: &mut Deltas) {
+            if completes(self.completed, before.map(|b| b.completed)) {
+                super::till::sale_totals(state, self, out);
+            }
+        }
+
         fn keep_ledger(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
+            if let Some(basket) = after.filter(|a| completes(a.completed, before.map(|b| b.completed))) {
+                super::till::count_sale(state, basket);
+            }
             let before: Vec<_> = returns_of(before).map(|(line, units)| (line, -units)).collect();
             for (line, units) in before.into_iter().chain(returns_of(after)) {
                 let left = state.returned.get(&line).copied().unwrap_or(0) + units;

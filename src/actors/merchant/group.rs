@@ -20,6 +20,7 @@ use crate::actors::render::Render;
 use crate::actors::store::{ApplyStock, Probe, StoreActor};
 use crate::db::DbError;
 use crate::domain::event::{EventKind, NewEvent};
+use crate::domain::sales_totals::Deltas;
 use crate::domain::stock::StockMove;
 use crate::domain::{now_millis, Failure};
 
@@ -79,7 +80,8 @@ impl Group {
             return Written::Done(jobs, Some(Box::new(next)));
         }
         let moves: Vec<StockMove> = jobs.iter().flat_map(|j| j.moves()).copied().collect();
-        match self.persist(group, &jobs, &moves, &next).await {
+        let totals = merged_totals(&jobs);
+        match self.persist(group, &jobs, (&moves, &totals), &next).await {
             Ok((version, event_seq)) => {
                 self.observe_group(jobs.len());
                 self.publish_stock(moves).await;
@@ -150,7 +152,7 @@ impl Group {
     fn writes<'a>(
         &self,
         jobs: &'a [Box<dyn Job>],
-        moves: &'a [StockMove],
+        (moves, totals): (&'a [StockMove], &'a Deltas),
         events: &'a mut Vec<NewEvent>,
         state: &'a MerchantState,
         now: i64,
@@ -168,6 +170,7 @@ impl Group {
             records: jobs.iter().map(|j| j as &dyn Persist).collect(),
             answers,
             moves,
+            totals,
             events,
             after_event: state.event_seq,
             now,
@@ -197,17 +200,17 @@ impl Group {
 
     /// Persists the jobs, their stock moves and their events, and commits. Gives back the
     /// version committed and the merchant's last event number.
-    #[tracing::instrument(level = "debug", skip_all, fields(moves = moves.len()))]
+    #[tracing::instrument(level = "debug", skip_all, fields(moves = changes.0.len()))]
     async fn persist(
         &self,
         mut group: Box<dyn OpenGroup>,
         jobs: &[Box<dyn Job>],
-        moves: &[StockMove],
+        changes: (&[StockMove], &Deltas),
         state: &MerchantState,
     ) -> Result<(i64, i64), DbError> {
         let version = group.version();
         let mut events = Vec::new();
-        let writes = self.writes(jobs, moves, &mut events, state, now_millis());
+        let writes = self.writes(jobs, changes, &mut events, state, now_millis());
         let appended = writes.events.len();
         let event_seq = match group.write(writes).await {
             Ok(seq) => seq,
@@ -301,7 +304,8 @@ impl Group {
         }
         let mut events = Vec::new();
         let job = &jobs[at..=at];
-        let writes = self.writes(job, job[0].moves(), &mut events, state, now);
+        let totals = merged_totals(job);
+        let writes = self.writes(job, (job[0].moves(), &totals), &mut events, state, now);
         let appended = writes.events.len();
         Ok(match group.write_part(writes).await? {
             Ok(seq) => {
@@ -333,6 +337,17 @@ impl Group {
             }
         }
     }
+}
+
+/// What the jobs add to the sales running totals, one delta per row.
+fn merged_totals(jobs: &[Box<dyn Job>]) -> Deltas {
+    let mut all = Deltas::new();
+    for totals in jobs.iter().filter_map(|j| j.totals()) {
+        for (key, t) in totals {
+            all.entry(key.clone()).or_default().add(t);
+        }
+    }
+    all
 }
 
 /// `stock.changed` for each product and store a group's moves touched, with the levels the

@@ -156,6 +156,7 @@ pub struct SalesQuery {
     pub store_ids: Option<BTreeSet<i64>>,
     pub basket_ids: Option<BTreeSet<i64>>,
     pub customer_ids: Option<BTreeSet<i64>>,
+    pub session_ids: Option<BTreeSet<i64>>,
     pub completed: Option<bool>,
     pub deleted: bool,
     /// `[from, to)` on the completion time.
@@ -170,6 +171,7 @@ impl SalesQuery {
             store_ids: list(&self.store_ids),
             basket_ids: list(&self.basket_ids),
             customer_ids: list(&self.customer_ids),
+            session_ids: list(&self.session_ids),
             completed: self.completed,
             include_deleted: self.deleted,
             completed_between: self.completed_between,
@@ -192,6 +194,10 @@ impl SalesQuery {
                 .customer_ids
                 .as_ref()
                 .is_none_or(|c| int_field(record, "customerId").is_some_and(|id| c.contains(&id)))
+            && self
+                .session_ids
+                .as_ref()
+                .is_none_or(|s| int_field(record, "sessionId").is_some_and(|id| s.contains(&id)))
             && self.completed.is_none_or(|c| c == record.done())
             && self.completed_between.is_none_or(|(from, to)| {
                 record

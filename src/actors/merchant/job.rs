@@ -17,6 +17,7 @@ use crate::db::idempotency::StoredAnswer;
 use crate::db::Tx;
 use crate::domain::batch::{Answered, BatchObject, Change, Idempotency, WriteMode};
 use crate::domain::event::{EventKind, NewEvent};
+use crate::domain::sales_totals::Deltas;
 use crate::domain::stock::StockMove;
 use crate::domain::{Failure, Refusal};
 
@@ -67,6 +68,10 @@ pub(crate) trait Job: Send {
     fn apply(&mut self, state: &mut MerchantState, ids: &mut dyn Iterator<Item = i64>, now: i64);
     fn changed(&self) -> bool;
     fn moves(&self) -> &[StockMove];
+    /// What it adds to the sales running totals.
+    fn totals(&self) -> Option<&Deltas> {
+        None
+    }
     fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a>;
     fn fail(&mut self, failure: Failure);
     /// Answers against the state as published after the write.
@@ -349,6 +354,10 @@ impl<R: Resource> Job for WriteJob<R> {
         &self.changes.moves
     }
 
+    fn totals(&self) -> Option<&Deltas> {
+        Some(&self.changes.totals)
+    }
+
     fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
         self.changes.persist(tx, merchant_id)
     }
@@ -382,6 +391,7 @@ pub(super) struct Changes<R> {
     /// Baskets its records booked (a stock count's wastage), for their events.
     booked: Vec<(i64, &'static str)>,
     moves: Vec<StockMove>,
+    totals: Deltas,
 }
 
 impl<R> Default for Changes<R> {
@@ -391,6 +401,7 @@ impl<R> Default for Changes<R> {
             actions: Vec::new(),
             booked: Vec::new(),
             moves: Vec::new(),
+            totals: Deltas::new(),
         }
     }
 }
@@ -432,6 +443,7 @@ impl<R: Resource> Changes<R> {
         let moves = record.stock_moves(before);
         state.add_pending_stock(&moves);
         self.moves.extend(moves);
+        record.sales_totals(before, state, &mut self.totals);
         for basket in record.side_records(before, state) {
             self.booked.push((basket, "created"));
             self.booked.push((basket, "completed"));

@@ -7,7 +7,10 @@ use tokio::sync::watch;
 
 use super::state::{Cached, MerchantState};
 use crate::actors::resource::Resource;
-use crate::db::{Db, DbError, Record};
+use std::collections::BTreeMap;
+
+use crate::actors::catalogue::till::categories;
+use crate::db::{Db, DbError, Record, SalesFilter, SalesRecord};
 use crate::domain::application::ApplicationRecord;
 use crate::domain::basket::BasketRecord;
 use crate::domain::category::CategoryRecord;
@@ -20,6 +23,7 @@ use crate::domain::register::RegisterRecord;
 use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
+use crate::domain::till::{CashMovementRecord, SessionRecord, TillFigures};
 use crate::domain::webhook::WebhookRecord;
 
 #[tracing::instrument(level = "debug", skip_all, fields(merchant_id = blank.merchant_id))]
@@ -59,6 +63,8 @@ pub(in crate::actors) async fn load(
                 WebhookRecord::load(db, merchant_id),
                 CustomerRecord::load(db, merchant_id),
                 RegisterRecord::load(db, merchant_id),
+                SessionRecord::load(db, merchant_id),
+                CashMovementRecord::load(db, merchant_id),
             )
         },
         async {
@@ -82,9 +88,12 @@ pub(in crate::actors) async fn load(
     fill(&mut state, products);
     fill(&mut state, suppliers);
     fill(&mut state, supplier_stores);
-    let (employees, applications, promotions, webhooks, customers, registers) = people;
+    let (employees, applications, promotions, webhooks, customers, registers, sessions, cash) =
+        people;
     fill(&mut state, customers);
     fill(&mut state, registers);
+    fill(&mut state, sessions);
+    fill(&mut state, cash);
     fill(&mut state, employees);
     fill(&mut state, applications);
     fill(&mut state, promotions);
@@ -95,7 +104,51 @@ pub(in crate::actors) async fn load(
     fill(&mut state, orders);
     fill(&mut state, invoices);
     fill(&mut state, counts);
+    load_till(db, &mut state).await?;
     Ok(state)
+}
+
+/// The till ledgers: each register's last receipt number, and each open session's running
+/// figures from its completed baskets (a session's day, however long the history).
+async fn load_till(db: &Db, state: &mut MerchantState) -> Result<(), DbError> {
+    let registers: Vec<i64> = state.registers.keys().copied().collect();
+    let merchant_id = state.merchant_id;
+    state.receipts = db
+        .last_receipts(merchant_id, &registers)
+        .await?
+        .into_iter()
+        .collect();
+    let open: Vec<i64> = state.index.open_sessions.values().copied().collect();
+    if open.is_empty() {
+        return Ok(());
+    }
+    let sold = SalesFilter {
+        session_ids: Some(open.clone()),
+        completed: Some(true),
+        ..SalesFilter::default()
+    };
+    let baskets = BasketRecord::query(db, merchant_id, &sold).await?;
+    let paid = SalesFilter {
+        basket_ids: Some(baskets.iter().map(|b| b.id).collect()),
+        ..SalesFilter::default()
+    };
+    let payments = TransactionRecord::query(db, merchant_id, &paid).await?;
+    let mut figures: BTreeMap<i64, TillFigures> =
+        open.iter().map(|s| (*s, TillFigures::default())).collect();
+    for basket in &baskets {
+        let Some(f) = basket.session_id.and_then(|s| figures.get_mut(&s)) else {
+            continue;
+        };
+        let mine = payments.iter().filter(|t| t.basket_id == basket.id);
+        f.add_sale(basket, mine, &|product| categories(state, product));
+    }
+    for movement in state.cash_movements.values() {
+        if let (Some(f), None) = (figures.get_mut(&movement.session_id), movement.delete_date) {
+            f.add_movement(movement);
+        }
+    }
+    state.till = figures.into_iter().map(|(s, f)| (s, Arc::new(f))).collect();
+    Ok(())
 }
 
 /// Sets a collection from loaded records and indexes them.

@@ -29,6 +29,7 @@ use crate::domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use crate::domain::stock::{StockLevel, StockMove};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
+use crate::domain::till::{CashMovementRecord, SessionRecord, TillFigures};
 use crate::domain::webhook::WebhookRecord;
 
 /// A record, with what the read side derived from this version of it (its rendering), shared
@@ -99,6 +100,8 @@ pub struct Indexes {
     pub transactions_by_basket: OrdMap<i64, OrdSet<i64>>,
     /// (search key, customer): the customer search's prefix index (live and deleted).
     pub customers_by_key: OrdSet<(String, i64)>,
+    /// Register → its open till session.
+    pub open_sessions: OrdMap<i64, i64>,
 }
 
 /// Everything reads need about one merchant, immutable once published.
@@ -117,6 +120,8 @@ pub struct MerchantState {
     pub supplier_stores: Collection<SupplierStoreRecord>,
     pub customers: Collection<CustomerRecord>,
     pub registers: Collection<RegisterRecord>,
+    pub sessions: Collection<SessionRecord>,
+    pub cash_movements: Collection<CashMovementRecord>,
     pub promotions: Collection<PromotionRecord>,
     pub products: Collection<ProductRecord>,
     pub baskets: Collection<BasketRecord>,
@@ -142,6 +147,10 @@ pub struct MerchantState {
     pub returned: OrdMap<i64, i64>,
     /// Payment → what its live refunds give back (pending ones included).
     pub refunded: OrdMap<i64, i64>,
+    /// Register → the last receipt number it gave.
+    pub receipts: OrdMap<i64, i64>,
+    /// Open till session → its running figures (what its X-report shows).
+    pub till: OrdMap<i64, Arc<TillFigures>>,
 }
 
 impl MerchantState {

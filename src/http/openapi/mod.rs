@@ -11,6 +11,7 @@ mod pages;
 mod paths;
 mod pricing;
 pub mod schemas;
+mod till;
 
 use std::sync::OnceLock;
 
@@ -78,6 +79,7 @@ fn build() -> OpenApi {
         .chain(answers::all())
         .chain(catalogue::schemas())
         .chain(pricing::schemas())
+        .chain(till::schemas())
     {
         components = components.schema(name, schema);
     }

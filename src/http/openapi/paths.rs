@@ -20,7 +20,7 @@ use crate::actors::resource::Resource;
 use crate::domain::record::{self, RecordDecl};
 use crate::domain::{
     application, basket, category, customer, employee, product, promotion, reconcile, register,
-    sales, store, supplier, webhook,
+    sales, store, supplier, till, webhook,
 };
 use crate::http::auth::needed_scope;
 use crate::http::openapi::schemas::Kind;
@@ -137,6 +137,8 @@ fn resources() -> Vec<ResourceDoc> {
         doc::<supplier::SupplierStoreRecord>("/supplier/store"),
         doc::<customer::CustomerRecord>("/customer").filter(Filter::Text("search")),
         doc::<register::RegisterRecord>("/register"),
+        doc::<till::SessionRecord>("/register/session"),
+        doc::<till::CashMovementRecord>("/register/cash"),
         doc::<employee::EmployeeRecord>("/employee"),
         doc::<application::ApplicationRecord>("/application"),
         doc::<webhook::WebhookRecord>("/webhook"),

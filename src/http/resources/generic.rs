@@ -75,6 +75,8 @@ plain_writes!(
     crate::domain::supplier::SupplierStoreRecord,
     crate::domain::customer::CustomerRecord,
     crate::domain::register::RegisterRecord,
+    crate::domain::till::SessionRecord,
+    crate::domain::till::CashMovementRecord,
     crate::domain::promotion::PromotionRecord,
     crate::domain::basket::BasketRecord,
     crate::domain::sales::TransactionRecord,

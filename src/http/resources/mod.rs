@@ -13,6 +13,7 @@ pub mod report;
 pub mod sales;
 mod secrets;
 pub mod suppliers;
+mod till;
 pub mod webhooks;
 
 use std::collections::BTreeSet;
@@ -35,6 +36,12 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     generic::routes::<StoreRecord>(cfg, "/store");
     generic::routes::<CategoryRecord>(cfg, "/category");
     generic::routes::<crate::domain::register::RegisterRecord>(cfg, "/register");
+    cfg.service(
+        actix_web::web::resource("/register/session/report")
+            .route(actix_web::web::get().to(till::report)),
+    );
+    generic::routes::<crate::domain::till::SessionRecord>(cfg, "/register/session");
+    generic::routes::<crate::domain::till::CashMovementRecord>(cfg, "/register/cash");
     employees::routes(cfg);
     applications::routes(cfg);
     suppliers::routes(cfg);

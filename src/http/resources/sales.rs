@@ -22,6 +22,8 @@ pub struct Reads {
     pub baskets: bool,
     /// `customerIds`: a customer's purchase history.
     pub customers: bool,
+    /// `sessionIds`: the sales of till sessions.
+    pub sessions: bool,
     pub completed: bool,
 }
 
@@ -35,6 +37,7 @@ impl SalesFilters for BasketRecord {
         stores: true,
         baskets: false,
         customers: true,
+        sessions: true,
         completed: true,
     };
 }
@@ -44,6 +47,7 @@ impl SalesFilters for TransactionRecord {
         stores: false,
         baskets: true,
         customers: false,
+        sessions: false,
         completed: false,
     };
 }
@@ -53,6 +57,7 @@ impl SalesFilters for OrderRecord {
         stores: true,
         baskets: false,
         customers: false,
+        sessions: false,
         completed: true,
     };
 }
@@ -62,6 +67,7 @@ impl SalesFilters for InvoiceRecord {
         stores: true,
         baskets: false,
         customers: false,
+        sessions: false,
         completed: false,
     };
 }
@@ -82,6 +88,11 @@ fn query<R: SalesFilters>(h: &HeaderMap) -> Result<SalesQuery, ApiError> {
         },
         customer_ids: if reads.customers {
             filters::id_list(h, "customerIds")?
+        } else {
+            None
+        },
+        session_ids: if reads.sessions {
+            filters::id_list(h, "sessionIds")?
         } else {
             None
         },

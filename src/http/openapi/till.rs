@@ -1,0 +1,129 @@
+//! Till sessions' figures and `GET /register/session/report` (docs/tills.md).
+
+use actix_web::http::Method;
+use utoipa::openapi::path::{HttpMethod, PathItem};
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
+
+use super::endpoints::envelope_with;
+use super::paths::{api_operation, ids_param, item, ok, with};
+use super::schemas::{self, closed, keyed, named};
+
+/// A closed object of `fields`, all required.
+fn object(description: &str, fields: Vec<(&str, RefOr<Schema>)>) -> Schema {
+    let mut o = closed().description(Some(description.to_owned()));
+    for (name, schema) in fields {
+        o = o.property(name, schema).required(name);
+    }
+    o.build().into()
+}
+
+pub fn schemas() -> Vec<(&'static str, Schema)> {
+    let int = || RefOr::T(schemas::integer());
+    let maybe_int = || RefOr::T(schemas::nullable_integer());
+    let tally = object(
+        "How many, and how much (minor units), of one kind of thing a session saw.",
+        vec![
+            ("count", int()),
+            ("quantity", int()),
+            ("amount", int()),
+            ("tax", int()),
+        ],
+    );
+    let book = || RefOr::T(keyed(named("TillTally")));
+    let figures = object(
+        "A till session's figures: sales and returns (count, units, total, tax), discounts, \
+         cash rounding, payments and refunds by type, tax by code (`amount` is the taxable \
+         amount), baskets by employee, units and net amount by category (0: none), cash paid \
+         in and out. Amounts are minor units.",
+        vec![
+            ("sales", named("TillTally")),
+            ("returns", named("TillTally")),
+            ("discounts", int()),
+            ("cashRounding", int()),
+            ("payments", book()),
+            ("refunds", book()),
+            ("taxes", book()),
+            ("employees", book()),
+            ("categories", book()),
+            ("paidIn", named("TillTally")),
+            ("paidOut", named("TillTally")),
+        ],
+    );
+    let denominations = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some(
+            "The counted cash by denomination: a coin or note's minor units → how many.",
+        ))
+        .additional_properties(Some(schemas::integer()))
+        .build()
+        .into();
+    let drawer = object(
+        "The drawer: float + cash sales − cash refunds + paid in − paid out is expected.",
+        vec![
+            ("openingFloat", int()),
+            ("cashSales", int()),
+            ("cashRefunds", int()),
+            ("paidIn", int()),
+            ("paidOut", int()),
+            ("expected", int()),
+            ("counted", maybe_int()),
+            ("difference", maybe_int()),
+        ],
+    );
+    let report = object(
+        "A session's X-report (open) or Z-report (closed, never changing), with the text a \
+         42-column receipt printer prints.",
+        vec![
+            ("sessionId", int()),
+            ("kind", RefOr::T(schemas::choice(&["X", "Z"]))),
+            ("registerId", int()),
+            ("storeId", int()),
+            ("openDate", RefOr::T(schemas::date(true))),
+            ("closeDate", RefOr::T(schemas::date(true))),
+            ("openedBy", maybe_int()),
+            ("closedBy", maybe_int()),
+            ("firstReceiptNumber", maybe_int()),
+            ("lastReceiptNumber", maybe_int()),
+            ("figures", named("TillFigures")),
+            ("cash", named("TillDrawer")),
+            ("text", RefOr::T(schemas::string())),
+        ],
+    );
+    vec![
+        ("TillTally", tally),
+        ("TillFigures", figures),
+        ("TillDrawer", drawer),
+        ("Denominations", denominations),
+        ("SessionReport", report),
+    ]
+}
+
+fn report() -> PathItem {
+    let op = api_operation(
+        &Method::GET,
+        "/register/session/report",
+        "sessionReports".into(),
+        "X- and Z-reports of till sessions".into(),
+    )
+    .description(Some(
+        "The report of each session `sessionIds` names: an open session's X-report (its \
+         figures so far), a closed session's Z-report (the figures frozen at its close). \
+         Sessions of other merchants are not found."
+            .to_owned(),
+    ))
+    .parameter(ids_param("sessionIds", true))
+    .response(
+        "200",
+        ok(
+            "Each session's report, keyed by its id.",
+            envelope_with("sessionReports", keyed(named("SessionReport"))),
+            None,
+        ),
+    );
+    item(vec![(HttpMethod::Get, with(op, &["400"]).build())])
+}
+
+pub fn items() -> Vec<(&'static str, PathItem)> {
+    vec![("/register/session/report", report())]
+}
