@@ -117,6 +117,32 @@ pub fn day_of(text: &str) -> Option<i64> {
         .map(|d| (d - epoch()).num_days())
 }
 
+/// A local wall-clock time as a report's range names it (`2026-11-27` or
+/// `2026-11-27 14:00:00`): its local hour (day × 24 + hour), whole hours only.
+pub fn local_hour_of(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    if let Some(day) = day_of(text) {
+        return Ok(day * 24);
+    }
+    let at = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S").map_err(|_| {
+        format!("\"{text}\" is not a local date (2026-11-27) or hour (2026-11-27 14:00:00).")
+    })?;
+    if at.minute() != 0 || at.second() != 0 {
+        return Err(format!("\"{text}\" is not a whole hour."));
+    }
+    let day = (at.date() - epoch()).num_days();
+    Ok(day * 24 + i64::from(at.hour()))
+}
+
+/// A local hour number as a report names its bucket: `2026-11-27T14`.
+pub fn hour_text(hour: i64) -> String {
+    format!(
+        "{}T{:02}",
+        day_text(hour.div_euclid(24)),
+        hour.rem_euclid(24)
+    )
+}
+
 /// What a completed sale basket adds, daily and hourly, at its store's local `(day, hour)`.
 /// Wastage and open baskets add nothing.
 pub fn sale_deltas<'a>(

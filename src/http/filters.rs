@@ -183,6 +183,11 @@ impl<'a> HeaderCheck<'a> {
         }
     }
 
+    /// Records a problem a rule across headers found (`detail` names the header).
+    pub fn reject(&mut self, name: &'static str, detail: impl Into<String>) {
+        self.problems.push((name, detail.into()));
+    }
+
     /// Whether a header was found malformed.
     pub fn has_problem(&self, name: &str) -> bool {
         self.problems.iter().any(|(n, _)| *n == name)

@@ -1,11 +1,21 @@
 //! The basket report, computed from indexed queries (not from the actors' caches).
 
 use super::Services;
+use crate::db::sales_totals::TotalsRange;
 use crate::domain::report::{BasketReport, ReportRange};
+use crate::domain::sales_totals::{Totals, TotalsKey};
 use crate::domain::Failure;
 
 impl Services {
     pub async fn basket_report(&self, range: &ReportRange<'_>) -> Result<BasketReport, Failure> {
         Ok(self.db.basket_report(range).await?)
+    }
+
+    /// The sales running totals of one dimension over a range of local days or hours.
+    pub async fn sales_totals(
+        &self,
+        range: &TotalsRange<'_>,
+    ) -> Result<Vec<(TotalsKey, Totals)>, Failure> {
+        Ok(self.db.sales_totals(range).await?)
     }
 }

@@ -43,6 +43,7 @@ mod replicas;
 mod report;
 mod returns;
 mod sales;
+mod sales_report;
 mod scale;
 mod shop_day;
 mod storage;

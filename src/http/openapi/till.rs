@@ -1,4 +1,5 @@
-//! Till sessions' figures and `GET /register/session/report` (docs/tills.md).
+//! Till sessions' figures and `GET /register/session/report` (docs/tills.md); the sales
+//! running totals of `GET /report/sales` (docs/sales-report.md).
 
 use actix_web::http::Method;
 use utoipa::openapi::path::{HttpMethod, PathItem};
@@ -6,7 +7,7 @@ use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
 
 use super::endpoints::envelope_with;
-use super::paths::{api_operation, ids_param, item, ok, with};
+use super::paths::{api_operation, header_param, ids_param, item, ok, with};
 use super::schemas::{self, closed, keyed, named};
 
 /// A closed object of `fields`, all required.
@@ -90,7 +91,31 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
             ("text", RefOr::T(schemas::string())),
         ],
     );
+    let totals = object(
+        "Summed rows: count (baskets, lines, payments or tax rates), quantity (units; returns \
+         negative), amount (minor units: totals, line totals, payments less refunds, or the \
+         taxable amount), tax and discount.",
+        vec![
+            ("count", int()),
+            ("quantity", int()),
+            ("amount", int()),
+            ("tax", int()),
+            ("discount", int()),
+        ],
+    );
+    let by_key = || RefOr::T(keyed(named("SalesTotals")));
+    let sales = object(
+        "The running totals by bucket (local day `2026-11-27` or hour `2026-11-27T14`) and key \
+         (a store, register or employee id, 0 for none; a category or product id; a payment \
+         type; a tax code), and over the whole range.",
+        vec![
+            ("buckets", RefOr::T(keyed(keyed(named("SalesTotals"))))),
+            ("totals", by_key()),
+        ],
+    );
     vec![
+        ("SalesTotals", totals),
+        ("SalesReport", sales),
         ("TillTally", tally),
         ("TillFigures", figures),
         ("TillDrawer", drawer),
@@ -124,6 +149,64 @@ fn report() -> PathItem {
     item(vec![(HttpMethod::Get, with(op, &["400"]).build())])
 }
 
+fn sales_report() -> PathItem {
+    let local = || {
+        RefOr::T(schemas::pattern(
+            r"^[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9]{2}:00:00)?$",
+        ))
+    };
+    let op = api_operation(
+        &Method::GET,
+        "/report/sales",
+        "salesReport".into(),
+        "Sales by day or hour, from running totals".into(),
+    )
+    .description(Some(
+        "Completed sale baskets summed from the running totals their completion updated: by \
+         each store's local day or hour and by store, register, employee, category, product, \
+         payment type or tax code. The range is local wall-clock time (from inclusive, to \
+         exclusive, at most 366 days); a daily report's range is whole days."
+            .to_owned(),
+    ))
+    .parameter(header_param(
+        "reportFrom",
+        local(),
+        true,
+        "Local date or whole hour.",
+    ))
+    .parameter(header_param(
+        "reportTo",
+        local(),
+        true,
+        "Local date or whole hour.",
+    ))
+    .parameter(ids_param("storeIds", false))
+    .parameter(header_param(
+        "period",
+        RefOr::T(schemas::choice(&["day", "hour"])),
+        false,
+        "Buckets of local days (default) or hours.",
+    ))
+    .parameter(header_param(
+        "groupBy",
+        RefOr::T(schemas::choice(&crate::views::report::GroupBy::NAMES)),
+        false,
+        "The key within each bucket (default store).",
+    ))
+    .response(
+        "200",
+        ok(
+            "The totals by bucket and key.",
+            envelope_with("salesReport", named("SalesReport")),
+            None,
+        ),
+    );
+    item(vec![(HttpMethod::Get, with(op, &["400"]).build())])
+}
+
 pub fn items() -> Vec<(&'static str, PathItem)> {
-    vec![("/register/session/report", report())]
+    vec![
+        ("/register/session/report", report()),
+        ("/report/sales", sales_report()),
+    ]
 }

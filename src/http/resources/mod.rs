@@ -67,6 +67,9 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
         actix_web::web::resource("/report/basket").route(actix_web::web::get().to(report::basket)),
     );
     cfg.service(
+        actix_web::web::resource("/report/sales").route(actix_web::web::get().to(report::sales)),
+    );
+    cfg.service(
         actix_web::web::resource("/report").route(actix_web::web::get().to(report::legacy)),
     );
 }

@@ -79,3 +79,76 @@ async fn range_headers(
         Ok(("reportFrom", "reportTo"))
     }
 }
+
+/// The longest range of `GET /report/sales`, in days.
+const MAX_SALES_DAYS: i64 = 366;
+
+/// `GET /report/sales` → `salesReport` (docs/sales-report.md): the sales running totals over
+/// `reportFrom`* ≤ local time < `reportTo`* (each store's wall clock: `2026-11-27` or
+/// `2026-11-27 14:00:00`), by `period` (`day` or `hour`) and `groupBy`, for `storeIds`.
+pub async fn sales(call: Call) -> Result<Reply, ApiError> {
+    use crate::db::sales_totals::TotalsRange;
+    use crate::domain::sales_totals::local_hour_of;
+    use crate::views::report::GroupBy;
+    let Call { req, caller, state } = call;
+    let mut check = HeaderCheck::new(req.headers());
+    let from = check.parsed("reportFrom", local_hour_of);
+    let to = check.parsed("reportTo", local_hour_of);
+    let stores = check.ids("storeIds", false);
+    let hourly = check.parsed("period", |p| match p {
+        "day" => Ok(false),
+        "hour" => Ok(true),
+        _ => Err("must be day or hour.".to_owned()),
+    });
+    let group = check.parsed("groupBy", |g| {
+        GroupBy::parse(g).ok_or_else(|| format!("must be one of {}.", GroupBy::NAMES.join(", ")))
+    });
+    if from.is_none() {
+        check.missing("reportFrom");
+    }
+    if to.is_none() {
+        check.missing("reportTo");
+    }
+    let hourly = hourly.unwrap_or(false);
+    if let (Some(from), Some(to)) = (from, to) {
+        if from > to {
+            check.reject("reportFrom", "reportFrom: is after reportTo.");
+        } else if to - from > MAX_SALES_DAYS * 24 {
+            check.reject(
+                "reportTo",
+                "reportTo: the range from reportFrom is longer than 366 days.",
+            );
+        } else if !hourly && (from % 24 != 0 || to % 24 != 0) {
+            check.reject(
+                "reportFrom",
+                "reportFrom: a daily report's range is whole days.",
+            );
+        }
+    }
+    check.finish(&["reportFrom", "reportTo", "storeIds", "period", "groupBy"])?;
+    let (Some(from), Some(to)) = (from, to) else {
+        return Err(ApiError::bad_header("reportFrom", "the header is missing."));
+    };
+    let group = group.unwrap_or(GroupBy::Store);
+    let stores: Option<Vec<i64>> = stores.map(|s| s.into_iter().collect());
+    let (from, to) = if hourly {
+        (from, to)
+    } else {
+        (from / 24, to / 24)
+    };
+    let rows = state
+        .services
+        .sales_totals(&TotalsRange {
+            merchant_id: caller.merchant_id,
+            hourly,
+            dimension: group.dimension(),
+            from,
+            to,
+            stores: stores.as_deref(),
+        })
+        .await?;
+    Ok(Reply::ok().field(
+        "salesReport",
+        crate::views::report::sales_report(&rows, group),
+    ))
+}
