@@ -64,3 +64,7 @@ CREATE TABLE sales_totals (
     discount    BIGINT NOT NULL,
     PRIMARY KEY (merchant_id, hourly, dimension, bucket, store_id, item, register_id, employee_id)
 );
+
+-- An order names the customer it is for (the basket's by default).
+ALTER TABLE orders ADD COLUMN customer_id BIGINT;
+CREATE INDEX orders_customer ON orders (merchant_id, customer_id);

@@ -427,6 +427,7 @@ impl Record for OrderRecord {
 
 impl SalesRecord for OrderRecord {
     const COMPLETED: &'static str = ORDER_FINISHED;
+    const HAS_CUSTOMER: bool = true;
 }
 
 impl Record for InvoiceRecord {

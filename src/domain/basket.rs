@@ -186,6 +186,8 @@ pub struct Till<'a> {
     pub employee_exists: &'a dyn Fn(i64) -> bool,
     /// The employee the writing token acts as (0: none).
     pub caller: i64,
+    /// Whether a sale at a register completes only in an open session.
+    pub sessions_required: bool,
 }
 
 /// The fields writes accept (see [`Shape`]); `basketProducts` holds the lines.
@@ -313,6 +315,9 @@ impl BasketRecord {
                 match (ctx.till.open_session)(register) {
                     Some(session) => {
                         self.session_id = Some(session);
+                        self.receipt_number = Some((ctx.till.last_receipt)(register) + 1);
+                    }
+                    None if !ctx.till.sessions_required => {
                         self.receipt_number = Some((ctx.till.last_receipt)(register) + 1);
                     }
                     None => f.reject(

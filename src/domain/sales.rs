@@ -218,6 +218,9 @@ pub struct OrderRecord {
     pub store_id: i64,
     #[field(kind = "choice", choices = &FULFILMENTS, required)]
     pub fulfilment: String,
+    /// The customer it is for: the basket's unless the write names another of the merchant's.
+    #[field(filter = "customerIds")]
+    pub customer_id: Option<i64>,
     pub customer_name: Option<String>,
     pub customer_email: Option<String>,
     pub customer_phone: Option<String>,
@@ -235,6 +238,14 @@ pub struct OrderRecord {
     pub delete_date: Option<i64>,
 }
 
+/// What order rules need from the rest of the merchant.
+pub struct OrderContext<'a> {
+    /// The store and customer of a basket of this merchant.
+    pub basket: &'a dyn Fn(i64) -> Option<(i64, Option<i64>)>,
+    /// A live customer of this merchant?
+    pub customer_exists: &'a dyn Fn(i64) -> bool,
+}
+
 fn status_rank(s: &str) -> usize {
     STATUSES.iter().position(|x| *x == s).unwrap_or(0)
 }
@@ -247,28 +258,42 @@ impl OrderRecord {
         self.status == "completed" || self.status == "cancelled"
     }
 
-    /// `basket_store` gives the store of a basket of this merchant (None: not one).
+    /// `ctx.basket` gives the store and customer of a basket of this merchant (None: not one).
     pub fn apply(
         mut self,
         fields: Map<String, Value>,
-        basket_store: impl Fn(i64) -> Option<i64>,
+        ctx: &OrderContext<'_>,
         now: i64,
         creating: bool,
     ) -> Result<Self, Vec<String>> {
         let mut f = Fields::declared::<Self>(fields);
+        let mut basket_customer = None;
         match f.integer("basketId") {
             Patch::Set(b) if !creating && b != self.basket_id => {
                 f.reject("basketId", "an order cannot move to another basket.")
             }
-            Patch::Set(b) => match basket_store(b) {
-                Some(store) => {
+            Patch::Set(b) => match (ctx.basket)(b) {
+                Some((store, customer)) => {
                     self.basket_id = b;
                     self.store_id = store;
+                    basket_customer = customer;
                 }
                 None => f.reject("basketId", format!("{b} is not a basket of this merchant.")),
             },
             _ if creating => f.reject("basketId", "required field is missing."),
             _ => {}
+        }
+        match f.integer("customerId") {
+            Patch::Set(c) if self.customer_id == Some(c) || (ctx.customer_exists)(c) => {
+                self.customer_id = Some(c)
+            }
+            Patch::Set(c) => f.reject(
+                "customerId",
+                format!("{c} is not a customer of this merchant."),
+            ),
+            Patch::Clear => self.customer_id = None,
+            Patch::Keep if creating => self.customer_id = basket_customer,
+            Patch::Keep => {}
         }
         match f.text("fulfilment", 20) {
             Patch::Set(x) if FULFILMENTS.contains(&x.as_str()) => self.fulfilment = x,

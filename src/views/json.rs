@@ -466,6 +466,7 @@ mod parity {
             basket_id: 11,
             store_id: 1,
             fulfilment: "table".into(),
+            customer_id: Some(21),
             customer_name: Some("C".into()),
             customer_email: None,
             customer_phone: None,

@@ -113,4 +113,41 @@ backend_tests! {
         assert_eq!(status, StatusCode::CREATED, "{body}");
         assert_eq!(body["baskets"]["b"]["customerId"], ann);
     }
+
+    async fn an_order_is_for_its_baskets_customer_unless_it_names_another(app) {
+        let token = app.owner_token().await;
+        let store = app.tenant("demo").stores["high-street"];
+        let latte = crate::shop_day::product(&app, &token, "Latte", "300").await;
+        let ann = create(&app, &token, PATH, "customers", json!({"name": "Ann"})).await["id"].as_i64().unwrap();
+        let bob = create(&app, &token, PATH, "customers", json!({"name": "Bob"})).await["id"].as_i64().unwrap();
+        let other = app.token_for("second", "owner@second.test", "read write admin", 3600).await;
+        let theirs = create(&app, &other, PATH, "customers", json!({"name": "Theirs"})).await["id"].as_i64().unwrap();
+        let sale = crate::shop_day::sell(&app, &token, store, latte, 1, &[("CASH", 300, 0)]).await;
+        let (status, body) = send(&app, Method::POST, "/basket", &token, &[],
+            Some(json!({"baskets": {"b": {"storeId": store, "customerId": ann}}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let owned = sale["id"].as_i64().unwrap();
+        let order = create(&app, &token, "/order", "orders", json!({"basketId": owned, "fulfilment": "collection", "customerId": bob})).await;
+        assert_eq!(order["customerId"], bob, "{order}");
+        let (_, body) = send(&app, Method::GET, "/order", &token, &[("customerIds", &bob.to_string())], None).await;
+        assert_eq!(ids_of(&body, "orders"), [order["id"].as_i64().unwrap()]);
+        let (_, body) = send(&app, Method::GET, "/order", &token, &[("customerIds", &ann.to_string())], None).await;
+        assert_eq!(ids_of(&body, "orders"), Vec::<i64>::new());
+        let (status, body) = send(&app, Method::POST, "/order", &token, &[],
+            Some(json!({"orders": {"o": {"basketId": owned, "fulfilment": "collection", "customerId": theirs}}}))).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(body.to_string().contains(&format!("customerId: {theirs} is not a customer of this merchant.")), "{body}");
+        // Without one, the order is for the basket's customer.
+        let named = crate::shop_day::sell(&app, &token, store, latte, 1, &[("CASH", 300, 0)]).await;
+        let (status, _) = send(&app, Method::PUT, "/basket", &token, &[],
+            Some(json!({"baskets": {"b": {"id": named["id"], "customerId": ann}}}))).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "a completed basket is locked");
+        let open = create(&app, &token, "/basket", "baskets", json!({"storeId": store, "customerId": ann,
+            "basketProducts": {"l": {"productId": latte, "quantity": 1}}})).await;
+        let id = open["id"].as_i64().unwrap();
+        create(&app, &token, "/transaction", "transactions", json!({"basketId": id, "type": "CASH", "amount": 300, "completed": true})).await;
+        create(&app, &token, "/basket", "baskets", json!({"id": id, "completed": true})).await;
+        let order = create(&app, &token, "/order", "orders", json!({"basketId": id, "fulfilment": "collection"})).await;
+        assert_eq!(order["customerId"], ann, "{order}");
+    }
 }

@@ -219,3 +219,49 @@ backend_tests! {
         assert_eq!(body["sessionReports"][theirs.to_string()]["figures"]["paidIn"]["amount"], 5, "theirs untouched");
     }
 }
+
+/// A market stall whose till needs no session (`sessions_required = false`).
+const STALL: &str = r#"
+[merchant]
+key = "stall"
+name = "Saturday Stall"
+
+[sales]
+sessions_required = false
+
+[[stores]]
+key = "market"
+name = "Market Square"
+
+[[users]]
+email = "owner@stall.test"
+password = "stall-owner-password"
+role = "owner"
+
+[[applications]]
+name = "Stall Till"
+client_id = "stall-till"
+client_secret = "stall-till-secret-0123"
+redirect_uris = ["https://till.stall.test/cb"]
+"#;
+
+fn with_stall(settings: &mut merchantd::config::Settings) {
+    std::fs::write(settings.tenants.join("stall.toml"), STALL).expect("write stall.toml");
+}
+
+crate::backend_tests_with! { with_stall;
+    async fn a_merchant_may_sell_at_a_register_without_a_session(app) {
+        let token = app.token_for("stall", "owner@stall.test", "read write admin", 3600).await;
+        let store = app.tenant("stall").stores["market"];
+        let till = register(&app, &token, store).await;
+        let latte = product(&app, &token, "Latte", "300").await;
+        for n in 1..=2 {
+            let (status, body) = sale(&app, &token, store, till, latte).await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+            let basket = &body["baskets"]["k"];
+            assert_eq!((basket["receiptNumber"].as_i64(), basket["sessionId"].as_i64()), (Some(n), None), "{body}");
+        }
+        // A session opened later numbers on.
+        assert_eq!(open(&app, &token, till, 0).await["firstReceiptNumber"], 3);
+    }
+}

@@ -53,6 +53,7 @@ pub fn with_context<T>(
             last_receipt: &last_receipt,
             employee_exists: &employee_exists,
             caller,
+            sessions_required: state.sales.sessions_required,
         },
     })
 }

@@ -8,9 +8,11 @@ use super::pricing;
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Kind, Resource, Writing};
 use crate::domain::basket::{self, BasketRecord};
+use crate::domain::customer::CustomerRecord;
 use crate::domain::product::ProductRecord;
 use crate::domain::sales::{
-    self, InvoiceContext, InvoiceRecord, OrderRecord, PaymentContext, Refundable, TransactionRecord,
+    self, InvoiceContext, InvoiceRecord, OrderContext, OrderRecord, PaymentContext, Refundable,
+    TransactionRecord,
 };
 use crate::domain::sales_totals::Deltas;
 use crate::domain::stock::StockMove;
@@ -262,9 +264,12 @@ impl Resource for TransactionRecord {
 
 impl Resource for OrderRecord {
     sale_basics!(orders, Kind::Order, OrderRecord::is_completed);
-    basket_child!(OrderRecord, |state| |b| state
-        .find::<BasketRecord>(b)
-        .map(|b| b.store_id));
+    basket_child!(OrderRecord, |state| &OrderContext {
+        basket: &|b| state
+            .find::<BasketRecord>(b)
+            .map(|b| (b.store_id, b.customer_id)),
+        customer_exists: &|c| state.find::<CustomerRecord>(c).is_some(),
+    });
 
     fn is_open(&self, _: &MerchantState) -> bool {
         !self.is_completed() && self.delete_date.is_none()

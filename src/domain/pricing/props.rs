@@ -109,6 +109,7 @@ fn settings() -> impl Strategy<Value = SaleSettings> {
             cash_increment: [1, 5, 10, 25][cash],
             taxes: Vec::new(),
             refund_to_other_types: false,
+            sessions_required: true,
         },
     )
 }

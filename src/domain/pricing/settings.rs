@@ -104,6 +104,9 @@ pub struct SaleSettings {
     pub taxes: Vec<TaxRate>,
     /// A refund may go back to another payment type than the payment it refunds.
     pub refund_to_other_types: bool,
+    /// Completing a basket at a register needs a session open there (docs/tills.md). When
+    /// false, a register without one still numbers the sale, which then names no session.
+    pub sessions_required: bool,
 }
 
 impl Default for SaleSettings {
@@ -115,6 +118,7 @@ impl Default for SaleSettings {
             cash_increment: 1,
             taxes: Vec::new(),
             refund_to_other_types: false,
+            sessions_required: true,
         }
     }
 }

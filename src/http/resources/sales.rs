@@ -56,7 +56,7 @@ impl SalesFilters for OrderRecord {
     const READS: Reads = Reads {
         stores: true,
         baskets: false,
-        customers: false,
+        customers: true,
         sessions: false,
         completed: true,
     };
