@@ -68,3 +68,9 @@ CREATE TABLE sales_totals (
 -- An order names the customer it is for (the basket's by default).
 ALTER TABLE orders ADD COLUMN customer_id BIGINT;
 CREATE INDEX orders_customer ON orders (merchant_id, customer_id);
+
+-- A payment's till: its basket's register, the session open there, who took it.
+ALTER TABLE transactions ADD COLUMN register_id BIGINT;
+ALTER TABLE transactions ADD COLUMN session_id BIGINT;
+ALTER TABLE transactions ADD COLUMN employee_id BIGINT;
+CREATE INDEX transactions_session ON transactions (merchant_id, session_id);

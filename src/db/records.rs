@@ -413,6 +413,7 @@ impl SalesRecord for TransactionRecord {
     const COMPLETED: &'static str = "completed = 1";
     const HAS_STORE: bool = false;
     const HAS_BASKET: bool = true;
+    const HAS_SESSION: bool = true;
 }
 
 /// An order is finished once completed or cancelled.

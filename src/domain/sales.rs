@@ -26,6 +26,14 @@ pub struct TransactionRecord {
     pub note: Option<String>,
     /// The payment this transaction refunds (a linked refund): its amount goes back.
     pub refund_of: Option<i64>,
+    /// The basket's register, and the session open there when the payment was made.
+    #[field(read_only)]
+    pub register_id: Option<i64>,
+    #[field(read_only, filter = "sessionIds")]
+    pub session_id: Option<i64>,
+    /// Who took it: the token's employee.
+    #[field(read_only)]
+    pub employee_id: Option<i64>,
     pub completed: bool,
     #[field(read_only)]
     pub complete_date: Option<i64>,
@@ -63,6 +71,10 @@ pub struct PaymentContext<'a> {
     pub refundable: &'a dyn Fn(i64, i64) -> Result<Refundable, String>,
     /// Whether a refund may go back to another payment type than the payment's.
     pub any_type: bool,
+    /// A basket's register and the session open there.
+    pub till: &'a dyn Fn(i64) -> (Option<i64>, Option<i64>),
+    /// The employee the writing token acts as (0: none).
+    pub caller: i64,
 }
 
 /// What a refund needs of the payment it names.
@@ -124,6 +136,10 @@ impl TransactionRecord {
             self.complete_date = Some(now);
         }
         f.finish()?;
+        if creating {
+            (self.register_id, self.session_id) = (ctx.till)(self.basket_id);
+            self.employee_id = (ctx.caller != 0).then_some(ctx.caller);
+        }
         Ok(self)
     }
 }

@@ -114,6 +114,10 @@ backend_tests! {
             .filter(|b| b["completed"] == true).map(|b| b["receiptNumber"].as_i64().unwrap()).collect();
         numbers.sort();
         assert_eq!(numbers, [1, 2], "{body}");
+        let (_, body) = send(&app, Method::GET, "/transaction", &token, &[("sessionIds", &s.to_string())], None).await;
+        let paid: Vec<&Value> = body["transactions"].as_object().unwrap().values().collect();
+        assert_eq!(paid.len(), 2, "{body}");
+        assert!(paid.iter().all(|t| t["registerId"] == till && t["employeeId"] == session["employeeId"]), "{body}");
         let paid_out = create(&app, &token, "/register/cash", "cashMovements",
             json!({"sessionId": s, "type": "paidOut", "amount": 250, "reason": "Milk"})).await;
         assert_eq!((paid_out["type"].as_str(), paid_out["amount"].as_i64()), (Some("paidOut"), Some(250)), "{paid_out}");

@@ -197,11 +197,31 @@ completing_sale! {
 
 impl Resource for TransactionRecord {
     sale_basics!(transactions, Kind::Transaction, |t| t.completed);
-    basket_child!(TransactionRecord, |state| &PaymentContext {
-        basket_exists: &|b| state.find::<BasketRecord>(b).is_some(),
-        refundable: &|refund, payment| refundable(state, refund, payment),
-        any_type: state.sales.refund_to_other_types,
-    });
+
+    fn write(self, w: Writing<'_>) -> Result<Self, Vec<String>> {
+        let state = w.state;
+        let till = |b| {
+            let register = state.find::<BasketRecord>(b).and_then(|b| b.register_id);
+            let session = register.and_then(|r| super::till::open_session(state, r));
+            (register, session)
+        };
+        let ctx = PaymentContext {
+            basket_exists: &|b| state.find::<BasketRecord>(b).is_some(),
+            refundable: &|refund, payment| refundable(state, refund, payment),
+            any_type: state.sales.refund_to_other_types,
+            till: &till,
+            caller: w.input.caller,
+        };
+        self.apply(w.input.fields, &ctx, w.now, w.creating)
+    }
+
+    fn referenced_baskets(fields: &Map<String, Value>) -> Vec<i64> {
+        basket_field(fields).into_iter().collect()
+    }
+
+    fn basket_id(&self) -> Option<i64> {
+        Some(self.basket_id)
+    }
 
     /// The payment a refund names, to be at hand when it is history.
     fn referenced_payments(fields: &Map<String, Value>) -> Vec<i64> {

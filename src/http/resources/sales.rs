@@ -47,7 +47,7 @@ impl SalesFilters for TransactionRecord {
         stores: false,
         baskets: true,
         customers: false,
-        sessions: false,
+        sessions: true,
         completed: false,
     };
 }
