@@ -54,6 +54,7 @@ SCENARIOS = {
     "ceiling": "1", "read": "2", "write": "3", "list": "4", "history": "5", "cold": "6",
     "memory": "7", "seed": "8", "store": "a", "mix": "b", "multi": "c", "refresh": "d",
     "basket": "e", "idle": "f", "calculate": "g", "sale": "h", "customers": "i",
+    "salesreport": "j",
 }
 ALIASES = {v: k for k, v in SCENARIOS.items()}
 
@@ -463,7 +464,7 @@ class Bench:
     def __init__(self, args):
         self.args = args
         p = dict(PROFILES["quick" if args.quick else "full"])
-        for key in ("runs", "duration", "products", "merchants", "idle_secs"):
+        for key in ("runs", "duration", "products", "merchants", "idle_secs", "report_sales"):
             if getattr(args, key) is not None:
                 p[key] = getattr(args, key)
         if args.history:
@@ -523,6 +524,8 @@ class Bench:
                 "api_requests_per_second_per_merchant = 0",
                 f"merchant_idle_secs = {idle_secs}",
                 "access_token_ttl_secs = 172800",
+                # Scenario j moves the writes' clock through a year (a test hook route).
+                f"test_hooks = {'true' if self.want('salesreport') else 'false'}",
                 "",
             ]))
         return path
@@ -850,6 +853,91 @@ class Bench:
         c.close()
         self.record("customers", res)
 
+    def scenario_sales_report(self, total, days=365):
+        """j: GET /report/sales over a year of `total` completed sales of main (issue 23). The
+        sales are completed through the API in batches of 200 (4 clients) at 3 registers by 4
+        employees, paid in cash or by card, with the writes' clock moved back through the year
+        (`test_hooks`: POST /__test/write-clock/{offset}) at four hours of each day. After a
+        quarter and after the year, one client times 20 of each report: the last 30 days by day
+        and store (the same rows both times: cost must not grow with history), the year by day
+        and store, register, employee and payment type, the last 30 days by product, one day by
+        hour and register."""
+        c = self.main.api(self.port)
+        store = self.main.stores["main"]
+        registers = [r["id"] for r in c.write("POST", "/register", "registers", {
+            f"r{i}": {"storeId": store, "name": f"Till {i}"} for i in range(3)}).values()]
+        c.write("POST", "/register/session", "sessions", {
+            f"s{i}": {"registerId": r, "openingFloat": 10_000} for i, r in enumerate(registers)})
+        staff = [e["id"] for e in c.write("POST", "/employee", "employees", {
+            f"e{i}": {"firstName": "Clerk", "lastName": str(i), "email": f"clerk{i}@bench.test",
+                      "roleId": 3} for i in range(4)}).values()]
+        day_ms, hour_ms = 86_400_000, 3_600_000
+        # Whole local (UTC) days: day 0 of the year is `days` days before today.
+        today = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+        start = today - timedelta(days=days)
+        rng = random.Random(365)
+
+        def batch(n):
+            cl = self.local_client(self.main)
+            picks = [(rng.choice(self.main.products), rng.choice(registers), rng.choice(staff)) for _ in range(n)]
+            baskets = cl.write("POST", "/basket", "baskets", {
+                f"b{i}": {"storeId": store, "registerId": r, "employeeId": e,
+                          "basketProducts": {"l": {"productId": p, "quantity": 1 + i % 3}}}
+                for i, (p, r, e) in enumerate(picks)})
+            cl.write("POST", "/transaction", "transactions", {
+                f"t{k[1:]}": {"basketId": b["id"], "type": "CARD" if int(k[1:]) % 3 else "CASH",
+                              "amount": b["receipt"]["total"], "completed": True}
+                for k, b in baskets.items()})
+            cl.write("POST", "/basket", "baskets", {
+                f"d{k[1:]}": {"id": b["id"], "completed": True} for k, b in baskets.items()})
+            return n
+
+        def report(name, frm, to, **headers):
+            took = []
+            for _ in range(20):
+                t = time.perf_counter()
+                body = c.api("GET", "/report/sales", headers={"reportFrom": frm, "reportTo": to, **headers}).json()
+                took.append((time.perf_counter() - t) * 1000)
+            rows = sum(len(v) for v in body["salesReport"]["buckets"].values())
+            ordered = sorted(took)
+            return {"name": name, "p50_ms": median(took), "p99_ms": ordered[-1], "cells": rows}
+
+        def measure(seeded_days):
+            last = (start + timedelta(days=seeded_days)).strftime("%Y-%m-%d")
+            month = (start + timedelta(days=seeded_days - 30)).strftime("%Y-%m-%d")
+            year = start.strftime("%Y-%m-%d")
+            one = (start + timedelta(days=seeded_days - 1)).strftime("%Y-%m-%d")
+            out = [report("30 days x store", month, last)]
+            if seeded_days == days:
+                out += [report("year x store", year, last),
+                        report("year x register", year, last, groupBy="register"),
+                        report("year x employee", year, last, groupBy="employee"),
+                        report("year x payment type", year, last, groupBy="paymentType"),
+                        report("30 days x product", month, last, groupBy="product"),
+                        report("1 day x hour x register", one, last, period="hour", groupBy="register")]
+            for r in out:
+                log(f"  /report/sales {r['name']} after {seeded_days} days: p50 {r['p50_ms']:.2f} ms, "
+                    f"p99 {r['p99_ms']:.2f} ms, {r['cells']} cells")
+            return out
+
+        per_slot = total // (days * 4)
+        sizes = [BATCH] * (per_slot // BATCH) + ([per_slot % BATCH] if per_slot % BATCH else [])
+        res = {"sales": per_slot * days * 4, "days": days, "steps": []}
+        t0 = time.perf_counter()
+        for d in range(days):
+            for hour in (9, 12, 15, 18):
+                at = start + timedelta(days=d, hours=hour)
+                offset = int((at - datetime.now(timezone.utc)).total_seconds() * 1000)
+                c.api("POST", f"/__test/write-clock/{offset}")
+                parallel(sizes, batch, workers=4)
+            if d + 1 in (days // 4, days):
+                seeded = time.perf_counter() - t0
+                log(f"  seeded {d + 1} days ({per_slot * 4 * (d + 1):,} sales) in {seeded:.0f} s")
+                res["steps"].append({"days": d + 1, "seed_s": seeded, "reports": measure(d + 1)})
+        c.api("POST", "/__test/write-clock/0")
+        c.close()
+        self.record("salesreport", res)
+
     def scenario_refresh(self, d, ratio):
         conns, families = 64, 96
         tokens = parallel(range(families), lambda _: oauth_login(
@@ -1148,6 +1236,8 @@ class Bench:
             self.ladder()
         if self.want("idle") and self.multi:
             self.scenario_idle()
+        if self.want("salesreport"):
+            self.scenario_sales_report(self.p.get("report_sales", 1_000_000))
         self.elapsed = time.time() - t_start
 
     def cleanup(self):
@@ -1325,6 +1415,17 @@ def build_table(b):
         p50 = worst("p50_ms")
         row("i", f"customer search among {R['customers'][-1]['customers']:,} customers, one client, p50 by kind: "
                  f"{kinds}", f"{p50:.2f} ms (p99 {worst('p99_ms'):.2f} ms)", "–", "≤ 5 ms", verdict(p50 <= 5))
+    if "salesreport" in R:
+        r = R["salesreport"][-1]
+        steps = r["steps"]
+        month = [st["reports"][0]["p50_ms"] for st in steps]
+        year = steps[-1]["reports"]
+        worst = max(x["p50_ms"] for x in year)
+        detail = "; ".join(f"{x['name']} {x['p50_ms']:.2f} ms" for x in year)
+        row("j", f"GET /report/sales over {r['sales']:,} sales in {r['days']} days, one client, p50: {detail}; "
+                 f"30 days x store after {steps[0]['days']} days {month[0]:.2f} ms, after {steps[-1]['days']} "
+                 f"days {month[-1]:.2f} ms", f"{worst:.2f} ms (worst p50)", "–", "≤ 20 ms, flat in history",
+            verdict(worst <= 20))
     if "idle" in R:
         r = R["idle"][-1]
         back = r["given_back"]
@@ -1383,6 +1484,7 @@ def main():
     ap.add_argument("--history", help="history ladder, completed baskets (default 0,20000,60000,200000)")
     ap.add_argument("--history-budget-min", type=float, default=45,
                     help="stop the ladder when seeding the next step would take longer (default 45)")
+    ap.add_argument("--report-sales", type=int, help="completed sales of scenario j (default 1000000)")
     ap.add_argument("--merchants", type=int, help="merchants of scenario c (default 1000, quick 100)")
     ap.add_argument("--idle-secs", type=int, help="merchant_idle_secs of scenario f (default 30, quick 8)")
     ap.add_argument("--out", default=os.path.join(REPO, "target", "load"), help="where results-*.json go")

@@ -19,6 +19,7 @@ use crate::actors::ports::{OpenGroup, Persist, Writes};
 use crate::actors::render::Render;
 use crate::actors::store::{ApplyStock, Probe, StoreActor};
 use crate::db::DbError;
+use crate::domain::clock::write_millis;
 use crate::domain::event::{EventKind, NewEvent};
 use crate::domain::sales_totals::Deltas;
 use crate::domain::stock::StockMove;
@@ -186,7 +187,7 @@ impl Group {
         jobs: &mut [Box<dyn Job>],
         group: &mut Box<dyn OpenGroup>,
     ) -> Result<(), Failure> {
-        for (now, job) in (now_millis()..).zip(jobs.iter_mut()) {
+        for (now, job) in (write_millis()..).zip(jobs.iter_mut()) {
             let needed = if job.settled() {
                 0
             } else {
@@ -210,7 +211,7 @@ impl Group {
     ) -> Result<(i64, i64), DbError> {
         let version = group.version();
         let mut events = Vec::new();
-        let writes = self.writes(jobs, changes, &mut events, state, now_millis());
+        let writes = self.writes(jobs, changes, &mut events, state, write_millis());
         let appended = writes.events.len();
         let event_seq = match group.write(writes).await {
             Ok(seq) => seq,
@@ -251,7 +252,7 @@ impl Group {
         let mut state = start;
         let mut moves = Vec::new();
         let mut appended = 0;
-        for (now, at) in (now_millis()..).zip(0..jobs.len()) {
+        for (now, at) in (write_millis()..).zip(0..jobs.len()) {
             let mut trial = state.clone();
             match self
                 .write_part(&mut group, &mut trial, &mut jobs, at, now)
