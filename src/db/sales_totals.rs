@@ -2,20 +2,19 @@
 //! transaction, and read by `GET /report/sales` over a range of local days or hours.
 
 use super::{rows, Db, DbError, Tx};
-use crate::domain::sales_totals::{Deltas, Dimension, Totals, TotalsKey};
+use crate::domain::sales_totals::{Deltas, GroupColumn, Totals, TotalsKey, TotalsRange};
+
+fn column(by: GroupColumn) -> &'static str {
+    match by {
+        GroupColumn::Store => "store_id",
+        GroupColumn::Register => "register_id",
+        GroupColumn::Employee => "employee_id",
+        GroupColumn::Item => "item",
+    }
+}
 
 /// Rows upserted by one statement at most (thirteen values each).
 const ROWS_PER_STATEMENT: usize = 500;
-
-/// What a report reads: one dimension of one merchant's rows over `[from, to)` buckets.
-pub struct TotalsRange<'a> {
-    pub merchant_id: i64,
-    pub hourly: bool,
-    pub dimension: Dimension,
-    pub from: i64,
-    pub to: i64,
-    pub stores: Option<&'a [i64]>,
-}
 
 impl Tx {
     /// Adds the deltas to their rows: one upsert per row, as few statements as binds allow.
@@ -68,20 +67,28 @@ type Row = (i64, i64, String, i64, i64, i64, i64, i64, i64, i64);
 
 impl Db {
     /// The rows of one dimension over a range of buckets, for the stores named (every store
-    /// when none): an index range, whatever the history holds outside it.
+    /// when none), summed by bucket and the range's column: an index range, whatever the
+    /// history holds outside it. Columns not grouped by hold one of the summed rows' values.
     pub async fn sales_totals(
         &self,
         range: &TotalsRange<'_>,
     ) -> Result<Vec<(TotalsKey, Totals)>, DbError> {
-        let mut sql = String::from(
-            "SELECT bucket, store_id, item, register_id, employee_id, count, quantity, amount, \
-             tax, discount FROM sales_totals WHERE merchant_id = $1 AND hourly = $2 \
+        let sum = |c: &str| format!("CAST(SUM({c}) AS BIGINT)");
+        let mut sql = format!(
+            "SELECT bucket, MIN(store_id), MIN(item), MIN(register_id), MIN(employee_id), {}, {}, \
+             {}, {}, {} FROM sales_totals WHERE merchant_id = $1 AND hourly = $2 \
              AND dimension = $3 AND bucket >= $4 AND bucket < $5",
+            sum("count"),
+            sum("quantity"),
+            sum("amount"),
+            sum("tax"),
+            sum("discount")
         );
         if let Some(stores) = range.stores {
             let list: Vec<String> = stores.iter().map(i64::to_string).collect();
             sql.push_str(&format!(" AND store_id IN ({})", list.join(",")));
         }
+        sql.push_str(&format!(" GROUP BY bucket, {}", column(range.by)));
         let rows: Vec<Row> = sqlx::query_as(&sql)
             .bind(range.merchant_id)
             .bind(i64::from(range.hourly))

@@ -84,6 +84,28 @@ impl Totals {
     }
 }
 
+/// What a report reads: one dimension of one merchant's rows over `[from, to)` buckets.
+pub struct TotalsRange<'a> {
+    pub merchant_id: i64,
+    pub hourly: bool,
+    pub dimension: Dimension,
+    pub from: i64,
+    pub to: i64,
+    pub stores: Option<&'a [i64]>,
+    /// The column the rows are summed by within each bucket.
+    pub by: GroupColumn,
+}
+
+/// What a report groups the rows of a bucket by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupColumn {
+    Store,
+    Register,
+    Employee,
+    /// The row's own key (a product, category, payment type or tax code).
+    Item,
+}
+
 /// Rows and what to add to each, merged by row.
 pub type Deltas = BTreeMap<TotalsKey, Totals>;
 

@@ -1,9 +1,9 @@
-//! The basket report, computed from indexed queries (not from the actors' caches).
+//! The basket report, computed from indexed queries (not from the actors' caches), and the
+//! sales running totals.
 
 use super::Services;
-use crate::db::sales_totals::TotalsRange;
 use crate::domain::report::{BasketReport, ReportRange};
-use crate::domain::sales_totals::{Totals, TotalsKey};
+use crate::domain::sales_totals::{Totals, TotalsKey, TotalsRange};
 use crate::domain::Failure;
 
 impl Services {

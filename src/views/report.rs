@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use crate::domain::money;
 use crate::domain::report::{BasketReport, Totals};
 use crate::domain::sales_totals::{
-    day_text, hour_text, Dimension, Totals as SaleTotals, TotalsKey,
+    day_text, hour_text, Dimension, GroupColumn, Totals as SaleTotals, TotalsKey,
 };
 
 fn amount(d: Decimal) -> Value {
@@ -197,6 +197,16 @@ impl GroupBy {
             TaxRate,
         ];
         Self::NAMES.iter().position(|n| *n == text).map(|i| all[i])
+    }
+
+    /// The column the database sums the rows of a bucket by.
+    pub fn column(self) -> GroupColumn {
+        match self {
+            GroupBy::Store => GroupColumn::Store,
+            GroupBy::Register => GroupColumn::Register,
+            GroupBy::Employee => GroupColumn::Employee,
+            _ => GroupColumn::Item,
+        }
     }
 
     /// The rows it reads.
@@ -446,6 +456,12 @@ mod props {
                 }
             }
         }
+        shaped(&sums, hourly)
+    }
+
+    /// The oracle's sums as the report shows them.
+    fn shaped(sums: &BTreeMap<(i64, String), SaleTotals>, hourly: bool) -> Value {
+        let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap();
         let name = |b: i64| {
             let date = epoch + chrono::Duration::days(b.div_euclid(if hourly { 24 } else { 1 }));
             match hourly {
@@ -455,7 +471,7 @@ mod props {
         };
         let mut buckets = serde_json::Map::new();
         let mut all: BTreeMap<String, SaleTotals> = BTreeMap::new();
-        for ((b, key), t) in &sums {
+        for ((b, key), t) in sums {
             let entry = buckets.entry(name(*b)).or_insert_with(|| json!({}));
             entry[key.as_str()] = totals_json(t);
             all.entry(key.clone()).or_default().add(t);

@@ -87,8 +87,7 @@ const MAX_SALES_DAYS: i64 = 366;
 /// `reportFrom`* ≤ local time < `reportTo`* (each store's wall clock: `2026-11-27` or
 /// `2026-11-27 14:00:00`), by `period` (`day` or `hour`) and `groupBy`, for `storeIds`.
 pub async fn sales(call: Call) -> Result<Reply, ApiError> {
-    use crate::db::sales_totals::TotalsRange;
-    use crate::domain::sales_totals::local_hour_of;
+    use crate::domain::sales_totals::{local_hour_of, TotalsRange};
     use crate::views::report::GroupBy;
     let Call { req, caller, state } = call;
     let mut check = HeaderCheck::new(req.headers());
@@ -145,6 +144,7 @@ pub async fn sales(call: Call) -> Result<Reply, ApiError> {
             from,
             to,
             stores: stores.as_deref(),
+            by: group.column(),
         })
         .await?;
     Ok(Reply::ok().field(
