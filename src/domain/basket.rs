@@ -383,8 +383,10 @@ impl BasketRecord {
                 ),
                 Err(why) => f.reject("registerId", why),
             },
-            Patch::Clear => self.register_id = None,
-            Patch::Keep => {}
+            Patch::Clear if self.register_id.is_some() => {
+                f.reject("registerId", "a basket stays at its register.")
+            }
+            Patch::Clear | Patch::Keep => {}
         }
         match f.integer("employeeId") {
             Patch::Set(e) if self.employee_id == Some(e) || (till.employee_exists)(e) => {

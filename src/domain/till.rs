@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::basket::BasketRecord;
+use super::basket::{BasketRecord, BasketType};
 use super::fields::{Fields, Patch, Shape};
 use super::money::MAX_MONEY;
 use super::record::Choice;
@@ -107,9 +107,9 @@ pub struct TillFigures {
     pub discounts: i64,
     /// Σ cash rounding recorded at completion.
     pub cash_rounding: i64,
-    /// Payment type → payments taken (not refunds).
+    /// Payment type → payments taken in the session (not refunds).
     pub payments: BTreeMap<String, Tally>,
-    /// Payment type → refunds given.
+    /// Payment type → refunds given in the session.
     pub refunds: BTreeMap<String, Tally>,
     /// Tax code → baskets, taxable amount (`amount`) and tax.
     pub taxes: BTreeMap<String, Tally>,
@@ -125,14 +125,13 @@ pub struct TillFigures {
 crate::json_cell!(TillFigures, TillFigures, "TillFigures");
 
 impl TillFigures {
-    /// Adds a completed basket with its completed payments; `categories` gives a product's.
-    pub fn add_sale<'a>(
-        &mut self,
-        basket: &BasketRecord,
-        payments: impl IntoIterator<Item = &'a TransactionRecord>,
-        categories: &dyn Fn(i64) -> Vec<i64>,
-    ) {
-        let Some(receipt) = &basket.receipt else {
+    /// Adds a completed sale basket (wastage is no sale); `categories` gives a product's.
+    pub fn add_sale(&mut self, basket: &BasketRecord, categories: &dyn Fn(i64) -> Vec<i64>) {
+        let Some(receipt) = basket
+            .receipt
+            .as_ref()
+            .filter(|_| basket.basket_type == BasketType::Sale)
+        else {
             return;
         };
         let units: i64 = basket.lines.iter().map(|l| l.quantity.abs()).sum();
@@ -161,15 +160,20 @@ impl TillFigures {
                 c.add(0, line.quantity, amounts.net, amounts.tax);
             }
         }
-        for t in payments.into_iter().filter(|t| t.completed) {
-            let book = if t.refund_of.is_some() {
-                &mut self.refunds
-            } else {
-                &mut self.payments
-            };
-            book.entry(t.payment_type.clone())
-                .or_default()
-                .add(1, 0, t.amount, 0);
+    }
+
+    /// Adds (`sign` 1) or takes back (-1) a completed payment or refund taken in the session:
+    /// the drawer holds what the session took, whichever session completes the basket.
+    pub fn add_payment(&mut self, t: &TransactionRecord, sign: i64) {
+        let book = if t.refund_of.is_some() {
+            &mut self.refunds
+        } else {
+            &mut self.payments
+        };
+        let tally = book.entry(t.payment_type.clone()).or_default();
+        tally.add(sign, 0, sign * t.amount, 0);
+        if *tally == Tally::default() {
+            book.remove(&t.payment_type);
         }
     }
 
@@ -336,6 +340,9 @@ fn read_denominations(value: Value) -> Result<(Denominations, i64), String> {
         let (Some(unit), Some(count)) = (unit, count) else {
             return Err(SHAPE.into());
         };
+        if out.contains_key(&unit.to_string()) {
+            return Err(format!("{unit} is named twice."));
+        }
         sum = unit
             .checked_mul(count)
             .and_then(|v| sum.checked_add(v))

@@ -109,6 +109,15 @@ backend_tests! {
             let (status, body) = sale(&app, &token, store, till, latte).await;
             assert_eq!(status, StatusCode::CREATED, "{body}");
         }
+        // A basket stays at its register, and an open till is not deleted.
+        let open_basket = create(&app, &token, "/basket", "baskets", json!({"storeId": store, "registerId": till})).await;
+        let (status, body) = send(&app, Method::PUT, "/basket", &token, &[],
+            Some(json!({"baskets": {"k": {"id": id(&open_basket), "registerId": null}}}))).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(body.to_string().contains("registerId: a basket stays at its register."), "{body}");
+        let (status, body) = send(&app, Method::DELETE, "/register", &token, &[("registerIds", &till.to_string())], None).await;
+        assert_ne!(status, StatusCode::RESET_CONTENT, "{body}");
+        assert!(body.to_string().contains(&format!("Register {till} has session {s} open; close it first.")), "{body}");
         let (_, body) = send(&app, Method::GET, "/basket", &token, &[("sessionIds", &s.to_string())], None).await;
         let mut numbers: Vec<i64> = body["baskets"].as_object().unwrap().values()
             .filter(|b| b["completed"] == true).map(|b| b["receiptNumber"].as_i64().unwrap()).collect();
@@ -144,7 +153,11 @@ backend_tests! {
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
         assert!(body.to_string().contains("countedCash: required to close the session."), "{body}");
         let (status, body) = send(&app, Method::POST, "/register/session", &token, &[],
-            Some(json!({"sessions": {"k": {"id": s, "closed": true, "countedDenominations": {"2000": 2, "1000": 1, "200": 1, "100": 3, "5": 9}}}}))).await;
+            Some(json!({"sessions": {"k": {"id": s, "closed": true, "countedDenominations": {"2000": 2, "02000": 1}}}}))).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(body.to_string().contains("countedDenominations: 2000 is named twice."), "{body}");
+        let (status, body) = send(&app, Method::POST, "/register/session", &token, &[],
+Some(json!({"sessions": {"k": {"id": s, "closed": true, "countedDenominations": {"2000": 2, "1000": 1, "200": 1, "100": 3, "5": 9}}}}))).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         let closed = &body["sessions"]["k"];
         assert_eq!((closed["countedCash"].as_i64(), closed["expectedCash"].as_i64(), closed["difference"].as_i64()), (Some(5_545), Some(5_350), Some(195)), "{closed}");

@@ -1,3 +1,4 @@
+use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
 use crate::domain::register::RegisterRecord;
 use crate::domain::store::StoreRecord;
@@ -10,5 +11,16 @@ impl Resource for RegisterRecord {
         self.apply(w.input.fields, w.creating, |id| {
             state.find::<StoreRecord>(id).is_some()
         })
+    }
+
+    /// A till with a session open is closed first.
+    fn check_delete(&self, state: &MerchantState) -> Result<(), String> {
+        match state.index.open_sessions.get(&self.id) {
+            Some(session) => Err(format!(
+                "Register {} has session {session} open; close it first.",
+                self.id
+            )),
+            None => Ok(()),
+        }
     }
 }

@@ -233,6 +233,7 @@ impl Resource for TransactionRecord {
     }
 
     fn keep_ledger(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
+        super::till::count_payment(state, before, after);
         let refund = |t: Option<&Self>, sign: i64| {
             t.filter(|t| t.delete_date.is_none())
                 .and_then(|t| t.refund_of.map(|p| (p, sign * t.amount)))

@@ -52,9 +52,34 @@ pub fn count_sale(state: &mut MerchantState, basket: &BasketRecord) {
         return;
     };
     let mut figures = figures(state, session);
-    let payments = payments_of(state, basket.id);
-    figures.add_sale(basket, payments, &|product| categories(state, product));
+    figures.add_sale(basket, &|product| categories(state, product));
     state.till.insert(session, Arc::new(figures));
+}
+
+/// Keeps the open sessions' payment figures in step with a payment's change: a completed, live
+/// payment counts in the session it was taken in.
+pub fn count_payment(
+    state: &mut MerchantState,
+    before: Option<&TransactionRecord>,
+    after: Option<&TransactionRecord>,
+) {
+    let counted = |t: Option<&TransactionRecord>| {
+        t.filter(|t| t.completed && t.delete_date.is_none())
+            .and_then(|t| t.session_id.map(|s| (s, t.clone())))
+    };
+    for (sign, (session, t)) in [(-1, counted(before)), (1, counted(after))]
+        .into_iter()
+        .filter_map(|(sign, c)| c.map(|c| (sign, c)))
+    {
+        let open = state
+            .find::<SessionRecord>(session)
+            .is_some_and(|s| !s.closed);
+        if open {
+            let mut figures = figures(state, session);
+            figures.add_payment(&t, sign);
+            state.till.insert(session, Arc::new(figures));
+        }
+    }
 }
 
 /// What a basket just completed adds to the sales running totals, at its store's local day

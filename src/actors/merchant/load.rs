@@ -127,20 +127,21 @@ async fn load_till(db: &Db, state: &mut MerchantState) -> Result<(), DbError> {
         completed: Some(true),
         ..SalesFilter::default()
     };
-    let baskets = BasketRecord::query(db, merchant_id, &sold).await?;
-    let paid = SalesFilter {
-        basket_ids: Some(baskets.iter().map(|b| b.id).collect()),
-        ..SalesFilter::default()
-    };
-    let payments = TransactionRecord::query(db, merchant_id, &paid).await?;
+    let (baskets, payments) = tokio::try_join!(
+        BasketRecord::query(db, merchant_id, &sold),
+        TransactionRecord::query(db, merchant_id, &sold),
+    )?;
     let mut figures: BTreeMap<i64, TillFigures> =
         open.iter().map(|s| (*s, TillFigures::default())).collect();
     for basket in &baskets {
-        let Some(f) = basket.session_id.and_then(|s| figures.get_mut(&s)) else {
-            continue;
-        };
-        let mine = payments.iter().filter(|t| t.basket_id == basket.id);
-        f.add_sale(basket, mine, &|product| categories(state, product));
+        if let Some(f) = basket.session_id.and_then(|s| figures.get_mut(&s)) {
+            f.add_sale(basket, &|product| categories(state, product));
+        }
+    }
+    for payment in &payments {
+        if let Some(f) = payment.session_id.and_then(|s| figures.get_mut(&s)) {
+            f.add_payment(payment, 1);
+        }
     }
     for movement in state.cash_movements.values() {
         if let (Some(f), None) = (figures.get_mut(&movement.session_id), movement.delete_date) {
