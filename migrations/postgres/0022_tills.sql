@@ -41,10 +41,12 @@ ALTER TABLE baskets ADD COLUMN register_id BIGINT;
 ALTER TABLE baskets ADD COLUMN session_id BIGINT;
 ALTER TABLE baskets ADD COLUMN employee_id BIGINT;
 ALTER TABLE baskets ADD COLUMN receipt_number BIGINT;
--- Gap-free numbering's last guard: no register ever gives a number twice.
-CREATE UNIQUE INDEX baskets_receipt ON baskets (merchant_id, register_id, receipt_number);
+-- Gap-free numbering's last guard: no register ever gives a number twice. Partial, like the
+-- session indexes: a basket sold at no till costs its write no index entry.
+CREATE UNIQUE INDEX baskets_receipt ON baskets (merchant_id, register_id, receipt_number)
+    WHERE receipt_number IS NOT NULL;
 -- A session's sales (its figures at activation, `GET /basket` with `sessionIds`).
-CREATE INDEX baskets_session ON baskets (merchant_id, session_id);
+CREATE INDEX baskets_session ON baskets (merchant_id, session_id) WHERE session_id IS NOT NULL;
 
 -- Sales running totals (docs/sales-report.md): each completing transaction adds its sale to
 -- the rows of its store's local day and hour; `GET /report/sales` sums a range of them.
@@ -67,10 +69,11 @@ CREATE TABLE sales_totals (
 
 -- An order names the customer it is for (the basket's by default).
 ALTER TABLE orders ADD COLUMN customer_id BIGINT;
-CREATE INDEX orders_customer ON orders (merchant_id, customer_id);
+CREATE INDEX orders_customer ON orders (merchant_id, customer_id) WHERE customer_id IS NOT NULL;
 
 -- A payment's till: its basket's register, the session open there, who took it.
 ALTER TABLE transactions ADD COLUMN register_id BIGINT;
 ALTER TABLE transactions ADD COLUMN session_id BIGINT;
 ALTER TABLE transactions ADD COLUMN employee_id BIGINT;
-CREATE INDEX transactions_session ON transactions (merchant_id, session_id);
+CREATE INDEX transactions_session ON transactions (merchant_id, session_id)
+    WHERE session_id IS NOT NULL;

@@ -51,7 +51,7 @@ impl Db {
         for &register in registers {
             let number: Option<i64> = sqlx::query_scalar(
                 "SELECT MAX(receipt_number) FROM baskets \
-                 WHERE merchant_id = $1 AND register_id = $2",
+                 WHERE merchant_id = $1 AND register_id = $2 AND receipt_number IS NOT NULL",
             )
             .bind(merchant_id)
             .bind(register)
