@@ -11,6 +11,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use tokio::sync::{oneshot, watch};
 
+use super::merchant::erase::EraseJob;
 use super::merchant::export;
 use super::merchant::history::{self, Historic, History, SalesList, SalesQuery};
 use super::merchant::import::ImportJob;
@@ -51,7 +52,7 @@ impl MerchantHandle {
             .map_err(|_| Failure::internal("the merchant stopped while loading"))?;
         match &*ready {
             Phase::Ready(state) => Ok(state.clone()),
-            Phase::Failed(why) => Err(Failure::internal(format!("merchant failed to load: {why}"))),
+            Phase::Failed(why) => Err(why.clone()),
             Phase::Loading => Err(Failure::internal("unreachable: still loading")),
         }
     }
@@ -74,7 +75,7 @@ impl MerchantHandle {
             .map_err(|_| Failure::internal("the merchant stopped while refreshing"))?;
         match &*ready {
             Phase::Ready(state) => Ok(state.clone()),
-            Phase::Failed(why) => Err(Failure::internal(format!("merchant failed to load: {why}"))),
+            Phase::Failed(why) => Err(why.clone()),
             Phase::Loading => Err(Failure::internal("unreachable: still loading")),
         }
     }
@@ -400,6 +401,20 @@ impl Merchants {
     ) -> Result<Answered<Vec<(i64, DeleteOutcome)>>, Failure> {
         let (reply, answer) = oneshot::channel();
         let job = DeleteJob::<R>::new(ids, key, reply);
+        self.submit(merchant_id, Box::new(job)).await?;
+        answer.await.map_err(|_| stopped())?
+    }
+
+    /// Erases customers' personal data (docs/customers.md); each id gets its own outcome.
+    #[tracing::instrument(level = "debug", skip_all, fields(merchant_id))]
+    pub async fn erase_customers(
+        &self,
+        merchant_id: i64,
+        ids: BTreeSet<i64>,
+        key: Option<Idempotency>,
+    ) -> Result<Answered<Vec<(i64, DeleteOutcome)>>, Failure> {
+        let (reply, answer) = oneshot::channel();
+        let job = EraseJob::new(ids, key, reply);
         self.submit(merchant_id, Box::new(job)).await?;
         answer.await.map_err(|_| stopped())?
     }

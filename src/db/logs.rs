@@ -11,7 +11,7 @@ use crate::domain::log::{LogChange, LogRecord, NewLog};
 
 const COLUMNS: &str = "log_id, n, object, identifier, tags, data, added_date, complete_date";
 
-type Row = (
+pub(super) type Row = (
     String,
     i64,
     String,
@@ -22,7 +22,7 @@ type Row = (
     Option<i64>,
 );
 
-fn record(row: Row) -> LogRecord {
+pub(super) fn record(row: Row) -> LogRecord {
     let (log_id, n, object, identifier, tags, data, added_date, complete_date) = row;
     LogRecord {
         log_id,

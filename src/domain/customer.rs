@@ -27,6 +27,9 @@ pub struct CustomerRecord {
     pub active_date: Option<i64>,
     #[field(read_only)]
     pub delete_date: Option<i64>,
+    /// When its personal data was erased (`POST /customer/erase`); it is deleted since.
+    #[field(read_only)]
+    pub erase_date: Option<i64>,
 }
 
 /// A customer's custom attributes, key → text.

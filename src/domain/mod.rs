@@ -11,6 +11,7 @@ pub mod customer;
 pub mod dates;
 pub mod draft;
 pub mod employee;
+pub mod erase;
 pub mod event;
 pub mod failure;
 pub mod fields;

@@ -155,6 +155,10 @@ pub fn needed_scope(method: &Method, path: &str) -> Scope {
     if path == "/webhook" || path.starts_with("/webhook/") {
         return Scope::Admin;
     }
+    // Everything held about a customer, or erasing it for good: an administrator's act.
+    if path == "/customer/export" || path == "/customer/erase" {
+        return Scope::Admin;
+    }
     match *method {
         Method::GET | Method::HEAD | Method::OPTIONS => Scope::Read,
         // A calculation writes nothing.

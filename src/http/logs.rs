@@ -187,7 +187,7 @@ fn to_json(log: &LogRecord) -> Value {
     })
 }
 
-fn collection<'a>(logs: impl IntoIterator<Item = &'a LogRecord>) -> Value {
+pub(crate) fn collection<'a>(logs: impl IntoIterator<Item = &'a LogRecord>) -> Value {
     let map: Map<String, Value> = logs
         .into_iter()
         .map(|log| (log.log_id.clone(), to_json(log)))

@@ -10,6 +10,7 @@ pub use crate::actors::merchant::history::{Historic, SalesQuery};
 use crate::actors::merchant::state::{Entry, MerchantState};
 use crate::actors::registry::Merchants;
 use crate::actors::resource::Resource;
+use crate::domain::customer::CustomerRecord;
 use crate::domain::product::ProductRecord;
 use crate::domain::reconcile::StockReconciliation;
 use crate::domain::record::{Cell, FieldDecl, Visit, Visitor};
@@ -111,6 +112,21 @@ pub fn records<R: Resource>(
 /// The customers a `search` text may find, from the snapshot's prefix index.
 pub fn customer_candidates(snapshot: &Snapshot, text: &str) -> BTreeSet<i64> {
     crate::actors::catalogue::customer::search_candidates(snapshot.state(), text)
+}
+
+/// The values that identify a customer in free text (its name, email and phone), for its
+/// export's logs; none for an unknown or erased customer.
+pub fn customer_contacts(snapshot: &Snapshot, id: i64) -> Vec<String> {
+    match snapshot.state().entry::<CustomerRecord>(id) {
+        Some(entry) if entry.record().erase_date.is_none() => {
+            let c = entry.record();
+            let mut values = vec![c.name.clone()];
+            values.extend(c.email.clone());
+            values.extend(c.phone.clone());
+            values
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// A record of the snapshot by id, deleted or not, as reads show it.
@@ -215,6 +231,8 @@ fn with_stock<'a>(
 pub struct Sales {
     /// `{"<id>": <record>, ...}`
     pub json: String,
+    /// The records' ids, in order.
+    pub ids: Vec<i64>,
     /// The position of the snapshot the records were read against.
     pub position: i64,
 }
@@ -230,6 +248,7 @@ pub async fn sales<R: Historic>(
     collection(&found.state, &found.entries, &mut json);
     Ok(Sales {
         json,
+        ids: found.entries.iter().map(|e| e.id()).collect(),
         position: found.state.event_seq,
     })
 }

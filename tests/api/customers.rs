@@ -28,7 +28,7 @@ backend_tests! {
         assert_eq!(status, StatusCode::CREATED, "{body}");
         let ann = body["customers"]["ann"]["id"].as_i64().unwrap();
         let keys: Vec<&str> = body["customers"]["ann"].as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, ["id", "name", "email", "phone", "note", "marketingConsent", "attributes", "activeDate", "deleteDate"]);
+        assert_eq!(keys, ["id", "name", "email", "phone", "note", "marketingConsent", "attributes", "activeDate", "deleteDate", "eraseDate"]);
         assert_eq!(body["customers"]["ann"]["attributes"], json!({"tier": "gold"}));
         assert_eq!(body["customers"]["bob"]["marketingConsent"], false);
         assert_eq!(body["api"]["message"]["success"]["200:ann"]["details"], format!("Customer {ann} created."));

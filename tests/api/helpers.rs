@@ -362,6 +362,10 @@ pub fn test_settings(db: &TestDb) -> Settings {
         pbkdf2_iterations: 1_000,
         test_hooks: true,
         workers: 2,
+        // Tests run side by side on one PostgreSQL (max_connections 100): a server's pool of
+        // 20 each, kept open while idle, once used them all up, and a test waiting for a
+        // connection timed out.
+        database_max_connections: 8,
         shutdown_timeout_secs: 5,
         log_level: std::env::var("TEST_LOG").unwrap_or_else(|_| "off".into()),
         // Tests send bursts far beyond a client's share; tests/api/limits.rs turns them on.

@@ -12,6 +12,7 @@ mod categories;
 mod cli;
 mod contract;
 mod crash;
+mod customer_privacy;
 mod customers;
 mod employees;
 mod envelope;

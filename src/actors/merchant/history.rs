@@ -3,7 +3,8 @@
 //! reads by filter are indexed queries (`(merchant_id, store_id, ...)`), unless the cached
 //! state alone holds every record the filter can match (open baskets, the payments of open
 //! baskets). Only records that can never change again (completed or deleted) are cached here,
-//! so no write ever has to invalidate one.
+//! so no write ever has to invalidate one; orders naming a customer are not (an erase changes
+//! them).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -105,7 +106,7 @@ impl History {
     /// Wraps a record read from the database, caching it when it can no longer change.
     fn keep<R: Historic>(&self, merchant_id: i64, record: R) -> Entry<R> {
         let id = record.id();
-        let finished = record.locked() || record.delete_date().is_some();
+        let finished = (record.locked() || record.delete_date().is_some()) && !record.erasable();
         let entry = Cached::new(record);
         if finished {
             R::cache(self).insert((merchant_id, id), entry.clone());
@@ -221,6 +222,12 @@ pub trait Historic: Resource + SalesRecord {
         bool_field(self, "completed").unwrap_or(false)
     }
 
+    /// Whether an erase may still change it (an order copying its customer's contact
+    /// details): such a record is never cached here, so every replica reads it scrubbed.
+    fn erasable(&self) -> bool {
+        false
+    }
+
     /// Its `completeDate`.
     fn completed_at(&self) -> Option<i64> {
         int_field(self, "completeDate")
@@ -256,6 +263,10 @@ impl Historic for TransactionRecord {
 impl Historic for OrderRecord {
     fn cache(history: &History) -> &ByMerchantAndId<Self> {
         &history.orders
+    }
+
+    fn erasable(&self) -> bool {
+        self.customer_id.is_some()
     }
 }
 

@@ -92,7 +92,7 @@ pub(crate) trait Job: Send {
 /// The events of the records a job wrote: per record, its actions in order. A record the
 /// state no longer holds (a finished sale the group pushed out of the cached window) is
 /// rendered from the job's own copy.
-fn record_events<'a, R: Resource>(
+pub(super) fn record_events<'a, R: Resource>(
     state: &MerchantState,
     render: &dyn Render,
     actions: &[(i64, &'static str)],
@@ -206,7 +206,7 @@ pub(super) fn send_answer<T>(
     let _ = reply.send(answer);
 }
 
-fn want_missing<R: Resource>(state: &MerchantState, id: i64, wants: &mut Wants) {
+pub(super) fn want_missing<R: Resource>(state: &MerchantState, id: i64, wants: &mut Wants) {
     if let (Some(kind), None) = (R::HISTORY, state.entry::<R>(id)) {
         wants.entry(kind).or_default().insert(id);
     }

@@ -5,6 +5,7 @@
 //! transaction, publishes the new state and only then answers each one (group commit). Reads
 //! never enter the actor: they use the published snapshot.
 
+pub(crate) mod erase;
 pub mod export;
 mod group;
 pub mod history;
@@ -45,7 +46,8 @@ const MAX_GROUP_OBJECTS: usize = 2_000;
 pub enum Phase {
     Loading,
     Ready(Arc<MerchantState>),
-    Failed(String),
+    /// The load failed: unavailable when the database was away, else internal.
+    Failed(Failure),
 }
 
 /// What every supervisor shares with the registry that starts it.
@@ -346,7 +348,14 @@ impl Actor for MerchantSupervisor {
                     Ok(state) => act.install(state),
                     Err(e) => {
                         tracing::error!(merchant_id = act.merchant_id, error = %e, "merchant load failed");
-                        act.publish.send_replace(Phase::Failed(e.to_string()));
+                        // Unavailable when the database was away (503, retried), else internal.
+                        let failure = match Failure::from(e) {
+                            Failure::Internal(why) => {
+                                Failure::Internal(format!("merchant failed to load: {why}"))
+                            }
+                            away => away,
+                        };
+                        act.publish.send_replace(Phase::Failed(failure));
                         ctx.stop();
                     }
                 }),

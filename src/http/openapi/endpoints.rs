@@ -9,7 +9,7 @@ use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
 use utoipa::openapi::security::SecurityRequirement;
-use utoipa::openapi::{Content, Required};
+use utoipa::openapi::{Content, RefOr, Required};
 
 use super::paths::{
     api_operation, filter_param, header_param, ids_param, item, json_content, json_ok, ok,
@@ -538,6 +538,62 @@ fn webhook_resend() -> PathItem {
     )])
 }
 
+fn customer_export() -> PathItem {
+    let keyed = |name: &str| RefOr::T(schemas::keyed(named(name)));
+    let answer = schemas::envelope(vec![
+        ("customers", keyed("Customer")),
+        ("baskets", keyed("Basket")),
+        ("transactions", keyed("Transaction")),
+        ("orders", keyed("Order")),
+        (
+            "events",
+            RefOr::T(Schema::Array(utoipa::openapi::schema::Array::new(
+                schemas::object(),
+            ))),
+        ),
+        ("logs", keyed("Log")),
+    ]);
+    let op = api_operation(
+        &Method::GET,
+        "/customer/export",
+        "exportCustomer".into(),
+        "Everything held about one customer (admin)".into(),
+    )
+    .parameter(ids_param("customerId", true))
+    .response(
+        "200",
+        ok(
+            "The customer (deleted or erased too), its baskets, their payments, its orders, \
+             the events about them (`{sequence, type, occurredAt, objectId, object}`, oldest \
+             first) and the logs quoting its name, email or phone.",
+            answer,
+            None,
+        ),
+    );
+    item(vec![(HttpMethod::Get, with(op, &["404"]).build())])
+}
+
+fn customer_erase() -> PathItem {
+    let op = api_operation(
+        &Method::POST,
+        "/customer/erase",
+        "eraseCustomers".into(),
+        "Erase customers' personal data; their sales stay (admin)".into(),
+    )
+    .parameter(ids_param("customerIds", false))
+    .parameter(ids_param("customerId", false))
+    .response(
+        "205",
+        json_ok(
+            "A message per erased id: the customer is anonymous and deleted, the orders naming \
+             it lost their contact details, and events, logs and stored answers were scrubbed.",
+            named("Envelope"),
+            None,
+        ),
+    );
+    item(vec![(HttpMethod::Post, with(op, &["404"]).build())])
+}
+
 fn contract() -> Vec<(&'static str, PathItem)> {
     let document = public("openapi", "This document", "contract")
         .response(
@@ -591,6 +647,8 @@ pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     items.push(("/events", events()));
     items.push(("/webhook/delivery", webhook_deliveries()));
     items.push(("/webhook/resend", webhook_resend()));
+    items.push(("/customer/export", customer_export()));
+    items.push(("/customer/erase", customer_erase()));
     items.push(("/files/{fileName}", files()));
     items.extend(health(all));
     items.extend(oauth(all));

@@ -45,6 +45,7 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     employees::routes(cfg);
     applications::routes(cfg);
     suppliers::routes(cfg);
+    customers::routes(cfg);
     with_list::<crate::domain::customer::CustomerRecord, _, _>(cfg, "/customer", customers::list);
     promotions::routes(cfg);
     webhooks::routes(cfg);
@@ -178,23 +179,26 @@ pub fn keyed(records: impl IntoIterator<Item = (i64, String)>) -> String {
 /// 205 with a record per deleted id and an error record per unknown or refused id; when nothing
 /// was deleted, 404 if every id was unknown, else 422.
 pub fn delete_reply(noun: &str, results: Vec<(i64, DeleteOutcome)>) -> Reply {
+    outcome_reply(noun, "deleted", results)
+}
+
+/// [`delete_reply`] for another removal (`erased`): the same statuses and messages.
+pub fn outcome_reply(noun: &str, done: &str, results: Vec<(i64, DeleteOutcome)>) -> Reply {
     let mut messages = Messages::default();
     let mut problems = Vec::new();
     for (id, outcome) in &results {
         let key = id.to_string();
         match outcome {
-            DeleteOutcome::Deleted => messages.add(
-                Message::Deleted,
-                Some(&key),
-                format!("{noun} {id} deleted."),
-            ),
+            DeleteOutcome::Deleted => {
+                messages.add(Message::Deleted, Some(&key), format!("{noun} {id} {done}."))
+            }
             DeleteOutcome::Missing => {
                 let detail = format!("{noun} {id} does not exist.");
                 problems.push(detail.clone());
                 messages.add(Message::NotFound, Some(&key), detail);
             }
             DeleteOutcome::Refused(why) => {
-                let detail = format!("{noun} {id} cannot be deleted: {why}");
+                let detail = format!("{noun} {id} cannot be {done}: {why}");
                 problems.push(detail.clone());
                 messages.add(Message::InvalidObject, Some(&key), detail);
             }
@@ -205,16 +209,16 @@ pub fn delete_reply(noun: &str, results: Vec<(i64, DeleteOutcome)>) -> Reply {
     }
     let all_missing = results.iter().all(|(_, o)| *o == DeleteOutcome::Missing);
     let (status, message) = if all_missing {
-        (StatusCode::NOT_FOUND, "Not found.")
+        (StatusCode::NOT_FOUND, "Not found.".to_owned())
     } else {
         (
             StatusCode::UNPROCESSABLE_ENTITY,
-            "Nothing could be deleted.",
+            format!("Nothing could be {done}."),
         )
     };
     Reply::new(status).messages(messages).error(ErrorObject {
         code: status.as_u16(),
-        message: message.into(),
+        message,
         details: problems,
     })
 }
