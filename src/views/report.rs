@@ -175,28 +175,32 @@ pub enum GroupBy {
 }
 
 impl GroupBy {
-    pub const NAMES: [&'static str; 7] = [
-        "store",
-        "register",
-        "employee",
-        "category",
-        "product",
-        "paymentType",
-        "taxRate",
+    /// Every grouping with the name the `groupBy` header gives it, in one table.
+    const ALL: [(GroupBy, &'static str); 7] = [
+        (GroupBy::Store, "store"),
+        (GroupBy::Register, "register"),
+        (GroupBy::Employee, "employee"),
+        (GroupBy::Category, "category"),
+        (GroupBy::Product, "product"),
+        (GroupBy::PaymentType, "paymentType"),
+        (GroupBy::TaxRate, "taxRate"),
     ];
 
+    pub const NAMES: [&'static str; 7] = {
+        let mut names = [""; 7];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = Self::ALL[i].1;
+            i += 1;
+        }
+        names
+    };
+
     pub fn parse(text: &str) -> Option<Self> {
-        use GroupBy::*;
-        let all = [
-            Store,
-            Register,
-            Employee,
-            Category,
-            Product,
-            PaymentType,
-            TaxRate,
-        ];
-        Self::NAMES.iter().position(|n| *n == text).map(|i| all[i])
+        Self::ALL
+            .iter()
+            .find(|(_, name)| *name == text)
+            .map(|(group, _)| *group)
     }
 
     /// The column the database sums the rows of a bucket by.

@@ -74,9 +74,15 @@ fn watch(mut child: Child) -> Served {
         }
     });
     let port = loop {
-        let line = lines
-            .recv_timeout(Duration::from_secs(60))
-            .expect("merchantd reports its port");
+        let line = match lines.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) => line,
+            Err(e) => {
+                // Never leave a server that did not start running behind the failed test.
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("merchantd did not report its port: {e}");
+            }
+        };
         if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
             if v["message"] == "merchantd listening" {
                 break v["port"].as_u64().unwrap() as u16;
