@@ -10,12 +10,14 @@ use sqlx::AnyConnection;
 
 use super::logs::{record as log_record, Row as LogRow};
 use super::{Db, DbError, Tx};
-use crate::domain::erase::{like_pattern, scrub_answer, scrub_event, scrub_text, searched};
+use crate::domain::erase::{
+    like_patterns, scrub_answer, scrub_event, scrub_json_text, scrub_text, searched,
+};
 use crate::domain::event::Event;
 use crate::domain::log::LogRecord;
 
 /// Free-text columns that may quote a customer, by table: each row found is rewritten.
-const LOG_COLUMNS: [&str; 4] = ["log_id", "identifier", "tags", "data"];
+const LOG_COLUMNS: [&str; 3] = ["identifier", "tags", "data"];
 
 impl Tx {
     /// Scrubs what is stored about customer `customer_id` beyond its own row; `held` are the
@@ -43,8 +45,9 @@ impl Tx {
         let values = searched(values);
         if !values.is_empty() {
             scrub_logs(conn, merchant_id, &values).await?;
-            scrub_answers(conn, merchant_id, customer_id, &order_ids, &values).await?;
         }
+        // Also with no value to look for: the answers naming the customer or its orders.
+        scrub_answers(conn, merchant_id, customer_id, &order_ids, &values).await?;
         Ok(())
     }
 }
@@ -110,48 +113,99 @@ async fn scrub_events(
     Ok(())
 }
 
-/// `LOWER(column) LIKE $n ESCAPE '\'` for each column and value, joined by OR, numbered from
-/// `$2` (`$1` is the merchant).
-fn quoting(columns: &[&str], values: &[String]) -> String {
+/// Patterns one candidate query holds at most: SQLite refuses expressions deeper than 1,000.
+const PATTERNS_PER_QUERY: usize = 100;
+
+/// `(LOWER(column) LIKE $n ESCAPE '\' OR column LIKE $n+1 …)` for each column and pattern,
+/// numbered from `$2` (`$1` is the merchant). Databases fold only ASCII letters, so each column
+/// is also matched as written (see `like_patterns`).
+fn quoting(columns: &[&str], patterns: usize) -> String {
     let mut n = 1;
-    let mut terms = Vec::with_capacity(columns.len() * values.len());
-    for _ in values {
+    let mut terms = Vec::with_capacity(columns.len() * patterns * 2);
+    for _ in 0..patterns {
         for column in columns {
-            n += 1;
-            terms.push(format!("LOWER({column}) LIKE ${n} ESCAPE '\\'"));
+            terms.push(format!("LOWER({column}) LIKE ${} ESCAPE '\\'", n + 1));
+            terms.push(format!("{column} LIKE ${} ESCAPE '\\'", n + 2));
+            n += 2;
         }
     }
     terms.join(" OR ")
 }
 
-/// Logs quoting a value have it replaced, in their id, identifier, tags and data.
+/// Every `LIKE` pattern finding one of `values`.
+fn patterns_of(values: &[String]) -> Vec<String> {
+    let mut patterns: Vec<String> = values.iter().flat_map(|v| like_patterns(v)).collect();
+    patterns.sort();
+    patterns.dedup();
+    patterns
+}
+
+/// The rows of `select` (a query on `table` of the merchant, its `WHERE` left open) matching
+/// one of `patterns` in one of `columns`, in chunks, each row once (by `key`).
+async fn candidates<Row, Key>(
+    conn: &mut AnyConnection,
+    select: &str,
+    merchant_id: i64,
+    columns: &[&str],
+    patterns: &[String],
+    key: impl Fn(&Row) -> Key,
+) -> Result<Vec<Row>, DbError>
+where
+    Row: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+    Key: Ord,
+{
+    let mut found = std::collections::BTreeMap::new();
+    for chunk in patterns.chunks(PATTERNS_PER_QUERY / (2 * columns.len()).max(1)) {
+        let sql = format!("{select} AND ({})", quoting(columns, chunk.len()));
+        let mut query = sqlx::query_as::<_, Row>(&sql).bind(merchant_id);
+        for pattern in chunk {
+            for _ in columns {
+                query = query.bind(pattern.clone()).bind(pattern.clone());
+            }
+        }
+        for row in query.fetch_all(&mut *conn).await? {
+            found.entry(key(&row)).or_insert(row);
+        }
+    }
+    Ok(found.into_values().collect())
+}
+
+/// Logs quoting a value have it replaced, as a whole word, in their identifier, tags and data
+/// (the strings of its JSON, never its keys); a changed identifier changes the log's id with it.
 async fn scrub_logs(
     conn: &mut AnyConnection,
     merchant_id: i64,
     values: &[String],
 ) -> Result<(), DbError> {
-    let sql = format!(
-        "SELECT log_id, identifier, tags, data FROM logs WHERE merchant_id = $1 AND ({})",
-        quoting(&LOG_COLUMNS, values)
-    );
-    let mut query = sqlx::query_as::<_, (String, String, String, String)>(&sql).bind(merchant_id);
-    for value in values {
-        let pattern = like_pattern(value);
-        for _ in LOG_COLUMNS {
-            query = query.bind(pattern.clone());
+    type Row = (String, i64, String, String, String, String);
+    let rows: Vec<Row> = candidates(
+        conn,
+        "SELECT log_id, n, object, identifier, tags, data FROM logs WHERE merchant_id = $1",
+        merchant_id,
+        &LOG_COLUMNS,
+        &patterns_of(values),
+        |row: &Row| row.0.clone(),
+    )
+    .await?;
+    for (log_id, n, object, identifier, tags, data) in rows {
+        let new_identifier = scrub_text(&identifier, values);
+        let new_tags = scrub_text(&tags, values);
+        let new_data = scrub_json_text(&data, values);
+        if new_identifier.is_none() && new_tags.is_none() && new_data.is_none() {
+            continue;
         }
-    }
-    let rows = query.fetch_all(&mut *conn).await?;
-    for (log_id, identifier, tags, data) in rows {
-        let scrub = |text: &String| scrub_text(text, values).unwrap_or_else(|| text.clone());
+        let new_id = match &new_identifier {
+            Some(identifier) => format!("{object}-{identifier}:{n}"),
+            None => log_id.clone(),
+        };
         sqlx::query(
             "UPDATE logs SET log_id = $1, identifier = $2, tags = $3, data = $4 \
              WHERE merchant_id = $5 AND log_id = $6",
         )
-        .bind(scrub(&log_id))
-        .bind(scrub(&identifier))
-        .bind(scrub(&tags))
-        .bind(scrub(&data))
+        .bind(new_id)
+        .bind(new_identifier.unwrap_or(identifier))
+        .bind(new_tags.unwrap_or(tags))
+        .bind(new_data.unwrap_or(data))
         .bind(merchant_id)
         .bind(&log_id)
         .execute(&mut *conn)
@@ -160,8 +214,9 @@ async fn scrub_logs(
     Ok(())
 }
 
-/// Answers stored for idempotent replays that quote the customer lose its and its orders'
-/// personal fields, and every identifying value: a replay answers the anonymous record.
+/// Answers stored for idempotent replays that name the customer or its orders, or quote one
+/// of the values, lose the customer's and its orders' personal fields and every quoted value:
+/// a replay answers the anonymous record.
 async fn scrub_answers(
     conn: &mut AnyConnection,
     merchant_id: i64,
@@ -169,16 +224,24 @@ async fn scrub_answers(
     order_ids: &BTreeSet<i64>,
     values: &[String],
 ) -> Result<(), DbError> {
-    let sql = format!(
-        "SELECT application_id, idem_key, answer FROM idempotency_keys \
-         WHERE merchant_id = $1 AND ({})",
-        quoting(&["answer"], values)
+    type Row = (i64, String, String);
+    // A write's stored answer names each saved object as `"id":<id>,`.
+    let mut patterns = patterns_of(values);
+    patterns.extend(
+        std::iter::once(customer_id)
+            .chain(order_ids.iter().copied())
+            .map(|id| format!("%\"id\":{id},%")),
     );
-    let mut query = sqlx::query_as::<_, (i64, String, String)>(&sql).bind(merchant_id);
-    for value in values {
-        query = query.bind(like_pattern(value));
-    }
-    for (application_id, key, answer) in query.fetch_all(&mut *conn).await? {
+    let rows: Vec<Row> = candidates(
+        conn,
+        "SELECT application_id, idem_key, answer FROM idempotency_keys WHERE merchant_id = $1",
+        merchant_id,
+        &["answer"],
+        &patterns,
+        |row: &Row| (row.0, row.1.clone()),
+    )
+    .await?;
+    for (application_id, key, answer) in rows {
         let Some(scrubbed) = scrub_answer(&answer, customer_id, order_ids, values) else {
             continue;
         };
@@ -242,23 +305,26 @@ impl Db {
         if values.is_empty() {
             return Ok(Vec::new());
         }
-        let sql = format!(
+        let mut conn = self.pool().acquire().await?;
+        let rows: Vec<LogRow> = candidates(
+            &mut conn,
             "SELECT log_id, n, object, identifier, tags, data, added_date, complete_date \
-             FROM logs WHERE merchant_id = $1 AND ({}) ORDER BY n",
-            quoting(&LOG_COLUMNS, &values)
-        );
-        let mut query = sqlx::query_as::<_, LogRow>(&sql).bind(merchant_id);
-        for value in &values {
-            let pattern = like_pattern(value);
-            for _ in LOG_COLUMNS {
-                query = query.bind(pattern.clone());
-            }
-        }
-        Ok(query
-            .fetch_all(self.pool())
-            .await?
+             FROM logs WHERE merchant_id = $1",
+            merchant_id,
+            &LOG_COLUMNS,
+            &patterns_of(&values),
+            |row: &LogRow| row.1,
+        )
+        .await?;
+        // Candidates by pattern; kept when a whole word matches, as the erase replaces them.
+        Ok(rows
             .into_iter()
             .map(log_record)
+            .filter(|log| {
+                scrub_text(&log.identifier, &values).is_some()
+                    || scrub_text(&log.tags, &values).is_some()
+                    || scrub_json_text(&log.data, &values).is_some()
+            })
             .collect())
     }
 }

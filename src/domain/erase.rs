@@ -107,35 +107,29 @@ fn scrub_fields(object: &str, fields: &mut Map<String, Value>) -> bool {
 }
 
 /// A stored idempotent answer with the customer's and its orders' renderings scrubbed, then
-/// any identifying value left replaced; `None` when nothing changed. A write's answer holds,
-/// per saved object, `{"id": <id>, "json": "<the record as rendered>"}`.
+/// every identifying value left in its text replaced; `None` when nothing changed. A write's
+/// answer holds, per saved object, `{"id": <id>, "json": "<the record as rendered>"}`.
 pub fn scrub_answer(
     answer: &str,
     customer_id: i64,
     order_ids: &BTreeSet<i64>,
     values: &[String],
 ) -> Option<String> {
-    let mut changed = false;
-    let mut text = match serde_json::from_str::<Value>(answer) {
-        Ok(mut value) => {
-            changed = scrub_saved(&mut value, &|id| {
-                if id == customer_id {
-                    "customer"
-                } else if order_ids.contains(&id) {
-                    "order"
-                } else {
-                    ""
-                }
-            });
-            value.to_string()
-        }
-        Err(_) => answer.to_owned(),
+    let Ok(mut value) = serde_json::from_str::<Value>(answer) else {
+        return scrub_text(answer, values);
     };
-    if let Some(scrubbed) = scrub_text(&text, values) {
-        text = scrubbed;
-        changed = true;
-    }
-    changed.then_some(text)
+    let kind_of = |id| {
+        if id == customer_id {
+            "customer"
+        } else if order_ids.contains(&id) {
+            "order"
+        } else {
+            ""
+        }
+    };
+    let saved = scrub_saved(&mut value, &kind_of);
+    let quoted = scrub_strings(&mut value, values);
+    (saved || quoted).then(|| value.to_string())
 }
 
 /// Walks an answer for saved objects (`{"id", "json"}`) of the kinds `kind_of` names.
@@ -164,13 +158,42 @@ fn scrub_saved(value: &mut Value, kind_of: &dyn Fn(i64) -> &'static str) -> bool
     }
 }
 
-/// `text` with every occurrence of each value replaced by [`ERASED_TEXT`], ignoring case (an
-/// email is the same address in any case); `None` when none occurs.
+/// Replaces the values in every string of a JSON document (never in its keys).
+fn scrub_strings(value: &mut Value, values: &[String]) -> bool {
+    match value {
+        Value::String(text) => match scrub_text(text, values) {
+            Some(scrubbed) => {
+                *text = scrubbed;
+                true
+            }
+            None => false,
+        },
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, v| scrub_strings(v, values) | changed),
+        Value::Object(fields) => fields
+            .values_mut()
+            .fold(false, |changed, v| scrub_strings(v, values) | changed),
+        _ => false,
+    }
+}
+
+/// A log's JSON data with the values replaced in its strings (text that is not JSON, as text).
+pub fn scrub_json_text(text: &str, values: &[String]) -> Option<String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(mut value) => scrub_strings(&mut value, values).then(|| value.to_string()),
+        Err(_) => scrub_text(text, values),
+    }
+}
+
+/// `text` with every whole-word occurrence of each value replaced by [`ERASED_TEXT`],
+/// ignoring case (an email is the same address in any case); `None` when none occurs. Whole
+/// words only: erasing "Ted" leaves "created", erasing "Anna" leaves "Annabel".
 pub fn scrub_text(text: &str, values: &[String]) -> Option<String> {
     let mut out = text.to_owned();
     let mut changed = false;
     for value in values {
-        if let Some(next) = replace_ignoring_case(&out, value) {
+        if let Some(next) = replace_words(&out, value) {
             out = next;
             changed = true;
         }
@@ -178,35 +201,83 @@ pub fn scrub_text(text: &str, values: &[String]) -> Option<String> {
     changed.then_some(out)
 }
 
-fn replace_ignoring_case(text: &str, needle: &str) -> Option<String> {
-    let lower = text.to_lowercase();
-    let needle = needle.to_lowercase();
-    // Lower-casing may change byte lengths outside ASCII; then compare exactly instead.
-    if lower.len() != text.len() || needle.is_empty() {
-        return text
-            .contains(needle.as_str())
-            .then(|| text.replace(needle.as_str(), ERASED_TEXT));
+fn replace_words(text: &str, needle: &str) -> Option<String> {
+    if needle.is_empty() {
+        return None;
     }
     let mut out = String::with_capacity(text.len());
     let mut rest = 0;
-    let mut found = false;
-    for (at, _) in lower.match_indices(needle.as_str()) {
-        if at < rest {
-            continue;
+    let mut before: Option<char> = None;
+    for (at, c) in text.char_indices() {
+        if at >= rest {
+            if let Some(end) = match_at(text, at, needle) {
+                let after = text[end..].chars().next();
+                if !before.is_some_and(char::is_alphanumeric)
+                    && !after.is_some_and(char::is_alphanumeric)
+                {
+                    out.push_str(&text[rest..at]);
+                    out.push_str(ERASED_TEXT);
+                    rest = end;
+                }
+            }
         }
-        out.push_str(&text[rest..at]);
-        out.push_str(ERASED_TEXT);
-        rest = at + needle.len();
-        found = true;
+        before = Some(c);
+    }
+    if rest == 0 {
+        return None;
     }
     out.push_str(&text[rest..]);
-    found.then_some(out)
+    Some(out)
 }
 
-/// The SQL `LIKE` pattern finding `value` anywhere in a lower-cased column (`\` escapes).
-pub fn like_pattern(value: &str) -> String {
+/// Where `needle` ends if `text` has it at byte `at`, comparing characters ignoring case.
+fn match_at(text: &str, at: usize, needle: &str) -> Option<usize> {
+    let mut chars = text[at..].char_indices();
+    let mut end = at;
+    for wanted in needle.chars() {
+        let (i, c) = chars.next()?;
+        if c != wanted && !c.to_lowercase().eq(wanted.to_lowercase()) {
+            return None;
+        }
+        end = at + i + c.len_utf8();
+    }
+    Some(end)
+}
+
+/// The SQL `LIKE` patterns that find `value` in a lower-cased column or as written, and as
+/// JSON text escapes it (`\` escapes): databases fold only ASCII letters, so a value beyond
+/// ASCII is also looked for in its own case.
+pub fn like_patterns(value: &str) -> Vec<String> {
+    let mut patterns = vec![
+        like(&value.to_lowercase()),
+        like(value),
+        like(&json_escaped(value).to_lowercase()),
+    ];
+    patterns.sort();
+    patterns.dedup();
+    patterns
+}
+
+/// `text` as it appears inside a JSON string (the escapes serde_json writes).
+fn json_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn like(text: &str) -> String {
     let mut pattern = String::from("%");
-    for c in value.to_lowercase().chars() {
+    for c in text.chars() {
         if matches!(c, '%' | '_' | '\\') {
             pattern.push('\\');
         }
@@ -261,20 +332,31 @@ mod tests {
     }
 
     #[test]
-    fn free_text_loses_every_value_in_any_case() {
+    fn free_text_loses_every_value_in_any_case_as_whole_words() {
         let values = searched(["Ann".into(), " ann@example.com ".into(), "Al".into()]);
         assert_eq!(values, ["ann@example.com", "Ann"]);
-        let text = "called ANN@Example.com; ann said hi; Alan";
+        let text = "called ANN@Example.com; ann said hi; Alan, Annabel";
         assert_eq!(
             scrub_text(text, &values).unwrap(),
-            "called [erased]; [erased] said hi; Alan"
+            "called [erased]; [erased] said hi; Alan, Annabel"
         );
         assert_eq!(scrub_text("nothing here", &values), None);
+        let ted = ["Ted".to_owned()];
+        assert_eq!(scrub_text("created, completed", &ted), None);
         assert_eq!(
-            scrub_text("Zoë Ünal paid", &["Zoë Ünal".into()]).unwrap(),
-            "[erased] paid"
+            scrub_text("İstanbul: ZOË ÜNAL paid", &["Zoë Ünal".into()]).unwrap(),
+            "İstanbul: [erased] paid"
         );
-        assert_eq!(like_pattern("A_b%c"), "%a\\_b\\%c%");
+        // Keys stay; strings lose the value.
+        let data = r#"{"created":"by Ted","note":{"ted":"Ted"}}"#;
+        assert_eq!(
+            scrub_json_text(data, &ted).unwrap(),
+            r#"{"created":"by [erased]","note":{"ted":"[erased]"}}"#
+        );
+        assert_eq!(
+            like_patterns("A_b%\"c"),
+            ["%A\\_b\\%\"c%", "%a\\_b\\%\"c%", "%a\\_b\\%\\\\\"c%"]
+        );
     }
 
     #[test]

@@ -188,10 +188,46 @@ backend_tests! {
         assert_eq!(status, StatusCode::CREATED, "{body}");
         assert_eq!(body["customers"]["c"]["id"].as_i64(), Some(ann));
         assert!(!body["customers"]["c"].to_string().contains(PERSONAL[1]), "{body}");
-        // An erased customer names no new order; erasing again changes nothing.
+        // Contact details written into its order again are erased by a second erase.
+        let (status, body) = send(&app, Method::POST, "/order", &token, &[],
+            Some(json!({"orders": {"o": {"id": id(&order), "customerPhone": PERSONAL[2], "deliveryAddress": PERSONAL[5]}}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
         let (status, body) = send(&app, Method::POST, "/customer/erase", &token,
             &[("customerIds", &ann.to_string())], None).await;
         assert_eq!(status, StatusCode::RESET_CONTENT, "{body}");
+        let dump = dump_database(&app.sql).await.join("\n");
+        let left: Vec<&str> = dump.lines().filter(|l| !quoted(l).is_empty()).collect();
+        assert!(left.is_empty(), "personal data left after the second erase: {left:#?}");
+    }
+
+    async fn an_erase_replaces_whole_words_and_leaves_other_records_intact(app) {
+        let token = app.owner_token().await;
+        // A name that is part of JSON keys ("created", "completed") and of other words.
+        let ted = create(&app, &token, "/customer", "customers", json!({"name": "Ted"})).await;
+        let (status, body, _) = send_full(&app, Method::POST, "/customer", &token, &[("Idempotency-Key", "bob-1")],
+            Some(json!({"customers": {"b": {"name": "Bob Tedder", "note": "created by Ted"}}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let (status, body) = send(&app, Method::POST, "/log", &token,
+            &[("tag", "crm"), ("object", "customer"), ("identifier", "Ted")],
+            Some(json!({"created": "yes", "by": "Ted", "for": "Tedder"}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let (status, body) = send(&app, Method::POST, "/customer/erase", &token,
+            &[("customerId", &id(&ted).to_string())], None).await;
+        assert_eq!(status, StatusCode::RESET_CONTENT, "{body}");
+        // Another customer's stored answer still replays, its words intact but the quote gone.
+        let (status, body, _) = send_full(&app, Method::POST, "/customer", &token, &[("Idempotency-Key", "bob-1")],
+            Some(json!({"customers": {"b": {"name": "Bob Tedder", "note": "created by Ted"}}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(body["customers"]["b"]["name"], "Bob Tedder", "{body}");
+        assert_eq!(body["customers"]["b"]["note"], "created by [erased]", "{body}");
+        // The log keeps its keys and other words; its id follows its identifier.
+        let (status, body) = send(&app, Method::GET, "/log", &token,
+            &[("tag", "crm"), ("object", "customer"), ("identifier", "[erased]")], None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let logs: Vec<&Value> = body["logs"].as_object().unwrap().values().collect();
+        assert_eq!(logs.len(), 1, "{body}");
+        assert_eq!(logs[0]["data"], json!({"created": "yes", "by": "[erased]", "for": "Tedder"}));
+        assert!(logs[0]["id"].as_str().unwrap().starts_with("customer-[erased]:"), "{body}");
     }
 
     async fn export_and_erase_are_for_administrators_of_the_customers_merchant(app) {
