@@ -523,6 +523,111 @@ async fn a_manifest_applied_while_serving_reaches_the_replicas() {
     }
 }
 
+/// A record of replica B, deleted or not, as JSON text.
+async fn shown_on_b(p: &Pair, path: &str, header: &str, id: String) -> String {
+    let (status, body) = p
+        .call(
+            &p.b,
+            Method::GET,
+            path,
+            &[(header, &id), ("deleted", "true")],
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body.to_string()
+}
+
+#[actix_rt::test]
+async fn an_erase_on_one_replica_leaves_nothing_personal_on_the_other() {
+    let Some(db) = postgres().await else { return };
+    let p = pair(&db, &[]).await;
+    let product = p.product(&p.a).await;
+    let customer = p
+        .create(
+            &p.a,
+            "/customer",
+            "customers",
+            json!({"name": "Annabel Quigley", "email": "annabel.q@example.com"}),
+        )
+        .await;
+    let customer = customer["id"].as_i64().unwrap();
+    let basket = p
+        .create(
+            &p.a,
+            "/basket",
+            "baskets",
+            json!({"storeId": p.store, "customerId": customer,
+            "basketProducts": {"l": {"productId": product, "quantity": 1}}}),
+        )
+        .await;
+    let basket = basket["id"].as_i64().unwrap();
+    p.create(
+        &p.a,
+        "/transaction",
+        "transactions",
+        json!({"basketId": basket, "type": "CARD", "amount": 300, "completed": true}),
+    )
+    .await;
+    p.create(
+        &p.a,
+        "/basket",
+        "baskets",
+        json!({"id": basket, "completed": true}),
+    )
+    .await;
+    // A finished order: history, which a replica may keep in its cache once read.
+    let order = p
+        .create(
+            &p.a,
+            "/order",
+            "orders",
+            json!({"basketId": basket, "fulfilment": "collection",
+            "customerName": "Annabel Quigley", "customerEmail": "annabel.q@example.com",
+            "status": "completed"}),
+        )
+        .await;
+    let order = order["id"].as_i64().unwrap().to_string();
+    let customer_id = customer.to_string();
+    let read = |what: &'static str| {
+        let (path, header, id) = match what {
+            "order" => ("/order", "orderIds", order.clone()),
+            _ => ("/customer", "customerIds", customer_id.clone()),
+        };
+        shown_on_b(&p, path, header, id)
+    };
+    // B reads both before the erase (and has them cached, if it caches them).
+    let seen = within(Duration::from_secs(2), || async {
+        read("order").await.contains("annabel.q@example.com")
+            && read("customer").await.contains("annabel.q@example.com")
+    })
+    .await;
+    assert!(seen.is_some(), "B never showed the order and the customer");
+    let (status, body) = p
+        .call(
+            &p.a,
+            Method::POST,
+            "/customer/erase",
+            &[("customerIds", &customer_id)],
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::RESET_CONTENT, "{body}");
+    let gone = within(Duration::from_secs(2), || async {
+        let (order, customer) = (read("order").await, read("customer").await);
+        !order.contains("annabel")
+            && !customer.contains("annabel")
+            && customer.contains("Erased customer")
+    })
+    .await;
+    assert!(
+        gone.is_some(),
+        "B still shows personal data: {} {}",
+        read("order").await,
+        read("customer").await
+    );
+}
+
 #[actix_rt::test]
 async fn a_second_server_on_one_sqlite_file_refuses_to_start() {
     let db = TestDb::new(Backend::Sqlite).await.expect("sqlite db");
