@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use sqlx::AnyConnection;
 
+use super::events::events_of;
 use super::logs::{record as log_record, Row as LogRow};
 use super::{Db, DbError, Tx};
 use crate::domain::erase::{
@@ -16,7 +17,7 @@ use crate::domain::erase::{
 use crate::domain::event::Event;
 use crate::domain::log::LogRecord;
 
-/// Free-text columns that may quote a customer, by table: each row found is rewritten.
+/// The columns of a log that may quote a customer.
 const LOG_COLUMNS: [&str; 3] = ["identifier", "tags", "data"];
 
 impl Tx {
@@ -267,7 +268,7 @@ impl Db {
         merchant_id: i64,
         customer_id: i64,
     ) -> Result<Vec<Event>, DbError> {
-        let rows: Vec<(i64, String, i64, i64, String)> = sqlx::query_as(
+        let rows = sqlx::query(
             "SELECT seq, event_type, object_id, occurred_at, data FROM events \
              WHERE merchant_id = $1 AND ((event_type LIKE 'customer.%' AND object_id = $2) \
              OR (event_type LIKE 'order.%' AND object_id IN \
@@ -283,16 +284,7 @@ impl Db {
         .bind(customer_id)
         .fetch_all(self.pool())
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(seq, kind, object_id, occurred_at, data)| Event {
-                seq,
-                kind,
-                object_id,
-                occurred_at,
-                data,
-            })
-            .collect())
+        events_of(&rows)
     }
 
     /// The logs of the merchant quoting one of `values` (ignoring case), in filing order.

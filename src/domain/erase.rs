@@ -33,13 +33,22 @@ const ORDER_KEYS: [&str; 4] = [
 ];
 
 impl CustomerRecord {
+    /// What identifies the customer in free text: its name, email and phone.
+    pub fn identifying(&self) -> Vec<String> {
+        let mut values = vec![self.name.clone()];
+        values.extend(self.email.clone());
+        values.extend(self.phone.clone());
+        values
+    }
+
     /// Makes the customer anonymous: personal fields cleared, the name [`ERASED_NAME`],
     /// marketing consent withdrawn, deleted (if it was not) and marked erased. Gives the
     /// identifying values it held, to be looked for in free text.
     pub fn erase(&mut self, now: i64) -> Vec<String> {
-        let mut held = vec![std::mem::replace(&mut self.name, ERASED_NAME.into())];
-        held.extend(self.email.take());
-        held.extend(self.phone.take());
+        let held = self.identifying();
+        self.name = ERASED_NAME.into();
+        self.email = None;
+        self.phone = None;
         self.note = None;
         self.attributes = None;
         self.marketing_consent = false;

@@ -118,13 +118,7 @@ pub fn customer_candidates(snapshot: &Snapshot, text: &str) -> BTreeSet<i64> {
 /// export's logs; none for an unknown or erased customer.
 pub fn customer_contacts(snapshot: &Snapshot, id: i64) -> Vec<String> {
     match snapshot.state().entry::<CustomerRecord>(id) {
-        Some(entry) if entry.record().erase_date.is_none() => {
-            let c = entry.record();
-            let mut values = vec![c.name.clone()];
-            values.extend(c.email.clone());
-            values.extend(c.phone.clone());
-            values
-        }
+        Some(entry) if entry.record().erase_date.is_none() => entry.record().identifying(),
         _ => Vec::new(),
     }
 }
@@ -231,8 +225,6 @@ fn with_stock<'a>(
 pub struct Sales {
     /// `{"<id>": <record>, ...}`
     pub json: String,
-    /// The records' ids, in order.
-    pub ids: Vec<i64>,
     /// The position of the snapshot the records were read against.
     pub position: i64,
 }
@@ -248,9 +240,26 @@ pub async fn sales<R: Historic>(
     collection(&found.state, &found.entries, &mut json);
     Ok(Sales {
         json,
-        ids: found.entries.iter().map(|e| e.id()).collect(),
         position: found.state.event_seq,
     })
+}
+
+/// [`sales`] with the ids of the records rendered, in order (a customer's export reads the
+/// payments of the baskets it found).
+pub async fn sales_and_ids<R: Historic>(
+    merchants: &Merchants,
+    merchant_id: i64,
+    query: &SalesQuery,
+) -> Result<(Sales, Vec<i64>), Failure> {
+    let found = merchants.sales::<R>(merchant_id, query).await?;
+    let mut json = String::with_capacity(found.entries.len() * 256 + 2);
+    collection(&found.state, &found.entries, &mut json);
+    let ids = found.entries.iter().map(|e| e.id()).collect();
+    let sales = Sales {
+        json,
+        position: found.state.event_seq,
+    };
+    Ok((sales, ids))
 }
 
 /// Units per store and product (`{"<store>": {"<product>": units}}`).

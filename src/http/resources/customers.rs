@@ -72,11 +72,12 @@ pub async fn export(call: Call) -> Result<Reply, ApiError> {
         deleted: true,
         ..SalesQuery::default()
     };
-    let baskets = lists::sales::<BasketRecord>(&state.merchants, merchant_id, &query).await?;
+    let (baskets, basket_ids) =
+        lists::sales_and_ids::<BasketRecord>(&state.merchants, merchant_id, &query).await?;
     let orders = lists::sales::<OrderRecord>(&state.merchants, merchant_id, &query).await?;
     query.customer_ids = None;
-    query.basket_ids = Some(baskets.ids.iter().copied().collect());
-    let payments = match baskets.ids.is_empty() {
+    query.basket_ids = Some(basket_ids.iter().copied().collect());
+    let payments = match basket_ids.is_empty() {
         true => "{}".to_owned(),
         false => {
             lists::sales::<TransactionRecord>(&state.merchants, merchant_id, &query)
