@@ -32,6 +32,18 @@ pub struct Metrics {
     pub events_appended: IntCounter,
     pub event_streams: IntGauge,
     pub webhooks: WebhookMetrics,
+    pub offline: OfflineMetrics,
+}
+
+/// Sales tills made offline (docs/offline.md).
+#[derive(Clone, Debug)]
+pub struct OfflineMetrics {
+    /// Offline sales recorded (a repeat of one already recorded is not counted).
+    pub received: IntCounter,
+    /// Arrival − time of sale of each one recorded, in seconds.
+    pub lateness: Histogram,
+    /// Products an offline sale took more of than was left (`stock.shortfall` events).
+    pub shortfalls: IntCounter,
 }
 
 /// The webhook dispatcher's figures.
@@ -67,6 +79,7 @@ impl Metrics {
         );
         let (events_appended, event_streams) = event_family(&r);
         let webhooks = webhook_family(&r);
+        let offline = offline_family(&r);
         let cache_requests = counter_vec(
             &r,
             "cache_requests_total",
@@ -96,6 +109,7 @@ impl Metrics {
             events_appended,
             event_streams,
             webhooks,
+            offline,
         }
     }
 
@@ -130,6 +144,46 @@ fn event_family(r: &Registry) -> (IntCounter, IntGauge) {
         ),
     );
     (appended, streams)
+}
+
+fn offline_family(r: &Registry) -> OfflineMetrics {
+    let seconds = vec![
+        1.0,
+        10.0,
+        60.0,
+        300.0,
+        900.0,
+        3600.0,
+        4.0 * 3600.0,
+        86400.0,
+        7.0 * 86400.0,
+    ];
+    OfflineMetrics {
+        received: register(
+            r,
+            IntCounter::new(
+                "offline_sales_received_total",
+                "Offline sales recorded by POST /basket/sync.",
+            ),
+        ),
+        lateness: register(
+            r,
+            Histogram::with_opts(
+                HistogramOpts::new(
+                    "offline_sale_lateness_seconds",
+                    "How long after its time of sale an offline sale reached the server.",
+                )
+                .buckets(seconds),
+            ),
+        ),
+        shortfalls: register(
+            r,
+            IntCounter::new(
+                "stock_shortfalls_total",
+                "Products an offline sale took more of than its store had left.",
+            ),
+        ),
+    }
 }
 
 fn webhook_family(r: &Registry) -> WebhookMetrics {

@@ -54,7 +54,7 @@ SCENARIOS = {
     "ceiling": "1", "read": "2", "write": "3", "list": "4", "history": "5", "cold": "6",
     "memory": "7", "seed": "8", "store": "a", "mix": "b", "multi": "c", "refresh": "d",
     "basket": "e", "idle": "f", "calculate": "g", "sale": "h", "customers": "i",
-    "salesreport": "j",
+    "salesreport": "j", "sync": "k",
 }
 ALIASES = {v: k for k, v in SCENARIOS.items()}
 
@@ -752,6 +752,8 @@ class Bench:
             self.scenario_basket(d, ratio, kind="sale")
         if self.want("customers"):
             self.scenario_customers()
+        if self.want("sync"):
+            self.scenario_sync(r)
 
     def scenario_mix(self, read, d):
         """90 % reads / 10 % writes on the main merchant: two wrk processes at once, the writers
@@ -800,6 +802,47 @@ class Bench:
         log(f"  mix: reads {rres['rps']:,.0f} rps p99 {res['read_p99_ms']:.2f} ms "
             f"(read-only {res['read_only_p99_ms']:.2f}), writes {wres['rps']:,.0f} rps "
             f"({100 * res['write_share']:.1f} %, {writers} conns, delay {delay_ms} ms)")
+
+    def scenario_sync(self, r, count=10_000):
+        """k: POST /basket/sync of `count` offline sales of main in batches of 200, one client
+        (issue 24): 1 to 3 lines of main's products, paid by card, sold in the last hour, each
+        with a fresh clientId. Reports sales/s over the whole run and the batch p50 and p99; then
+        the first batch again (every sale a repeat) must answer the same baskets."""
+        rng = random.Random(24 + r)
+        now_ms = int(time.time() * 1000)
+        products = self.main.products
+
+        def sale(i):
+            lines = {f"l{j}": {"productId": products[rng.randrange(len(products))], "quantity": 1 + j}
+                     for j in range(1 + i % 3)}
+            return {"clientId": f"00000000-{r:04d}-4000-8000-{i:012d}",
+                    "occurredAt": time.strftime("%Y-%m-%dT%H:%M:%S.000Z",
+                                                time.gmtime((now_ms - rng.randrange(3_600_000)) / 1000)),
+                    "storeId": self.main.stores["main"], "basketProducts": lines,
+                    "payments": {"p": {"type": "CARD", "amount": 100_000}}}
+
+        batches = [{f"s{i}": sale(i) for i in range(start, min(count, start + BATCH))}
+                   for start in range(0, count, BATCH)]
+        c = self.main.api(self.port)
+        c.api("GET", "/health/live")
+        took = []
+        t0 = time.perf_counter()
+        for batch in batches:
+            t = time.perf_counter()
+            body = c.api("POST", "/basket/sync", {"sales": batch}, expect=(201,)).json()
+            if body["api"]["message"].get("error"):
+                raise ApiError(f"sync: per-sale errors {json.dumps(body['api']['message']['error'])[:500]}")
+            took.append((time.perf_counter() - t) * 1000)
+        seconds = time.perf_counter() - t0
+        first = c.api("POST", "/basket/sync", {"sales": batches[0]}, expect=(201,)).json()
+        c.close()
+        ordered = sorted(took)
+        res = {"sales": count, "seconds": seconds, "sales_per_s": count / seconds,
+               "batch_p50_ms": median(took), "batch_p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))],
+               "repeat_ok": json.dumps(first["api"]["message"]).count("was already recorded") == len(batches[0])}
+        self.record("sync", res)
+        log(f"  sync: {res['sales_per_s']:,.0f} sales/s, batch p50 {res['batch_p50_ms']:.1f} ms, "
+            f"p99 {res['batch_p99_ms']:.1f} ms, repeat {'answered' if res['repeat_ok'] else 'NOT answered'}")
 
     def scenario_customers(self, count=100_000, searches=100):
         """i: GET /customer with `search` among `count` customers of main (issue 23), seeded once
@@ -1228,7 +1271,7 @@ class Bench:
         self.f_main_update = self.wrk.data_file(
             "main-update.txt", [self.main.token, ",".join(map(str, self.main.categories))])
         if self.want("ceiling", "read", "write", "list", "store", "mix", "multi", "refresh", "basket",
-                     "calculate", "sale", "customers"):
+                     "calculate", "sale", "customers", "sync"):
             self.wrk.run("/health/live", 64, 1)  # warm-up, not recorded
             for r in range(self.p["runs"]):
                 self.run_round(r)
@@ -1415,6 +1458,13 @@ def build_table(b):
         p50 = worst("p50_ms")
         row("i", f"customer search among {R['customers'][-1]['customers']:,} customers, one client, p50 by kind: "
                  f"{kinds}", f"{p50:.2f} ms (p99 {worst('p99_ms'):.2f} ms)", "–", "≤ 5 ms", verdict(p50 <= 5))
+    if "sync" in R:
+        rate = med("sync", "sales_per_s")
+        ok = all(r["repeat_ok"] for r in R["sync"])
+        row("k", f"POST /basket/sync, {R['sync'][-1]['sales']:,} offline sales in batches of 200, one client "
+                 f"(batch p50 {med('sync', 'batch_p50_ms'):.1f} ms, p99 {med('sync', 'batch_p99_ms'):.1f} ms; "
+                 f"repeat {'answered' if ok else 'NOT answered'})", f"{rate:,.0f} sales/s", "–", "≥ 5,000 sales/s",
+            verdict(rate >= 5000 and ok))
     if "salesreport" in R:
         r = R["salesreport"][-1]
         steps = r["steps"]

@@ -17,6 +17,7 @@ use super::merchant::history::{self, Historic, History, SalesList, SalesQuery};
 use super::merchant::import::ImportJob;
 use super::merchant::job::{DeleteJob, DeleteOutcome, Job, ObjectOutcome, WriteJob};
 use super::merchant::state::MerchantState;
+use super::merchant::sync::{SaleInput, SyncJob, Synced};
 use super::merchant::{
     Environment, MerchantSupervisor, Phase, ProbeStore, Refresh, Retire, Submit,
 };
@@ -417,6 +418,23 @@ impl Merchants {
         let job = EraseJob::new(ids, key, reply);
         self.submit(merchant_id, Box::new(job)).await?;
         answer.await.map_err(|_| stopped())?
+    }
+
+    /// Records sales a till made offline (docs/offline.md); each gets its own outcome.
+    #[tracing::instrument(level = "debug", skip_all, fields(merchant_id, sales = sales.len()))]
+    pub async fn sync(
+        &self,
+        merchant_id: i64,
+        sales: Vec<SaleInput>,
+        caller: i64,
+    ) -> Result<Synced, Failure> {
+        let (reply, answer) = oneshot::channel();
+        let job = SyncJob::new(sales, caller, None, reply);
+        self.submit(merchant_id, Box::new(job)).await?;
+        match answer.await.map_err(|_| stopped())?? {
+            Answered::Fresh(synced) | Answered::Replayed(synced) => Ok(synced),
+            Answered::KeyReused => Err(Failure::internal("a sync has no idempotency key")),
+        }
     }
 
     /// Sales records matching `query`, from the cache or from history.

@@ -19,6 +19,12 @@ pub trait Render: Send + Sync + 'static {
     /// The data of a `stock.changed` event.
     fn stock(&self, store_id: i64, product_id: i64, level: StockLevel) -> String;
 
+    /// The data of a `stock.shortfall` event.
+    fn shortfall(&self, shortfall: &crate::domain::offline::Shortfall) -> String;
+
+    /// A sync's answer, as kept for an `Idempotency-Key`.
+    fn synced(&self, synced: &super::merchant::sync::Synced) -> String;
+
     /// A batch write's answer, as kept for an `Idempotency-Key` (read back by `serde_json`).
     fn written(&self, outcomes: &[ObjectOutcome]) -> String;
 

@@ -133,4 +133,13 @@ impl HistoryStore for Db {
     fn query(&self, kind: Kind, merchant_id: i64, filter: SalesFilter) -> Pending<'static, Found> {
         by_kind!(kind, query(self.clone(), merchant_id, filter))
     }
+
+    fn baskets_by_client(
+        &self,
+        merchant_id: i64,
+        client_ids: Vec<String>,
+    ) -> Pending<'static, Vec<i64>> {
+        let db = self.clone();
+        Box::pin(async move { db.baskets_by_client(merchant_id, &client_ids).await })
+    }
 }

@@ -21,6 +21,7 @@ pub mod logs;
 pub mod merchants;
 mod notify;
 pub mod oauth;
+mod offline;
 pub mod people;
 pub mod products;
 pub mod reconcile;

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::fields::{next_id, Fields, Shape};
 use super::money;
+use super::offline::SyncWarnings;
 use super::pricing::{Receipt, Rounding};
 use super::record::Choice;
 use merchantd_macros::Record;
@@ -143,6 +144,23 @@ pub struct BasketRecord {
     /// cash total; computed at each write while open, frozen by completion.
     #[field(kind = "json", read_only)]
     pub receipt: Option<Receipt>,
+    /// The till's UUID for a sale it made offline (`POST /basket/sync`), unique per merchant.
+    #[field(read_only)]
+    pub client_id: Option<String>,
+    /// When an offline sale happened at the till; it is also the sale's `completeDate`, so
+    /// reports count it at its time of sale.
+    #[field(kind = "date", read_only)]
+    pub occurred_at: Option<i64>,
+    /// When an offline sale reached the server.
+    #[field(kind = "date", read_only)]
+    pub sync_date: Option<i64>,
+    /// What had changed since the till sold, recorded with the sale instead of refusing it.
+    #[field(kind = "json", read_only)]
+    pub sync_warnings: Option<SyncWarnings>,
+    /// A digest of the sale as the till sent it: the same `clientId` with another body is
+    /// refused.
+    #[field(hidden)]
+    pub client_digest: Option<String>,
 }
 
 /// The price a line sells at: the instance's, unless the write says otherwise.

@@ -19,6 +19,7 @@ pub mod file;
 pub mod log;
 pub mod merchant;
 pub mod money;
+pub mod offline;
 pub mod pricing;
 pub mod product;
 pub mod promotion;

@@ -253,6 +253,7 @@ pub enum Json<'a> {
     Attributes(&'a super::customer::Attributes),
     Denominations(&'a super::till::Denominations),
     TillFigures(&'a super::till::TillFigures),
+    SyncWarnings(&'a super::offline::SyncWarnings),
 }
 
 impl serde::Serialize for Json<'_> {
@@ -263,6 +264,7 @@ impl serde::Serialize for Json<'_> {
             Json::Attributes(a) => a.serialize(s),
             Json::Denominations(d) => d.serialize(s),
             Json::TillFigures(f) => f.serialize(s),
+            Json::SyncWarnings(w) => w.serialize(s),
         }
     }
 }

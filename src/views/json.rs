@@ -445,6 +445,11 @@ mod parity {
             employee_id: Some(5),
             receipt_number: Some(6),
             receipt: None,
+            client_id: None,
+            occurred_at: None,
+            sync_date: None,
+            sync_warnings: None,
+            client_digest: Some("never shown".into()),
         };
         same(&basket, 8);
         let tx = TransactionRecord {

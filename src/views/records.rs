@@ -107,6 +107,14 @@ impl Render for Renderer {
         out
     }
 
+    fn shortfall(&self, shortfall: &crate::domain::offline::Shortfall) -> String {
+        serde_json::to_string(shortfall).unwrap_or_else(|_| "null".to_owned())
+    }
+
+    fn synced(&self, synced: &crate::actors::merchant::sync::Synced) -> String {
+        serde_json::to_string(synced).unwrap_or_else(|_| "null".to_owned())
+    }
+
     fn written(&self, outcomes: &[ObjectOutcome]) -> String {
         serde_json::to_string(outcomes).unwrap_or_else(|_| "null".to_owned())
     }

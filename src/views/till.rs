@@ -7,10 +7,15 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::lists::SalesQuery;
 use super::Snapshot;
+use crate::actors::registry::Merchants;
+use crate::domain::basket::BasketRecord;
 use crate::domain::dates::to_iso;
 use crate::domain::register::RegisterRecord;
+use crate::domain::sales::TransactionRecord;
 use crate::domain::till::{SessionRecord, Tally, TillFigures};
+use crate::domain::Failure;
 
 /// The cash a drawer should hold, and what was counted.
 #[derive(Serialize)]
@@ -43,6 +48,101 @@ struct Report<'a> {
     figures: &'a TillFigures,
     cash: Drawer,
     text: String,
+}
+
+/// Sales synced into a session after it closed (docs/offline.md): its Z-report stays as it
+/// was, and these are summed beside it.
+#[derive(Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Supplementary {
+    basket_ids: Vec<i64>,
+    figures: TillFigures,
+}
+
+/// The supplementary figures of each closed session of `ids` that took sales after its close:
+/// its baskets synced after `closeDate` and their payments, read like any sales list (the
+/// cache, then history by the index on `session_id`): a session's day of sales.
+async fn supplementary(
+    merchants: &Merchants,
+    merchant_id: i64,
+    snapshot: &Snapshot,
+    ids: &BTreeSet<i64>,
+) -> Result<BTreeMap<i64, Supplementary>, Failure> {
+    let state = snapshot.state();
+    let closed: BTreeMap<i64, i64> = ids
+        .iter()
+        .filter_map(|id| state.entry::<SessionRecord>(*id))
+        .filter_map(|s| s.close_date.filter(|_| s.closed).map(|at| (s.id, at)))
+        .collect();
+    let mut out: BTreeMap<i64, Supplementary> = BTreeMap::new();
+    if closed.is_empty() {
+        return Ok(out);
+    }
+    let query = SalesQuery {
+        session_ids: Some(closed.keys().copied().collect()),
+        completed: Some(true),
+        ..SalesQuery::default()
+    };
+    let baskets = merchants.sales::<BasketRecord>(merchant_id, &query).await?;
+    let categories = |p| crate::actors::catalogue::till::categories(state, p);
+    let mut late = BTreeSet::new();
+    for b in baskets.entries.iter().map(|e| e.record()) {
+        let (Some(session), Some(arrived)) = (b.session_id, b.sync_date) else {
+            continue;
+        };
+        if closed.get(&session).is_some_and(|at| arrived > *at) {
+            let s = out.entry(session).or_default();
+            s.basket_ids.push(b.id);
+            s.figures.add_sale(b, &categories);
+            late.insert(b.id);
+        }
+    }
+    if late.is_empty() {
+        return Ok(out);
+    }
+    let query = SalesQuery {
+        basket_ids: Some(late),
+        ..SalesQuery::default()
+    };
+    let paid = merchants
+        .sales::<TransactionRecord>(merchant_id, &query)
+        .await?;
+    for t in paid
+        .entries
+        .iter()
+        .map(|e| e.record())
+        .filter(|t| t.completed)
+    {
+        if let Some(s) = t.session_id.and_then(|s| out.get_mut(&s)) {
+            s.figures.add_payment(t, 1);
+        }
+    }
+    Ok(out)
+}
+
+/// [`session_reports`] with each closed session's `supplementary` figures, when it took sales
+/// after its close.
+pub async fn session_reports_with_late(
+    merchants: &Merchants,
+    merchant_id: i64,
+    snapshot: &Snapshot,
+    ids: &BTreeSet<i64>,
+) -> Result<String, Failure> {
+    let late = supplementary(merchants, merchant_id, snapshot, ids).await?;
+    if late.is_empty() {
+        return Ok(session_reports(snapshot, ids));
+    }
+    let mut reports: BTreeMap<String, serde_json::Value> =
+        serde_json::from_str(&session_reports(snapshot, ids)).unwrap_or_default();
+    for (id, s) in late {
+        if let Some(serde_json::Value::Object(report)) = reports.get_mut(&id.to_string()) {
+            report.insert(
+                "supplementary".into(),
+                serde_json::to_value(&s).unwrap_or_default(),
+            );
+        }
+    }
+    Ok(serde_json::to_string(&reports).unwrap_or_else(|_| "{}".into()))
 }
 
 /// `{"<id>": report}` for the sessions of `ids` this merchant has.

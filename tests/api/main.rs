@@ -32,6 +32,7 @@ mod oauth_scopes;
 mod oauth_secrets;
 mod oauth_support;
 mod oauth_token;
+mod offline;
 mod openapi;
 mod outage;
 mod process;

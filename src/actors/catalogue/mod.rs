@@ -4,6 +4,7 @@ mod application;
 mod category;
 pub(crate) mod customer;
 mod employee;
+pub(crate) mod offline;
 pub(crate) mod pricing;
 mod product;
 mod promotion;

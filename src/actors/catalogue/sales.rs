@@ -172,6 +172,18 @@ completing_sale! {
             basket::returned_baskets(fields)
         }
 
+        fn reindex(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
+            let index = &mut state.index.baskets_by_client;
+            if let Some(client) = before.and_then(|b| b.client_id.as_ref()) {
+                index.remove(client);
+            }
+            if let Some(after) = after {
+                if let Some(client) = &after.client_id {
+                    index.insert(client.clone(), after.id);
+                }
+            }
+        }
+
         fn sales_totals(&self, before: Option<&Self>, state: &MerchantState, out: &mut Deltas) {
             if completes(self.completed, before.map(|b| b.completed)) {
                 super::till::sale_totals(state, self, out);

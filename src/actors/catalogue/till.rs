@@ -48,7 +48,12 @@ pub fn count_sale(state: &mut MerchantState, basket: &BasketRecord) {
     if let (Some(register), Some(number)) = (basket.register_id, basket.receipt_number) {
         state.receipts.insert(register, number);
     }
-    let Some(session) = basket.session_id else {
+    // A closed session's figures are frozen: a sale synced late shows on its supplementary
+    // report instead.
+    let Some(session) = basket
+        .session_id
+        .filter(|s| state.find::<SessionRecord>(*s).is_some_and(|s| !s.closed))
+    else {
         return;
     };
     let mut figures = figures(state, session);

@@ -17,6 +17,7 @@ use super::state::MerchantState;
 use super::Environment;
 use crate::actors::ports::{OpenGroup, Persist, Writes};
 use crate::actors::render::Render;
+use crate::actors::resource::Kind;
 use crate::actors::store::{ApplyStock, Probe, StoreActor};
 use crate::db::DbError;
 use crate::domain::clock::write_millis;
@@ -104,6 +105,7 @@ impl Group {
         state: &mut MerchantState,
         jobs: &[Box<dyn Job>],
     ) -> Result<(), Failure> {
+        self.bring_client_sales(state, jobs).await?;
         // Two rounds: a payment named by id brings its basket in the second.
         for _ in 0..2 {
             let mut wants = Wants::new();
@@ -126,6 +128,37 @@ impl Group {
                     .await
                     .map_err(|e| Failure::internal(format!("store actor failed: {e}")))??;
             }
+        }
+        Ok(())
+    }
+
+    /// Brings in the baskets earlier syncs made for the jobs' `clientId`s (a repeat answers
+    /// the basket it made): one indexed look-up, for the ones the state does not hold.
+    async fn bring_client_sales(
+        &self,
+        state: &mut MerchantState,
+        jobs: &[Box<dyn Job>],
+    ) -> Result<(), Failure> {
+        let unknown: Vec<String> = jobs
+            .iter()
+            .flat_map(|j| j.client_ids())
+            .filter(|c| !state.index.baskets_by_client.contains_key(c))
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let ids = self
+            .env
+            .storage
+            .baskets_by_client(self.merchant_id, unknown)
+            .await?;
+        if !ids.is_empty() {
+            let mut wants = Wants::new();
+            wants.insert(Kind::Basket, ids.into_iter().collect());
+            self.env
+                .history
+                .bring(&*self.env.storage, state, &wants)
+                .await?;
         }
         Ok(())
     }

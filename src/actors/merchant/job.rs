@@ -63,6 +63,10 @@ pub(crate) trait Job: Send {
     /// History records it names that the state does not hold.
     fn wants(&self, state: &MerchantState, wants: &mut Wants);
     fn reads_stock(&self) -> bool;
+    /// The `clientId`s of offline sales it records, to be looked up in history first.
+    fn client_ids(&self) -> Vec<String> {
+        Vec::new()
+    }
     fn ids_needed(&self, state: &MerchantState) -> usize;
     /// Validates every object in order against `state` and applies the accepted ones to it.
     fn apply(&mut self, state: &mut MerchantState, ids: &mut dyn Iterator<Item = i64>, now: i64);
@@ -421,6 +425,10 @@ impl<R: Resource> Changes<R> {
 
     pub(super) fn moves(&self) -> &[StockMove] {
         &self.moves
+    }
+
+    pub(super) fn totals(&self) -> &Deltas {
+        &self.totals
     }
 
     pub(super) fn records(&self) -> impl Iterator<Item = &R> {

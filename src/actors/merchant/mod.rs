@@ -13,6 +13,7 @@ pub(crate) mod import;
 pub mod job;
 pub(super) mod load;
 pub mod state;
+pub mod sync;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -45,6 +45,12 @@ impl Render for Blank {
     fn imported(&self, _: &ImportReport) -> String {
         String::new()
     }
+    fn shortfall(&self, _: &crate::domain::offline::Shortfall) -> String {
+        String::new()
+    }
+    fn synced(&self, _: &super::sync::Synced) -> String {
+        String::new()
+    }
 }
 
 fn start(storage: &MemoryStorage, metrics: &Metrics, idle: Duration, delay: Duration) -> Merchants {

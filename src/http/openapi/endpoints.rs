@@ -641,6 +641,7 @@ pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     items.push(("/uploader", uploader(all)));
     items.extend(super::catalogue::items());
     items.extend(super::pricing::items());
+    items.extend(super::offline::items());
     items.extend(super::till::items());
     items.push(("/report/basket", report()));
     items.push(("/report", legacy_report()));

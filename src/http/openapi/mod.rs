@@ -7,6 +7,7 @@
 mod answers;
 mod catalogue;
 mod endpoints;
+mod offline;
 mod pages;
 mod paths;
 mod pricing;
@@ -80,6 +81,7 @@ fn build() -> OpenApi {
         .chain(catalogue::schemas())
         .chain(pricing::schemas())
         .chain(till::schemas())
+        .chain(offline::schemas())
     {
         components = components.schema(name, schema);
     }

@@ -91,6 +91,22 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
             ("text", RefOr::T(schemas::string())),
         ],
     );
+    // Present only on a closed session that took offline sales after its close.
+    let report = match report {
+        Schema::Object(mut o) => {
+            o.properties
+                .insert("supplementary".into(), named("TillSupplementary"));
+            Schema::Object(o)
+        }
+        other => other,
+    };
+    let supplementary = object(
+        "Offline sales synced into a closed session after its close (docs/offline.md): the          baskets and their figures, beside a Z-report that never changes.",
+        vec![
+            ("basketIds", RefOr::T(schemas::integers())),
+            ("figures", named("TillFigures")),
+        ],
+    );
     let mut all = sales_schemas();
     all.extend([
         ("TillTally", tally),
@@ -98,6 +114,7 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
         ("TillDrawer", drawer),
         ("Denominations", denominations),
         ("SessionReport", report),
+        ("TillSupplementary", supplementary),
     ]);
     all
 }

@@ -6,6 +6,7 @@ pub mod catalogue;
 pub mod customers;
 pub mod employees;
 pub mod generic;
+mod offline;
 pub mod products;
 pub mod promotions;
 pub mod reconcile;
@@ -54,6 +55,9 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     cfg.service(
         actix_web::web::resource("/basket/calculate")
             .route(actix_web::web::post().to(calculate::basket)),
+    );
+    cfg.service(
+        actix_web::web::resource("/basket/sync").route(actix_web::web::post().to(offline::sync)),
     );
     with_list::<BasketRecord, _, _>(cfg, "/basket", sales::list::<BasketRecord>);
     with_list::<TransactionRecord, _, _>(cfg, "/transaction", sales::list::<TransactionRecord>);

@@ -1,0 +1,145 @@
+//! `POST /basket/sync` and the warnings an offline sale is recorded with (docs/offline.md).
+
+use actix_web::http::Method;
+use utoipa::openapi::path::{HttpMethod, PathItem};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
+use utoipa::openapi::{Content, RefOr, Required};
+
+use super::endpoints::envelope_with;
+use super::paths::{api_operation, item, ok, with};
+use super::schemas::{self, closed, keyed, named};
+
+fn object(description: &str, fields: Vec<(&str, RefOr<Schema>)>, required: &[&str]) -> Schema {
+    let mut o = closed().description(Some(description.to_owned()));
+    for (name, schema) in fields {
+        o = o.property(name, schema);
+        if required.contains(&name) {
+            o = o.required(name);
+        }
+    }
+    o.build().into()
+}
+
+pub fn schemas() -> Vec<(&'static str, Schema)> {
+    let int = || RefOr::T(schemas::integer());
+    let text = || RefOr::T(schemas::string());
+    let warning = object(
+        "Something that changed while the till was offline, recorded with the sale instead of \
+         refusing it: `priceChanged`, `productDeleted`, `promotionNotApplied`, \
+         `stockShortfall`, `sessionClosed`, `underpaid`; `key` is the line's client key.",
+        vec![("code", text()), ("key", text()), ("detail", text())],
+        &["code", "detail"],
+    );
+    let warnings = ArrayBuilder::new()
+        .items(named("SyncWarning"))
+        .description(Some(
+            "The warnings an offline sale was recorded with.".to_owned(),
+        ))
+        .build()
+        .into();
+    let line = object(
+        "A line as the till sold it; `price` (minor units) is the unit price it charged, the \
+         instance's price when left out.",
+        vec![
+            ("productId", int()),
+            ("productInstanceId", int()),
+            ("quantity", int()),
+            (
+                "price",
+                RefOr::T(schemas::write_schema(crate::domain::record::Kind::Money)),
+            ),
+            ("note", text()),
+        ],
+        &["productId", "quantity"],
+    );
+    let payment = object(
+        "A payment the till took, in minor units.",
+        vec![
+            (
+                "type",
+                RefOr::T(schemas::choice(&crate::domain::sales::PAYMENT_TYPES)),
+            ),
+            ("amount", int()),
+            ("tip", int()),
+        ],
+        &["type", "amount"],
+    );
+    let sale =
+        object(
+            "A completed sale a till made offline: its UUID (`clientId`, unique per merchant) and \
+         time of sale (`occurredAt`), where and by whom, its lines and payments.",
+            vec![
+            ("clientId", RefOr::T(schemas::pattern(
+                "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+            ))),
+            ("occurredAt", RefOr::T(schemas::date(false))),
+            ("storeId", int()),
+            ("registerId", int()),
+            ("sessionId", int()),
+            ("employeeId", int()),
+            ("customerId", int()),
+            ("note", text()),
+            ("promotionIds", RefOr::T(schemas::integers())),
+            ("basketProducts", RefOr::T(keyed(named("OfflineLine")))),
+            ("payments", RefOr::T(keyed(named("OfflinePayment")))),
+        ],
+            &["clientId", "occurredAt", "storeId", "basketProducts"],
+        );
+    let body = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .property("sales", keyed(named("OfflineSale")))
+        .required("sales")
+        .build()
+        .into();
+    vec![
+        ("SyncWarning", warning),
+        ("SyncWarnings", warnings),
+        ("OfflineLine", line),
+        ("OfflinePayment", payment),
+        ("OfflineSale", sale),
+        ("SyncBody", body),
+    ]
+}
+
+fn sync() -> PathItem {
+    let op = api_operation(
+        &Method::POST,
+        "/basket/sync",
+        "syncBaskets".into(),
+        "Record sales a till made offline".into(),
+    )
+    .description(Some(
+        "Each sale is recorded once per `clientId`: sent again with the same body it answers \
+         the basket it made (nothing new is written), with another body it is refused (422). \
+         A sale is completed at its `occurredAt`, at the till's prices, with its payments, in \
+         its till session (closed or not). It is never refused for what changed while the till \
+         was offline; each such change is a warning in the basket's `syncWarnings`, and stock \
+         may go negative (a `stock.shortfall` event). Another merchant's ids and a session of \
+         another register are refused. `Idempotency-Key` is not taken: `clientId` is the \
+         idempotency."
+            .to_owned(),
+    ))
+    .request_body(Some(
+        RequestBodyBuilder::new()
+            .required(Some(Required::True))
+            .content("application/json", Content::new(Some(named("SyncBody"))))
+            .build(),
+    ))
+    .response(
+        "201",
+        ok(
+            "The basket each sale made (or made before), keyed by the sale's client key.",
+            envelope_with("baskets", keyed(named("Basket"))),
+            None,
+        ),
+    );
+    item(vec![(
+        HttpMethod::Post,
+        with(op, &["400", "413", "415", "422"]).build(),
+    )])
+}
+
+pub fn items() -> Vec<(&'static str, PathItem)> {
+    vec![("/basket/sync", sync())]
+}

@@ -1,0 +1,237 @@
+//! Sales a till made offline (issue 24, docs/offline.md): `POST /basket/sync` records each sale
+//! once per `clientId`, at the till's prices and time of sale, never refusing it for what
+//! changed while the till was offline (a price, a deleted product, stock short, a session
+//! closed since); each such change is a warning on the basket, and a shortfall is also a
+//! `stock.shortfall` event. Another merchant's ids, and a session of another register, are
+//! refused.
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::backend_tests;
+use crate::helpers::{create_one as create, send, TestApp};
+use crate::shop_day::{id, product, receive};
+
+const HOUR: i64 = 3_600_000;
+
+fn iso(millis: i64) -> String {
+    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(millis)
+        .unwrap()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn uuid(n: u32) -> String {
+    format!("00000000-0000-4000-8000-{n:012}")
+}
+
+async fn sync(app: &TestApp, token: &str, sales: Value) -> (StatusCode, Value) {
+    send(
+        app,
+        Method::POST,
+        "/basket/sync",
+        token,
+        &[],
+        Some(json!({ "sales": sales })),
+    )
+    .await
+}
+
+fn warnings(basket: &Value) -> Vec<String> {
+    basket["syncWarnings"]
+        .as_array()
+        .map(|w| {
+            w.iter()
+                .map(|w| w["code"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn stock_left(app: &TestApp, token: &str, store: i64, product: i64) -> i64 {
+    let (status, body) = send(
+        app,
+        Method::GET,
+        "/product",
+        token,
+        &[
+            ("productIds", &product.to_string()),
+            ("storeId", &store.to_string()),
+            ("deleted", "true"),
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["products"][product.to_string()]["stockLeft"]
+        .as_i64()
+        .expect("stockLeft")
+}
+
+async fn shortfall_events(app: &TestApp, product: i64) -> i64 {
+    let sql = format!("SELECT COUNT(*) FROM events WHERE event_type = 'stock.shortfall' AND object_id = {product}");
+    sqlx::query_scalar::<_, i64>(&sql)
+        .fetch_one(&app.sql)
+        .await
+        .unwrap()
+}
+
+async fn report(app: &TestApp, token: &str, session: i64) -> Value {
+    let (status, body) = send(
+        app,
+        Method::GET,
+        "/register/session/report",
+        token,
+        &[("sessionIds", &session.to_string())],
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["sessionReports"][session.to_string()].clone()
+}
+
+backend_tests! {
+    async fn an_offline_sale_is_recorded_once_at_the_tills_prices_and_time(app) {
+        let token = app.owner_token().await;
+        let store = app.tenant("demo").stores["high-street"];
+        let till = id(&create(&app, &token, "/register", "registers", json!({"storeId": store, "name": "Till"})).await);
+        let session = id(&create(&app, &token, "/register/session", "sessions", json!({"registerId": till, "openingFloat": 0})).await);
+        let latte = product(&app, &token, "Latte", "300").await;
+        let scone = product(&app, &token, "Scone", "250").await;
+        receive(&app, &token, store, latte, 1).await;
+
+        // While the till is offline: the latte's price goes up, the scone is deleted.
+        let (status, body) = send(&app, Method::POST, "/product", &token, &[], Some(json!({"products": {"p": {"id": latte,
+            "instances": {"n": {"name": "Standard", "price": "350", "taxPercentage": "0.200"}}}}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let (status, _) = send(&app, Method::DELETE, "/product", &token, &[("productIds", &scone.to_string())], None).await;
+        assert_eq!(status, StatusCode::RESET_CONTENT);
+
+        let sold_at = merchantd::domain::now_millis() - 2 * HOUR;
+        let sales = json!({
+            "a": {"clientId": uuid(1), "occurredAt": iso(sold_at), "storeId": store, "registerId": till, "sessionId": session,
+                  "basketProducts": {"l": {"productId": latte, "quantity": 2, "price": "300"}},
+                  "payments": {"p": {"type": "CASH", "amount": 600}}},
+            "b": {"clientId": uuid(2), "occurredAt": iso(sold_at + 60_000), "storeId": store, "registerId": till,
+                  "basketProducts": {"l": {"productId": scone, "quantity": 1, "price": "250"}},
+                  "payments": {"p": {"type": "CARD", "amount": 200}}}
+        });
+        let (status, body) = sync(&app, &token, sales.clone()).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let a = &body["baskets"]["a"];
+        let b = &body["baskets"]["b"];
+        assert_eq!((a["completed"].as_bool(), a["clientId"].as_str()), (Some(true), Some(uuid(1).as_str())), "{a}");
+        assert_eq!(a["completeDate"], iso(sold_at), "a sale counts at its time of sale: {a}");
+        assert_eq!(a["occurredAt"], iso(sold_at));
+        assert!(a["syncDate"].is_string());
+        assert_eq!(a["total"], "600", "recorded at the till's price: {a}");
+        assert_eq!((a["sessionId"].as_i64(), a["receiptNumber"].as_i64()), (Some(session), Some(1)), "{a}");
+        assert_eq!(warnings(a), ["priceChanged", "stockShortfall"], "{a}");
+        assert_eq!(warnings(b), ["productDeleted", "underpaid", "stockShortfall"], "{b}");
+        assert_eq!(b["sessionId"], session, "a sale naming no session takes its register's open one: {b}");
+        assert!(body["api"]["message"]["success"].to_string().contains(&format!("Sale {} recorded as basket {}, with 2 warning(s).", uuid(1), id(a))), "{body}");
+
+        // Stock goes negative; the shortfall is an event.
+        assert_eq!(stock_left(&app, &token, store, latte).await, -1);
+        assert_eq!(stock_left(&app, &token, store, scone).await, -1);
+        assert_eq!(shortfall_events(&app, latte).await, 1);
+
+        // The same batch again, its keys in another order: the same baskets, nothing new.
+        let again = json!({"b": sales["b"].clone(), "a": sales["a"].clone(), "c": sales["a"].clone()});
+        let (status, body) = sync(&app, &token, again).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!((id(&body["baskets"]["a"]), id(&body["baskets"]["b"]), id(&body["baskets"]["c"])), (id(a), id(b), id(a)));
+        assert!(body["api"]["message"]["success"].to_string().contains("was already recorded as basket"), "{body}");
+        assert_eq!(stock_left(&app, &token, store, latte).await, -1, "a repeat moves no stock");
+        assert_eq!(shortfall_events(&app, latte).await, 1);
+        let (_, body) = send(&app, Method::GET, "/basket", &token, &[("sessionIds", &session.to_string())], None).await;
+        assert_eq!(body["baskets"].as_object().unwrap().len(), 2, "{body}");
+
+        // The same clientId with another body is refused, saying why.
+        let mut changed = sales["a"].clone();
+        changed["basketProducts"]["l"]["quantity"] = json!(3);
+        let (status, body) = sync(&app, &token, json!({"a": changed})).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert!(body.to_string().contains(&format!("clientId: sale {} was recorded as basket {} from a different body", uuid(1), id(a))), "{body}");
+
+        // A session closed meanwhile still takes its sale; the Z-report does not change.
+        let (status, body) = send(&app, Method::POST, "/register/session", &token, &[],
+            Some(json!({"sessions": {"k": {"id": session, "closed": true, "countedCash": 600}}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let before = report(&app, &token, session).await;
+        assert!(before.get("supplementary").is_none(), "{before}");
+        let late = json!({"l": {"clientId": uuid(3), "occurredAt": iso(sold_at + 120_000), "storeId": store, "registerId": till,
+            "sessionId": session, "basketProducts": {"l": {"productId": latte, "quantity": 1, "price": "300"}},
+            "payments": {"p": {"type": "CASH", "amount": 300}}}});
+        let (status, body) = sync(&app, &token, late).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(body["baskets"]["l"]["sessionId"], session);
+        assert!(warnings(&body["baskets"]["l"]).contains(&"sessionClosed".to_owned()), "{body}");
+        let after = report(&app, &token, session).await;
+        assert_eq!(after["figures"], before["figures"], "a closed Z-report never changes");
+        assert_eq!(after["kind"], "Z");
+        let late_id = id(&body["baskets"]["l"]);
+        assert_eq!(after["supplementary"]["basketIds"], json!([late_id]), "{after}");
+        assert_eq!(after["supplementary"]["figures"]["sales"], json!({"count": 1, "quantity": 1, "amount": 300, "tax": 50}), "{after}");
+        assert_eq!(after["supplementary"]["figures"]["payments"]["CASH"]["amount"], 300, "{after}");
+        let metrics = app.metrics_text().await;
+        assert!(metrics.contains("offline_sales_received_total 3"), "{metrics}");
+        assert!(metrics.contains("stock_shortfalls_total 3"), "{metrics}");
+    }
+
+    async fn what_the_till_knew_is_still_checked(app) {
+        let token = app.owner_token().await;
+        let store = app.tenant("demo").stores["high-street"];
+        let latte = product(&app, &token, "Latte", "300").await;
+        let till = id(&create(&app, &token, "/register", "registers", json!({"storeId": store, "name": "A"})).await);
+        let other_till = id(&create(&app, &token, "/register", "registers", json!({"storeId": store, "name": "B"})).await);
+        let other_session = id(&create(&app, &token, "/register/session", "sessions", json!({"registerId": other_till, "openingFloat": 0})).await);
+        let now = merchantd::domain::now_millis();
+        let line = json!({"l": {"productId": latte, "quantity": 1}});
+        let (status, body) = sync(&app, &token, json!({
+            "wrongSession": {"clientId": uuid(10), "occurredAt": iso(now), "storeId": store, "registerId": till, "sessionId": other_session, "basketProducts": line},
+            "noClient": {"occurredAt": iso(now), "storeId": store, "basketProducts": line},
+            "future": {"clientId": uuid(11), "occurredAt": iso(now + 24 * HOUR), "storeId": store, "basketProducts": line},
+            "unknownProduct": {"clientId": uuid(12), "occurredAt": iso(now), "storeId": store, "basketProducts": {"l": {"productId": 999_999_999, "quantity": 1}}}
+        })).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        let text = body.to_string();
+        for problem in [
+            format!("sessionId: session {other_session} is not a session of register {till}."),
+            "clientId: required: the UUID the till gave the sale.".to_owned(),
+            "occurredAt: lies in the future".to_owned(),
+            "basketProducts.l.productId: 999999999 is not a product of this merchant.".to_owned(),
+        ] {
+            assert!(text.contains(&problem), "{problem}: {body}");
+        }
+        let (status, body) = send(&app, Method::POST, "/basket/sync", &token, &[], Some(json!({"sales": []}))).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(shortfall_events(&app, latte).await, 0);
+    }
+
+    async fn another_merchants_ids_and_sales_are_out_of_reach(app) {
+        let token = app.owner_token().await;
+        let other = app.token_for("second", "owner@second.test", "read write admin", 3600).await;
+        let store = app.tenant("demo").stores["high-street"];
+        let their_store = app.tenant("second").stores.values().next().copied().unwrap();
+        let latte = product(&app, &token, "Latte", "300").await;
+        let theirs = product(&app, &other, "Tea", "200").await;
+        let now = merchantd::domain::now_millis();
+        let sale = |store: i64, product: i64| json!({"clientId": uuid(20), "occurredAt": iso(now), "storeId": store,
+            "basketProducts": {"l": {"productId": product, "quantity": 1}}});
+        // Their store, their product: unknown ids here.
+        let (status, body) = sync(&app, &token, json!({"a": sale(their_store, latte), "b": sale(store, theirs)})).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert!(body.to_string().contains(&format!("storeId: {their_store} is not a store of this merchant.")), "{body}");
+        assert!(body.to_string().contains(&format!("basketProducts.l.productId: {theirs} is not a product of this merchant.")), "{body}");
+        // A clientId is unique per merchant: the same UUID makes a basket of each.
+        let (status, mine) = sync(&app, &token, json!({"a": sale(store, latte)})).await;
+        assert_eq!(status, StatusCode::CREATED, "{mine}");
+        let (status, body) = sync(&app, &other, json!({"a": sale(their_store, theirs)})).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_ne!(id(&body["baskets"]["a"]), id(&mine["baskets"]["a"]));
+        assert!(body["api"]["message"]["success"].to_string().contains("recorded as basket"), "{body}");
+        assert!(!body.to_string().contains("already"), "{body}");
+        let (_, body) = send(&app, Method::GET, "/basket", &other, &[("basketIds", &id(&mine["baskets"]["a"]).to_string())], None).await;
+        assert_eq!(body["baskets"], json!({}), "{body}");
+    }
+}
