@@ -33,6 +33,7 @@ mod oauth_secrets;
 mod oauth_support;
 mod oauth_token;
 mod offline;
+mod offline_day;
 mod openapi;
 mod outage;
 mod process;

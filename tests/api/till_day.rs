@@ -23,15 +23,15 @@ use crate::process::{serve, Served};
 
 const CLIENTS: usize = 16;
 
-struct Api {
-    client: reqwest::Client,
-    base: std::sync::RwLock<String>,
-    token: String,
+pub(crate) struct Api {
+    pub(crate) client: reqwest::Client,
+    pub(crate) base: std::sync::RwLock<String>,
+    pub(crate) token: String,
 }
 
 impl Api {
     /// The answer, or `None` when the server could not be reached (killed).
-    async fn call(
+    pub(crate) async fn call(
         &self,
         method: Method,
         path: &str,
@@ -56,7 +56,7 @@ impl Api {
     }
 
     /// POSTs one object; the saved object when answered 201.
-    async fn create(&self, path: &str, plural: &str, object: Value) -> Option<Value> {
+    pub(crate) async fn create(&self, path: &str, plural: &str, object: Value) -> Option<Value> {
         let body = json!({ plural: {"k": object} });
         match self.call(Method::POST, path, &[], Some(body)).await? {
             (StatusCode::CREATED, body) => Some(body[plural]["k"].clone()),
@@ -64,7 +64,7 @@ impl Api {
         }
     }
 
-    async fn get(&self, path: &str, headers: &[(&str, String)]) -> Value {
+    pub(crate) async fn get(&self, path: &str, headers: &[(&str, String)]) -> Value {
         let (status, body) = self.call(Method::GET, path, headers, None).await.unwrap();
         assert_eq!(status, StatusCode::OK, "{path}: {body}");
         body
@@ -483,7 +483,7 @@ async fn close_and_check(api: &Api, shop: &Shop, sessions: &[i64]) -> Vec<Vec<i6
     numbers
 }
 
-async fn restart(db: &crate::helpers::TestDb, served: Served, api: &Api) -> Served {
+pub(crate) async fn restart(db: &crate::helpers::TestDb, served: Served, api: &Api) -> Served {
     served.signal("-KILL");
     let (status, _) = tokio::task::spawn_blocking(move || served.wait())
         .await
