@@ -59,6 +59,7 @@ impl Tx {
             .collect();
         let refs: Vec<&Event> = numbered.iter().collect();
         rows::insert_many(self.conn()?, merchant_id, &refs).await?;
+        self.keep_digests(merchant_id, &numbered).await?;
         self.appended |= !numbered.is_empty();
         Ok(numbered.last().map_or(after, |e| e.seq))
     }

@@ -10,6 +10,7 @@
 pub mod account;
 mod checkpoint;
 mod declared;
+mod digest;
 mod erase;
 mod error;
 pub mod events;

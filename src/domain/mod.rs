@@ -9,6 +9,7 @@ pub mod category;
 pub mod clock;
 pub mod customer;
 pub mod dates;
+pub mod digest;
 pub mod draft;
 pub mod employee;
 pub mod erase;

@@ -19,3 +19,15 @@ impl Services {
         Ok(self.db.sales_totals(range).await?)
     }
 }
+
+impl Services {
+    /// Per bucket of `size` ids of `object`'s records: count and Σ hash (docs/digest.md).
+    pub async fn digest(
+        &self,
+        merchant_id: i64,
+        object: &str,
+        size: i64,
+    ) -> Result<Vec<crate::domain::digest::Bucket>, Failure> {
+        Ok(self.db.digest(merchant_id, object, size).await?)
+    }
+}

@@ -13,14 +13,14 @@ use crate::helpers::{send_full, TestApp};
 
 /// One parsed server-sent event.
 #[derive(Debug, Clone)]
-struct Sse {
-    id: i64,
-    kind: String,
-    data: Value,
+pub(crate) struct Sse {
+    pub(crate) id: i64,
+    pub(crate) kind: String,
+    pub(crate) data: Value,
 }
 
 /// A reader of `GET /events` that yields events (comments and `retry` skipped).
-struct Stream {
+pub(crate) struct Stream {
     body: reqwest::Response,
     buffer: String,
     /// The server said `event: end` or closed the stream (not merely silent).
@@ -28,7 +28,7 @@ struct Stream {
 }
 
 impl Stream {
-    async fn open(app: &TestApp, token: &str, headers: &[(&str, &str)]) -> Self {
+    pub(crate) async fn open(app: &TestApp, token: &str, headers: &[(&str, &str)]) -> Self {
         let mut request = app.api(Method::GET, "/events", token);
         for (name, value) in headers {
             request = request.header(*name, *value);
@@ -96,7 +96,7 @@ impl Stream {
         self.ended
     }
 
-    async fn take(&mut self, n: usize) -> Vec<Sse> {
+    pub(crate) async fn take(&mut self, n: usize) -> Vec<Sse> {
         let mut out = Vec::new();
         while out.len() < n {
             match self.next(Duration::from_secs(10)).await {
@@ -122,7 +122,7 @@ async fn create_category(app: &TestApp, token: &str, title: &str) -> i64 {
     body["categories"]["k"]["id"].as_i64().unwrap()
 }
 
-fn sequence(headers: &reqwest::header::HeaderMap) -> i64 {
+pub(crate) fn sequence(headers: &reqwest::header::HeaderMap) -> i64 {
     headers["x-merchant-sequence"]
         .to_str()
         .unwrap()

@@ -14,6 +14,7 @@ mod contract;
 mod crash;
 mod customer_privacy;
 mod customers;
+mod digest;
 mod employees;
 mod envelope;
 mod events;

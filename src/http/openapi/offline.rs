@@ -7,7 +7,7 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
 use utoipa::openapi::{Content, RefOr, Required};
 
 use super::endpoints::envelope_with;
-use super::paths::{api_operation, item, ok, with};
+use super::paths::{api_operation, header_param, item, ok, with};
 use super::schemas::{self, closed, keyed, named};
 
 fn object(description: &str, fields: Vec<(&str, RefOr<Schema>)>, required: &[&str]) -> Schema {
@@ -92,7 +92,27 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
         .required("sales")
         .build()
         .into();
+    let bucket = object(
+        "How many records a bucket holds, and Σ of their hashes (16 hexadecimal digits).",
+        vec![
+            ("count", int()),
+            ("hash", RefOr::T(schemas::pattern("^[0-9a-f]{16}$"))),
+        ],
+        &["count", "hash"],
+    );
+    let digest = object(
+        "A resource's digest: its buckets of ids and the total.",
+        vec![
+            ("resource", text()),
+            ("bucketSize", int()),
+            ("buckets", RefOr::T(keyed(named("DigestBucket")))),
+            ("total", named("DigestBucket")),
+        ],
+        &["resource", "bucketSize", "buckets", "total"],
+    );
     vec![
+        ("DigestBucket", bucket),
+        ("Digest", digest),
         ("SyncWarning", warning),
         ("SyncWarnings", warnings),
         ("OfflineLine", line),
@@ -140,6 +160,50 @@ fn sync() -> PathItem {
     )])
 }
 
+fn digest() -> PathItem {
+    use crate::domain::digest::{BUCKET_SIZES, RESOURCES};
+    let sizes = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(BUCKET_SIZES.iter().map(|n| n.to_string())))
+        .build();
+    let op = api_operation(
+        &Method::GET,
+        "/digest",
+        "digest".into(),
+        "Reconciliation digest of one resource".into(),
+    )
+    .description(Some(
+        "Per bucket of ids (`[first, first + bucketSize)`) holding records of the resource: \
+         how many, and the sum of each record's hash of (resource, id, last change sequence), \
+         as 16 hexadecimal digits. Compute the same over a local copy built from the change \
+         events (docs/digest.md has the exact definition and a Python reference), compare, and \
+         read again only the buckets that differ. A record enters at its first change after \
+         the feature landed."
+            .to_owned(),
+    ))
+    .parameter(header_param(
+        "resource",
+        schemas::choice(RESOURCES),
+        true,
+        "The resource, by its change events' object name (`basket`, `product`, …).",
+    ))
+    .parameter(header_param(
+        "bucketSize",
+        sizes,
+        false,
+        "Ids per bucket (default 10000).",
+    ))
+    .response(
+        "200",
+        ok(
+            "The buckets holding records, keyed by their first id, and the total.",
+            envelope_with("digest", named("Digest")),
+            None,
+        ),
+    );
+    item(vec![(HttpMethod::Get, with(op, &["400"]).build())])
+}
+
 pub fn items() -> Vec<(&'static str, PathItem)> {
-    vec![("/basket/sync", sync())]
+    vec![("/basket/sync", sync()), ("/digest", digest())]
 }

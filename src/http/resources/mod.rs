@@ -4,6 +4,7 @@ pub mod applications;
 pub mod calculate;
 pub mod catalogue;
 pub mod customers;
+mod digest;
 pub mod employees;
 pub mod generic;
 mod offline;
@@ -76,6 +77,9 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     );
     cfg.service(
         actix_web::web::resource("/report").route(actix_web::web::get().to(report::legacy)),
+    );
+    cfg.service(
+        actix_web::web::resource("/digest").route(actix_web::web::get().to(digest::digest)),
     );
 }
 
