@@ -25,7 +25,7 @@ const RESOURCES: [&str; 6] = [
 ];
 
 /// What the client keeps of each event: its sequence, type and record.
-fn events_json(events: &[crate::events::Sse]) -> Vec<Value> {
+pub(crate) fn events_json(events: &[crate::events::Sse]) -> Vec<Value> {
     events
         .iter()
         .map(|e| json!({"sequence": e.id, "type": e.kind, "objectId": e.data["objectId"]}))
@@ -33,7 +33,7 @@ fn events_json(events: &[crate::events::Sse]) -> Vec<Value> {
 }
 
 /// The digest computed here, as docs/digest.md defines it.
-fn local_digest(events: &[Value], resource: &str, size: i64) -> Value {
+pub(crate) fn local_digest(events: &[Value], resource: &str, size: i64) -> Value {
     let mut last: BTreeMap<i64, i64> = BTreeMap::new();
     for e in events {
         if e["type"].as_str().unwrap().split('.').next() == Some(resource) {

@@ -33,7 +33,11 @@ impl Stream {
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
-        let res = request.checked().await.expect("GET /events");
+        Self::of(request.checked().await.expect("GET /events"))
+    }
+
+    /// A stream over an answer to `GET /events`.
+    pub(crate) fn of(res: reqwest::Response) -> Self {
         assert_eq!(res.status(), StatusCode::OK);
         assert!(res.headers()["content-type"]
             .to_str()
