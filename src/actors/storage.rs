@@ -100,7 +100,7 @@ async fn write(tx: &mut Tx, w: &Writes<'_>) -> Result<i64, DbError> {
     for (key, answer) in &w.answers {
         tx.store_answer(w.merchant_id, key, answer, w.now).await?;
     }
-    tx.apply_stock_moves(w.merchant_id, w.moves).await?;
+    tx.apply_stock_moves(w.merchant_id, w.moves, w.now).await?;
     tx.add_sales_totals(w.merchant_id, w.totals).await?;
     tx.append_events(w.merchant_id, w.after_event, w.events, w.now)
         .await

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::{rows, Db, DbError, Tx};
 
-pub use crate::domain::stock::{StockLevel, StockMove};
+pub use crate::domain::stock::{Ledger, Movement, StockLevel, StockMove, MAX_MOVEMENTS};
 
 /// Stock rows upserted by one statement at most (five values each).
 const MOVES_PER_STATEMENT: usize = 1_000;
@@ -17,7 +17,9 @@ impl Tx {
         &mut self,
         merchant_id: i64,
         moves: &[StockMove],
+        now: i64,
     ) -> Result<(), DbError> {
+        self.record_movements(merchant_id, moves, now).await?;
         // One row per key: PostgreSQL refuses to upsert a row twice in one statement.
         let mut summed: BTreeMap<(i64, i64), StockLevel> = BTreeMap::new();
         for m in moves {
@@ -51,7 +53,105 @@ impl Tx {
     }
 }
 
+impl Tx {
+    /// The ledger's rows of these moves, each as it happened (`at`) and arrived (`now`): one
+    /// multi-row insert per statement's worth.
+    async fn record_movements(
+        &mut self,
+        merchant_id: i64,
+        moves: &[StockMove],
+        now: i64,
+    ) -> Result<(), DbError> {
+        let conn = self.conn()?;
+        for chunk in moves.chunks(MOVES_PER_STATEMENT) {
+            let sql = format!(
+                "INSERT INTO stock_movements (merchant_id, store_id, product_id, occurred_at, \
+                 arrived_at, reason, source_id, quantity) VALUES {}",
+                rows::value_tuples(conn, chunk.len(), 8)
+            );
+            let mut query = sqlx::query(&sql);
+            for m in chunk {
+                query = query
+                    .bind(merchant_id)
+                    .bind(m.store_id)
+                    .bind(m.product_id)
+                    .bind(m.at)
+                    .bind(now)
+                    .bind(m.reason.as_str())
+                    .bind(m.source_id)
+                    .bind(m.quantity());
+            }
+            query.execute(&mut *conn).await?;
+        }
+        Ok(())
+    }
+}
+
 impl Db {
+    /// The ledger of `products` over `[from, to)`: each (store, product)'s level at `from`,
+    /// and the movements between in the order they happened. `None` when more than
+    /// [`MAX_MOVEMENTS`] fall in the range.
+    pub async fn stock_ledger(
+        &self,
+        merchant_id: i64,
+        products: &[i64],
+        (from, to): (i64, i64),
+    ) -> Result<Option<Ledger>, DbError> {
+        let mut ledger = Ledger::default();
+        for chunk in products.chunks(500) {
+            let marks: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 3)).collect();
+            let sql = format!(
+                "SELECT store_id, product_id, CAST(SUM(quantity) AS BIGINT) FROM stock_movements \
+                 WHERE merchant_id = $1 AND occurred_at < $2 AND product_id IN ({}) \
+                 GROUP BY store_id, product_id",
+                marks.join(", ")
+            );
+            let mut query = sqlx::query_as::<_, (i64, i64, i64)>(&sql)
+                .bind(merchant_id)
+                .bind(from);
+            for p in chunk {
+                query = query.bind(*p);
+            }
+            ledger.opening.extend(query.fetch_all(self.pool()).await?);
+            let marks: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 4)).collect();
+            let sql = format!(
+                "SELECT store_id, product_id, occurred_at, arrived_at, reason, source_id, quantity \
+                 FROM stock_movements WHERE merchant_id = $1 AND occurred_at >= $2 \
+                 AND occurred_at < $3 AND product_id IN ({}) \
+                 ORDER BY occurred_at, arrived_at, source_id LIMIT {}",
+                marks.join(", "),
+                MAX_MOVEMENTS + 1
+            );
+            let mut query = sqlx::query_as::<_, (i64, i64, i64, i64, String, i64, i64)>(&sql)
+                .bind(merchant_id)
+                .bind(from)
+                .bind(to);
+            for p in chunk {
+                query = query.bind(*p);
+            }
+            for (store_id, product_id, occurred_at, arrived_at, reason, source_id, quantity) in
+                query.fetch_all(self.pool()).await?
+            {
+                ledger.movements.push(Movement {
+                    store_id,
+                    product_id,
+                    occurred_at,
+                    arrived_at,
+                    reason,
+                    source_id,
+                    quantity,
+                });
+            }
+            if ledger.movements.len() > MAX_MOVEMENTS {
+                return Ok(None);
+            }
+        }
+        ledger
+            .movements
+            .sort_by_key(|m| (m.occurred_at, m.arrived_at, m.source_id));
+        Ok(Some(ledger))
+    }
+
     /// Every store's stock of a merchant, by store and product (one query at activation).
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn load_merchant_stock(

@@ -31,3 +31,16 @@ impl Services {
         Ok(self.db.digest(merchant_id, object, size).await?)
     }
 }
+
+impl Services {
+    /// The stock ledger of `products` over `[from, to)`; `None` when the range holds too many
+    /// movements to answer at once.
+    pub async fn stock_ledger(
+        &self,
+        merchant_id: i64,
+        products: &[i64],
+        range: (i64, i64),
+    ) -> Result<Option<crate::domain::stock::Ledger>, Failure> {
+        Ok(self.db.stock_ledger(merchant_id, products, range).await?)
+    }
+}

@@ -203,6 +203,10 @@ backend_tests! {
         ] {
             assert!(text.contains(&problem), "{problem}: {body}");
         }
+        let (status, body) = send(&app, Method::GET, "/stock/movement", &token, &[("movementTo", "yesterday")], None).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(body.to_string().contains("productIds: the header is missing."), "{body}");
+        assert!(body.to_string().contains("movementTo: \\\"yesterday\\\" is not a date-time"), "{body}");
         let (status, body) = send(&app, Method::POST, "/basket/sync", &token, &[], Some(json!({"sales": []}))).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         assert_eq!(shortfall_events(&app, latte).await, 0);

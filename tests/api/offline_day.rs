@@ -385,6 +385,38 @@ db_tests! {
         }
         assert!(oversold > 20, "the day oversold products: {oversold}");
 
+        // The stock ledger (acceptance 3): for products the day sold and random past times,
+        // the level `GET /stock/movement` gives is the replay of its movements, and the replay
+        // of what the tills sold.
+        let watched: Vec<i64> = products[..STOCKED].iter().map(|(p, _)| *p).filter(|p| sold.contains_key(p)).take(12).collect();
+        let ids = watched.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+        let ledger = api.get("/stock/movement", &[("productIds", ids.clone()), ("storeIds", store.to_string())]).await;
+        let at = |m: &Value| chrono::DateTime::parse_from_rfc3339(m["occurredAt"].as_str().unwrap()).unwrap().timestamp_millis();
+        for p in &watched {
+            let book = &ledger["stockMovements"][store.to_string()][p.to_string()];
+            let moves = book["movements"].as_array().unwrap();
+            let lines = sales.iter().flat_map(|s| &s.lines).filter(|(product, _, _)| product == p).count();
+            assert_eq!(moves.len(), lines + 1, "a movement per sale line and the delivery: {book}");
+            assert_eq!(book["levelTo"], levels["products"][p.to_string()]["stockLeft"], "{book}");
+            assert_eq!(book["levelTo"].as_i64().unwrap(), moves.iter().map(|m| m["quantity"].as_i64().unwrap()).sum::<i64>());
+        }
+        let first_sale = sales.iter().map(|s| s.at).min().unwrap();
+        for _ in 0..8 {
+            let t = first_sale - HOUR + rng.below(4 * 3_600) as i64 * 1000;
+            let t = t - t % 1000;
+            let when = chrono::DateTime::<chrono::Utc>::from_timestamp_millis(t).unwrap().format("%Y-%m-%d %H:%M:%S").to_string();
+            let then = api.get("/stock/movement", &[("productIds", ids.clone()), ("movementTo", when.clone())]).await;
+            for p in &watched {
+                let all = ledger["stockMovements"][store.to_string()][p.to_string()]["movements"].as_array().unwrap();
+                let replayed: i64 = all.iter().filter(|m| at(m) < t).map(|m| m["quantity"].as_i64().unwrap()).sum();
+                let sold_before: i64 = sales.iter().filter(|s| s.at < t).flat_map(|s| &s.lines).filter(|(product, _, _)| product == p).map(|(_, q, _)| q).sum();
+                let received = all.iter().filter(|m| m["reason"] == "receipt" && at(m) < t).map(|m| m["quantity"].as_i64().unwrap()).sum::<i64>();
+                let level = then["stockMovements"][store.to_string()][p.to_string()]["levelTo"].as_i64().unwrap_or(0);
+                assert_eq!(level, replayed, "product {p} at {when}");
+                assert_eq!(level, received - sold_before, "product {p} at {when}");
+            }
+        }
+
         // Reports by time of sale: X-reports of the open sessions, supplementary figures of the
         // closed ones (whose Z-reports show none of these sales), and the hourly report.
         for (t, (_, session)) in tills.iter().enumerate() {

@@ -192,7 +192,8 @@ storage_tests! {
         let product = db.allocate_ids(1).await.unwrap()[0];
         for (total, sold) in [(10, 0), (0, 3), (5, 1)] {
             let mut tx = db.begin().await.unwrap();
-            tx.apply_stock_moves(merchant, &[StockMove { store_id: store, product_id: product, total, sold }]).await.unwrap();
+            let moved = StockMove { store_id: store, product_id: product, total, sold, at: 1, reason: Default::default(), source_id: 0 };
+            tx.apply_stock_moves(merchant, &[moved], 2).await.unwrap();
             tx.commit().await.unwrap();
         }
         let levels = db.load_stock(merchant, store).await.unwrap();

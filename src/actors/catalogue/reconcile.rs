@@ -10,7 +10,7 @@ use crate::actors::resource::{Kind, Resource, Writing};
 use crate::domain::basket::InstancePrice;
 use crate::domain::product::ProductRecord;
 use crate::domain::reconcile::{CountContext, StockReconciliation};
-use crate::domain::stock::StockMove;
+use crate::domain::stock::{MoveReason, StockMove};
 use crate::domain::store::StoreRecord;
 
 /// A wastage line's price: the product's first live instance (its only one, usually), or
@@ -106,18 +106,21 @@ impl Resource for StockReconciliation {
         if !just_completed(self, before) {
             return Vec::new();
         }
-        let shortfalls = self.shortfalls().map(|(product_id, n)| StockMove {
+        let moved = |product_id, total, sold| StockMove {
             store_id: self.store_id,
             product_id,
-            total: 0,
-            sold: n,
-        });
-        let surpluses = self.surpluses().map(|(product_id, n)| StockMove {
-            store_id: self.store_id,
-            product_id,
-            total: n,
-            sold: 0,
-        });
+            total,
+            sold,
+            at: self.complete_date.unwrap_or_default(),
+            reason: MoveReason::Count,
+            source_id: self.id,
+        };
+        let shortfalls = self
+            .shortfalls()
+            .map(|(product_id, n)| moved(product_id, 0, n));
+        let surpluses = self
+            .surpluses()
+            .map(|(product_id, n)| moved(product_id, n, 0));
         shortfalls.chain(surpluses).collect()
     }
 

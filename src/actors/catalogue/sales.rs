@@ -15,7 +15,7 @@ use crate::domain::sales::{
     TransactionRecord,
 };
 use crate::domain::sales_totals::Deltas;
-use crate::domain::stock::StockMove;
+use crate::domain::stock::{MoveReason, StockMove};
 use crate::domain::store::StoreRecord;
 use crate::domain::supplier::{SupplierRecord, SupplierStoreRecord};
 use crate::domain::Refusal;
@@ -165,6 +165,9 @@ completing_sale! {
         product_id: l.product_id,
         total: 0,
         sold: l.quantity,
+        at: basket.complete_date.unwrap_or_default(),
+        reason: if l.quantity > 0 { MoveReason::Sale } else { MoveReason::Return },
+        source_id: basket.id,
     }),
     also: {
         /// The sale baskets its return lines name, to be at hand when they are history.
@@ -344,5 +347,8 @@ completing_sale! {
         product_id: i.product_id,
         total: i.quantity,
         sold: 0,
+        at: invoice.complete_date.unwrap_or_default(),
+        reason: MoveReason::Receipt,
+        source_id: invoice.id,
     })
 }

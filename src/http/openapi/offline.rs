@@ -7,7 +7,7 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
 use utoipa::openapi::{Content, RefOr, Required};
 
 use super::endpoints::envelope_with;
-use super::paths::{api_operation, header_param, item, ok, with};
+use super::paths::{api_operation, header_param, ids_param, item, ok, with};
 use super::schemas::{self, closed, keyed, named};
 
 fn object(description: &str, fields: Vec<(&str, RefOr<Schema>)>, required: &[&str]) -> Schema {
@@ -92,6 +92,22 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
         .required("sales")
         .build()
         .into();
+    let mut all = ledger_schemas();
+    all.extend([
+        ("SyncWarning", warning),
+        ("SyncWarnings", warnings),
+        ("OfflineLine", line),
+        ("OfflinePayment", payment),
+        ("OfflineSale", sale),
+        ("SyncBody", body),
+    ]);
+    all
+}
+
+/// `GET /digest`'s and `GET /stock/movement`'s answers.
+fn ledger_schemas() -> Vec<(&'static str, Schema)> {
+    let int = || RefOr::T(schemas::integer());
+    let text = || RefOr::T(schemas::string());
     let bucket = object(
         "How many records a bucket holds, and Σ of their hashes (16 hexadecimal digits).",
         vec![
@@ -110,15 +126,41 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
         ],
         &["resource", "bucketSize", "buckets", "total"],
     );
+    let movement = object(
+        "One movement: when it happened and arrived, why (`sale`, `return`, `receipt`, \
+         `count`, `opening`), the basket, invoice or count that made it, and the units it \
+         changes the level by.",
+        vec![
+            ("occurredAt", RefOr::T(schemas::date(true))),
+            ("arrivedAt", RefOr::T(schemas::date(true))),
+            ("reason", text()),
+            ("sourceId", int()),
+            ("quantity", int()),
+        ],
+        &["occurredAt", "arrivedAt", "reason", "sourceId", "quantity"],
+    );
+    let ledger = object(
+        "A product's stock at a store over the range asked.",
+        vec![
+            ("levelFrom", int()),
+            ("levelTo", int()),
+            (
+                "movements",
+                RefOr::T(
+                    ArrayBuilder::new()
+                        .items(named("StockMovement"))
+                        .build()
+                        .into(),
+                ),
+            ),
+        ],
+        &["levelFrom", "levelTo", "movements"],
+    );
     vec![
+        ("StockMovement", movement),
+        ("StockLedger", ledger),
         ("DigestBucket", bucket),
         ("Digest", digest),
-        ("SyncWarning", warning),
-        ("SyncWarnings", warnings),
-        ("OfflineLine", line),
-        ("OfflinePayment", payment),
-        ("OfflineSale", sale),
-        ("SyncBody", body),
     ]
 }
 
@@ -204,6 +246,54 @@ fn digest() -> PathItem {
     item(vec![(HttpMethod::Get, with(op, &["400"]).build())])
 }
 
+fn ledger() -> PathItem {
+    let when = |name: &str, what: &str| {
+        header_param(
+            name,
+            schemas::pattern("^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$"),
+            false,
+            what,
+        )
+    };
+    let op = api_operation(
+        &Method::GET,
+        "/stock/movement",
+        "stockMovements".into(),
+        "The stock ledger of some products".into(),
+    )
+    .description(Some(
+        "Every movement of the products' stock (a sale, a return, goods received, a stock \
+         count, or the `opening` level the ledger began with), in the order they happened \
+         (`occurredAt`: a sale's time of sale), with when each arrived. Per store and product: \
+         the level at `movementFrom` (`levelFrom`), the movements until `movementTo`, and the \
+         level then (`levelTo`). Ask `movementTo` alone for the level at a past time."
+            .to_owned(),
+    ))
+    .parameter(ids_param("productIds", true))
+    .parameter(ids_param("storeIds", false))
+    .parameter(when(
+        "movementFrom",
+        "From this time (UTC, inclusive); the ledger's start when left out.",
+    ))
+    .parameter(when(
+        "movementTo",
+        "Until this time (UTC, exclusive); now when left out.",
+    ))
+    .response(
+        "200",
+        ok(
+            "Per store id, per product id: levels and movements.",
+            envelope_with("stockMovements", keyed(keyed(named("StockLedger")))),
+            None,
+        ),
+    );
+    item(vec![(HttpMethod::Get, with(op, &["400"]).build())])
+}
+
 pub fn items() -> Vec<(&'static str, PathItem)> {
-    vec![("/basket/sync", sync()), ("/digest", digest())]
+    vec![
+        ("/basket/sync", sync()),
+        ("/digest", digest()),
+        ("/stock/movement", ledger()),
+    ]
 }

@@ -7,6 +7,7 @@ pub mod customers;
 mod digest;
 pub mod employees;
 pub mod generic;
+mod ledger;
 mod offline;
 pub mod products;
 pub mod promotions;
@@ -80,6 +81,10 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     );
     cfg.service(
         actix_web::web::resource("/digest").route(actix_web::web::get().to(digest::digest)),
+    );
+    cfg.service(
+        actix_web::web::resource("/stock/movement")
+            .route(actix_web::web::get().to(ledger::movements)),
     );
 }
 
