@@ -54,7 +54,7 @@ SCENARIOS = {
     "ceiling": "1", "read": "2", "write": "3", "list": "4", "history": "5", "cold": "6",
     "memory": "7", "seed": "8", "store": "a", "mix": "b", "multi": "c", "refresh": "d",
     "basket": "e", "idle": "f", "calculate": "g", "sale": "h", "customers": "i",
-    "salesreport": "j", "sync": "k",
+    "salesreport": "j", "sync": "k", "digest": "l",
 }
 ALIASES = {v: k for k, v in SCENARIOS.items()}
 
@@ -803,36 +803,42 @@ class Bench:
             f"(read-only {res['read_only_p99_ms']:.2f}), writes {wres['rps']:,.0f} rps "
             f"({100 * res['write_share']:.1f} %, {writers} conns, delay {delay_ms} ms)")
 
-    def scenario_sync(self, r, count=10_000):
-        """k: POST /basket/sync of `count` offline sales of main in batches of 200, one client
-        (issue 24): 1 to 3 lines of main's products, paid by card, sold in the last hour, each
-        with a fresh clientId. Reports sales/s over the whole run and the batch p50 and p99; then
-        the first batch again (every sale a repeat) must answer the same baskets."""
-        rng = random.Random(24 + r)
-        now_ms = int(time.time() * 1000)
+    def offline_sale(self, rng, tag, i, now_ms):
+        """One offline sale of main for POST /basket/sync: 1 to 3 lines of main's products, paid
+        by card, sold within the last hour, its clientId made of `tag` and `i`."""
         products = self.main.products
+        lines = {f"l{j}": {"productId": products[rng.randrange(len(products))], "quantity": 1 + j}
+                 for j in range(1 + i % 3)}
+        return {"clientId": f"00000000-{tag:04d}-4000-8000-{i:012d}",
+                "occurredAt": time.strftime("%Y-%m-%dT%H:%M:%S.000Z",
+                                            time.gmtime((now_ms - rng.randrange(3_600_000)) / 1000)),
+                "storeId": self.main.stores["main"], "basketProducts": lines,
+                "payments": {"p": {"type": "CARD", "amount": 100_000}}}
 
-        def sale(i):
-            lines = {f"l{j}": {"productId": products[rng.randrange(len(products))], "quantity": 1 + j}
-                     for j in range(1 + i % 3)}
-            return {"clientId": f"00000000-{r:04d}-4000-8000-{i:012d}",
-                    "occurredAt": time.strftime("%Y-%m-%dT%H:%M:%S.000Z",
-                                                time.gmtime((now_ms - rng.randrange(3_600_000)) / 1000)),
-                    "storeId": self.main.stores["main"], "basketProducts": lines,
-                    "payments": {"p": {"type": "CARD", "amount": 100_000}}}
-
-        batches = [{f"s{i}": sale(i) for i in range(start, min(count, start + BATCH))}
-                   for start in range(0, count, BATCH)]
-        c = self.main.api(self.port)
-        c.api("GET", "/health/live")
+    def sync_batches(self, c, batches):
+        """Sends each batch; the milliseconds each took."""
         took = []
-        t0 = time.perf_counter()
         for batch in batches:
             t = time.perf_counter()
             body = c.api("POST", "/basket/sync", {"sales": batch}, expect=(201,)).json()
             if body["api"]["message"].get("error"):
                 raise ApiError(f"sync: per-sale errors {json.dumps(body['api']['message']['error'])[:500]}")
             took.append((time.perf_counter() - t) * 1000)
+        return took
+
+    def scenario_sync(self, r, count=10_000):
+        """k: POST /basket/sync of `count` offline sales of main in batches of 200, one client
+        (issue 24), each with a fresh clientId. Reports sales/s over the whole run and the batch
+        p50 and p99; then the first batch again (every sale a repeat) must answer the same
+        baskets."""
+        rng = random.Random(24 + r)
+        now_ms = int(time.time() * 1000)
+        batches = [{f"s{i}": self.offline_sale(rng, r, i, now_ms) for i in range(start, min(count, start + BATCH))}
+                   for start in range(0, count, BATCH)]
+        c = self.main.api(self.port)
+        c.api("GET", "/health/live")
+        t0 = time.perf_counter()
+        took = self.sync_batches(c, batches)
         seconds = time.perf_counter() - t0
         first = c.api("POST", "/basket/sync", {"sales": batches[0]}, expect=(201,)).json()
         c.close()
@@ -840,9 +846,42 @@ class Bench:
         res = {"sales": count, "seconds": seconds, "sales_per_s": count / seconds,
                "batch_p50_ms": median(took), "batch_p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))],
                "repeat_ok": json.dumps(first["api"]["message"]).count("was already recorded") == len(batches[0])}
+        self.synced = getattr(self, "synced", 0) + count
         self.record("sync", res)
         log(f"  sync: {res['sales_per_s']:,.0f} sales/s, batch p50 {res['batch_p50_ms']:.1f} ms, "
             f"p99 {res['batch_p99_ms']:.1f} ms, repeat {'answered' if res['repeat_ok'] else 'NOT answered'}")
+
+    def scenario_digest(self, baskets=200_000, reads=30):
+        """l: GET /digest of main's baskets once it holds `baskets` of them (issue 24): the rest
+        are seeded through POST /basket/sync (batches of 200, one client); then `reads` digests
+        at two bucket sizes, one at a time: p50 and p99."""
+        c = self.main.api(self.port)
+        have = c.api("GET", "/digest", headers={"resource": "basket", "bucketSize": "1000000"}).json()
+        have = have["digest"]["total"]["count"]
+        if have < baskets:
+            rng = random.Random(2400)
+            now_ms = int(time.time() * 1000)
+            t0 = time.perf_counter()
+            todo = baskets - have
+            for start in range(0, todo, 20 * BATCH):
+                chunk = [{f"s{i}": self.offline_sale(rng, 9000, have + i, now_ms)
+                          for i in range(s0, min(todo, s0 + BATCH))} for s0 in range(start, min(todo, start + 20 * BATCH), BATCH)]
+                self.sync_batches(c, chunk)
+            log(f"  seeded {todo:,} offline sales in {time.perf_counter() - t0:.1f} s")
+        res = {"baskets": baskets}
+        for size in ("10000", "1000000"):
+            took = []
+            for _ in range(reads):
+                t = time.perf_counter()
+                body = c.api("GET", "/digest", headers={"resource": "basket", "bucketSize": size}).json()
+                took.append((time.perf_counter() - t) * 1000)
+            ordered = sorted(took)
+            res[size] = {"p50_ms": median(took), "p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))],
+                         "buckets": len(body["digest"]["buckets"]), "count": body["digest"]["total"]["count"]}
+            log(f"  digest of {res[size]['count']:,} baskets by {size}: p50 {res[size]['p50_ms']:.1f} ms, "
+                f"p99 {res[size]['p99_ms']:.1f} ms ({res[size]['buckets']} buckets)")
+        c.close()
+        self.record("digest", res)
 
     def scenario_customers(self, count=100_000, searches=100):
         """i: GET /customer with `search` among `count` customers of main (issue 23), seeded once
@@ -1279,6 +1318,8 @@ class Bench:
             self.ladder()
         if self.want("idle") and self.multi:
             self.scenario_idle()
+        if self.want("digest"):
+            self.scenario_digest()
         if self.want("salesreport"):
             self.scenario_sales_report(self.p.get("report_sales", 1_000_000))
         self.elapsed = time.time() - t_start
@@ -1465,6 +1506,13 @@ def build_table(b):
                  f"(batch p50 {med('sync', 'batch_p50_ms'):.1f} ms, p99 {med('sync', 'batch_p99_ms'):.1f} ms; "
                  f"repeat {'answered' if ok else 'NOT answered'})", f"{rate:,.0f} sales/s", "–", "≥ 5,000 sales/s",
             verdict(rate >= 5000 and ok))
+    if "digest" in R:
+        r = R["digest"][-1]
+        worst = max(r[k]["p50_ms"] for k in ("10000", "1000000"))
+        row("l", f"GET /digest of {r['10000']['count']:,} baskets, one client, p50 by 10,000 ids "
+                 f"{r['10000']['p50_ms']:.1f} ms ({r['10000']['buckets']} buckets), by 1,000,000 "
+                 f"{r['1000000']['p50_ms']:.1f} ms", f"{worst:.1f} ms (worst p50)", "–", "≤ 50 ms",
+            verdict(worst <= 50))
     if "salesreport" in R:
         r = R["salesreport"][-1]
         steps = r["steps"]
