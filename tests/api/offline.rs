@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 
 use crate::backend_tests;
 use crate::helpers::{create_one as create, send, TestApp};
-use crate::shop_day::{id, product, receive};
+use crate::shop_day::{id, product, receive, stock};
+use crate::tills::report;
 
 const HOUR: i64 = 3_600_000;
 
@@ -47,46 +48,12 @@ fn warnings(basket: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-async fn stock_left(app: &TestApp, token: &str, store: i64, product: i64) -> i64 {
-    let (status, body) = send(
-        app,
-        Method::GET,
-        "/product",
-        token,
-        &[
-            ("productIds", &product.to_string()),
-            ("storeId", &store.to_string()),
-            ("deleted", "true"),
-        ],
-        None,
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["products"][product.to_string()]["stockLeft"]
-        .as_i64()
-        .expect("stockLeft")
-}
-
 async fn shortfall_events(app: &TestApp, product: i64) -> i64 {
     let sql = format!("SELECT COUNT(*) FROM events WHERE event_type = 'stock.shortfall' AND object_id = {product}");
     sqlx::query_scalar::<_, i64>(&sql)
         .fetch_one(&app.sql)
         .await
         .unwrap()
-}
-
-async fn report(app: &TestApp, token: &str, session: i64) -> Value {
-    let (status, body) = send(
-        app,
-        Method::GET,
-        "/register/session/report",
-        token,
-        &[("sessionIds", &session.to_string())],
-        None,
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["sessionReports"][session.to_string()].clone()
 }
 
 backend_tests! {
@@ -131,8 +98,8 @@ backend_tests! {
         assert!(body["api"]["message"]["success"].to_string().contains(&format!("Sale {} recorded as basket {}, with 2 warning(s).", uuid(1), id(a))), "{body}");
 
         // Stock goes negative; the shortfall is an event.
-        assert_eq!(stock_left(&app, &token, store, latte).await, -1);
-        assert_eq!(stock_left(&app, &token, store, scone).await, -1);
+        assert_eq!(stock(&app, &token, store, latte).await.2, -1);
+        assert_eq!(stock(&app, &token, store, scone).await.2, -1);
         assert_eq!(shortfall_events(&app, latte).await, 1);
 
         // The same batch again, its keys in another order: the same baskets, nothing new.
@@ -141,7 +108,7 @@ backend_tests! {
         assert_eq!(status, StatusCode::CREATED, "{body}");
         assert_eq!((id(&body["baskets"]["a"]), id(&body["baskets"]["b"]), id(&body["baskets"]["c"])), (id(a), id(b), id(a)));
         assert!(body["api"]["message"]["success"].to_string().contains("was already recorded as basket"), "{body}");
-        assert_eq!(stock_left(&app, &token, store, latte).await, -1, "a repeat moves no stock");
+        assert_eq!(stock(&app, &token, store, latte).await.2, -1, "a repeat moves no stock");
         assert_eq!(shortfall_events(&app, latte).await, 1);
         let (_, body) = send(&app, Method::GET, "/basket", &token, &[("sessionIds", &session.to_string())], None).await;
         assert_eq!(body["baskets"].as_object().unwrap().len(), 2, "{body}");

@@ -101,7 +101,7 @@ pub async fn sell(
     body["baskets"]["done"].clone()
 }
 
-/// totalStock, stockSold and stockLeft of a product at a store.
+/// totalStock, stockSold and stockLeft of a product (deleted too) at a store.
 pub async fn stock(app: &TestApp, token: &str, store: i64, product: i64) -> (i64, i64, i64) {
     let (status, body) = send(
         app,
@@ -111,6 +111,7 @@ pub async fn stock(app: &TestApp, token: &str, store: i64, product: i64) -> (i64
         &[
             ("productIds", &product.to_string()),
             ("storeId", &store.to_string()),
+            ("deleted", "true"),
         ],
         None,
     )

@@ -70,7 +70,7 @@ async fn sale(
     .await
 }
 
-async fn report(app: &TestApp, token: &str, session: i64) -> Value {
+pub(crate) async fn report(app: &TestApp, token: &str, session: i64) -> Value {
     let (status, body) = send(
         app,
         Method::GET,
