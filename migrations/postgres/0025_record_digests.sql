@@ -9,3 +9,30 @@ CREATE TABLE record_digests (
     h           BIGINT NOT NULL,
     PRIMARY KEY (merchant_id, object, id)
 );
+-- Per thousand ids, the records and Σ hash, kept by a trigger as record_digests changes, so a
+-- digest by 1,000 ids or more reads a row per thousand records instead of every record.
+CREATE TABLE digest_buckets (
+    merchant_id BIGINT NOT NULL REFERENCES merchants (id),
+    object      TEXT   NOT NULL,
+    bucket      BIGINT NOT NULL,
+    records     BIGINT NOT NULL,
+    total       BIGINT NOT NULL,
+    PRIMARY KEY (merchant_id, object, bucket)
+);
+CREATE FUNCTION record_digests_bucket() RETURNS trigger AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO digest_buckets (merchant_id, object, bucket, records, total)
+        VALUES (NEW.merchant_id, NEW.object, NEW.id / 1000, 1, NEW.h)
+        ON CONFLICT (merchant_id, object, bucket)
+        DO UPDATE SET records = digest_buckets.records + 1,
+                      total = digest_buckets.total + excluded.total;
+    ELSE
+        UPDATE digest_buckets SET total = total - OLD.h + NEW.h
+        WHERE merchant_id = NEW.merchant_id AND object = NEW.object AND bucket = NEW.id / 1000;
+    END IF;
+    RETURN NULL;
+END
+$$ LANGUAGE plpgsql;
+CREATE TRIGGER record_digests_bucket AFTER INSERT OR UPDATE ON record_digests
+    FOR EACH ROW EXECUTE FUNCTION record_digests_bucket();

@@ -8,6 +8,9 @@ use super::{rows, Db, DbError, Tx};
 use crate::domain::digest::{record_hash, record_object, Bucket};
 use crate::domain::event::Event;
 
+/// The ids per row of `digest_buckets`, which triggers keep as `record_digests` changes.
+const KEPT_BUCKET: i64 = 1_000;
+
 /// Rows upserted by one statement at most (five values each).
 const ROWS_PER_STATEMENT: usize = 1_000;
 
@@ -53,23 +56,35 @@ impl Tx {
 }
 
 impl Db {
-    /// Per bucket of `size` ids holding records of `object`: how many, and Σ hash. One pass
-    /// over the primary key's range of `(merchant, object)`, summed by the database.
+    /// Per bucket of `size` ids holding records of `object`: how many, and Σ hash, summed by
+    /// the database: from a row per thousand ids when `size` allows, else from every record.
     pub async fn digest(
         &self,
         merchant_id: i64,
         object: &str,
         size: i64,
     ) -> Result<Vec<Bucket>, DbError> {
-        let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
-            "SELECT id / $3, COUNT(*), CAST(SUM(h) AS BIGINT) FROM record_digests \
-             WHERE merchant_id = $1 AND object = $2 GROUP BY 1 ORDER BY 1",
-        )
-        .bind(merchant_id)
-        .bind(object)
-        .bind(size)
-        .fetch_all(self.pool())
-        .await?;
+        // By 1,000 ids or more, the triggers' per-thousand rows; below, every record.
+        let (sql, per) = if size >= KEPT_BUCKET {
+            (
+                "SELECT bucket / $3, CAST(SUM(records) AS BIGINT), CAST(SUM(total) AS BIGINT) \
+                 FROM digest_buckets WHERE merchant_id = $1 AND object = $2 AND records > 0 \
+                 GROUP BY 1 ORDER BY 1",
+                size / KEPT_BUCKET,
+            )
+        } else {
+            (
+                "SELECT id / $3, COUNT(*), CAST(SUM(h) AS BIGINT) FROM record_digests \
+                 WHERE merchant_id = $1 AND object = $2 GROUP BY 1 ORDER BY 1",
+                size,
+            )
+        };
+        let rows: Vec<(i64, i64, i64)> = sqlx::query_as(sql)
+            .bind(merchant_id)
+            .bind(object)
+            .bind(per)
+            .fetch_all(self.pool())
+            .await?;
         Ok(rows
             .into_iter()
             .map(|(bucket, count, sum)| Bucket {
