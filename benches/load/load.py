@@ -837,9 +837,11 @@ class Bench:
                    for start in range(0, count, BATCH)]
         c = self.main.api(self.port)
         c.api("GET", "/health/live")
+        self.perf_start("sync", 5)
         t0 = time.perf_counter()
         took = self.sync_batches(c, batches)
         seconds = time.perf_counter() - t0
+        self.perf_wait()
         first = c.api("POST", "/basket/sync", {"sales": batches[0]}, expect=(201,)).json()
         c.close()
         ordered = sorted(took)
