@@ -511,6 +511,16 @@ impl TestApp {
     }
 }
 
+impl Drop for TestApp {
+    /// Stops the server's workers when its test is done. Left running, every finished test's
+    /// server kept its threads ticking until the test binary ended: hundreds of them took
+    /// much of the CPU from the tests still running, and load-sensitive tests failed.
+    fn drop(&mut self) {
+        // The stop command is sent at once; nothing waits for its completion here.
+        let _ = self.handle.stop(false);
+    }
+}
+
 /// A metric's value in a `/metrics` text, summed over its series whose labels contain `labels`
 /// (`""` for all of them); 0 when absent.
 pub fn metric_value(text: &str, name: &str, labels: &str) -> f64 {
