@@ -132,8 +132,7 @@ pub async fn session_reports_with_late(
     if late.is_empty() {
         return Ok(session_reports(snapshot, ids));
     }
-    let mut reports: BTreeMap<String, serde_json::Value> =
-        serde_json::from_str(&session_reports(snapshot, ids)).unwrap_or_default();
+    let mut reports = reports_by_id(snapshot, ids);
     for (id, s) in late {
         if let Some(serde_json::Value::Object(report)) = reports.get_mut(&id.to_string()) {
             report.insert(
@@ -147,6 +146,11 @@ pub async fn session_reports_with_late(
 
 /// `{"<id>": report}` for the sessions of `ids` this merchant has.
 pub fn session_reports(snapshot: &Snapshot, ids: &BTreeSet<i64>) -> String {
+    serde_json::to_string(&reports_by_id(snapshot, ids)).unwrap_or_else(|_| "{}".into())
+}
+
+/// Each session of `ids` this merchant has → its report.
+fn reports_by_id(snapshot: &Snapshot, ids: &BTreeSet<i64>) -> BTreeMap<String, serde_json::Value> {
     let state = snapshot.state();
     let mut out = BTreeMap::new();
     for id in ids {
@@ -173,7 +177,7 @@ pub fn session_reports(snapshot: &Snapshot, ids: &BTreeSet<i64>) -> String {
         let report = report(session, figures, last, &register);
         out.insert(id.to_string(), report);
     }
-    serde_json::to_string(&out).unwrap_or_else(|_| "{}".into())
+    out
 }
 
 fn report(

@@ -517,7 +517,7 @@ impl Drop for TestApp {
     /// much of the CPU from the tests still running, and load-sensitive tests failed.
     fn drop(&mut self) {
         // The stop command is sent at once; nothing waits for its completion here.
-        let _ = self.handle.stop(false);
+        drop(self.handle.stop(false));
     }
 }
 

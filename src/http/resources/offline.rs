@@ -58,26 +58,28 @@ pub async fn sync(call: Call, body: web::Bytes) -> Result<Reply, ApiError> {
 /// same sale sent again, in whatever key order, has the same digest.
 fn fingerprint(fields: &Map<String, Value>) -> String {
     let mut text = String::new();
-    canonical(&Value::Object(fields.clone()), &mut text);
+    canonical_object(fields, &mut text);
     crate::crypto::sha256_hex(&text)
+}
+
+fn canonical_object(map: &Map<String, Value>, out: &mut String) {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_by_key(|(key, _)| *key);
+    out.push('{');
+    for (i, (key, value)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&Value::String(key.clone()).to_string());
+        out.push(':');
+        canonical(value, out);
+    }
+    out.push('}');
 }
 
 fn canonical(value: &Value, out: &mut String) {
     match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                canonical(&map[key], out);
-            }
-            out.push('}');
-        }
+        Value::Object(map) => canonical_object(map, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
