@@ -2,6 +2,7 @@
 //! supervisors (one a merchant, with a StoreActor a store), and the token actors.
 
 pub mod catalogue;
+pub mod lifetime;
 pub mod memory;
 pub mod merchant;
 pub mod ports;

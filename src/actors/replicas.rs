@@ -32,11 +32,7 @@ pub fn listen(
     metrics: Metrics,
     first_retry: Duration,
 ) {
-    let (keep, stop) = tokio::sync::oneshot::channel::<()>();
-    actix_rt::spawn(async move {
-        let _keep = keep;
-        std::future::pending::<()>().await
-    });
+    let stop = super::lifetime::ends_with_this_runtime();
     let spawned = std::thread::Builder::new()
         .name("replica-listener".into())
         .spawn(move || {

@@ -126,8 +126,16 @@ pub fn start(db: Db, merchants: Merchants, metrics: WebhookMetrics, config: Disp
     });
     // A thread of its own: on the main arbiter it would share a thread with the merchants'
     // supervisors, and every delivery's HTTP work would delay the writes they serialize.
+    // It ends with the runtime that started it, and its thread with it.
+    let ended = crate::actors::lifetime::ends_with_this_runtime();
     let arbiter = actix_rt::Arbiter::new();
-    arbiter.spawn(dispatcher.run());
+    arbiter.spawn(async move {
+        tokio::select! {
+            () = dispatcher.run() => {}
+            _ = ended => {}
+        }
+        actix_rt::Arbiter::current().stop();
+    });
 }
 
 /// Attempts sent but not yet recorded, and how far the log has been handled.
