@@ -1,12 +1,13 @@
 //! Reconciliation digests (docs/digest.md): each record's last change sequence and its hash,
-//! kept in `record_digests` by the transaction that appends the change's events, and summed
-//! per bucket of ids by `GET /digest`.
+//! kept in `record_digests` from the merchant's event log and summed per bucket of ids by
+//! `GET /digest`. The log is followed when a digest is read (and before retention prunes it),
+//! not by the write that appends the events: a write pays nothing for digests, and a digest
+//! pays for the changes since the last one.
 
 use std::collections::BTreeMap;
 
 use super::{rows, Db, DbError, Tx};
 use crate::domain::digest::{record_hash, record_object, Bucket};
-use crate::domain::event::Event;
 
 /// The ids per row of `digest_buckets`, which triggers keep as `record_digests` changes.
 const KEPT_BUCKET: i64 = 1_000;
@@ -14,18 +15,71 @@ const KEPT_BUCKET: i64 = 1_000;
 /// Rows upserted by one statement at most (five values each).
 const ROWS_PER_STATEMENT: usize = 1_000;
 
+/// Events taken in by one transaction of a catch-up, so that a long one never holds the
+/// database (SQLite's single writer) for long.
+const EVENTS_PER_CATCH_UP: i64 = 5_000;
+
 impl Tx {
-    /// Each record the events change, at its last sequence among them: one upsert statement.
-    pub(super) async fn keep_digests(
+    /// Brings the merchant's `record_digests` up to its log, through `through` at most:
+    /// each record its events changed since the watermark, at its last sequence among them.
+    /// Returns whether events remain after what this transaction took in.
+    pub(super) async fn catch_up_digests(
         &mut self,
         merchant_id: i64,
-        events: &[Event],
+        through: i64,
+    ) -> Result<bool, DbError> {
+        sqlx::query(
+            "INSERT INTO digest_watermarks (merchant_id, seq) VALUES ($1, 0) \
+             ON CONFLICT (merchant_id) DO NOTHING",
+        )
+        .bind(merchant_id)
+        .execute(self.conn()?)
+        .await?;
+        // The update takes the row's lock: two catch-ups of one merchant (two replicas)
+        // follow each other instead of both upserting the same events.
+        let (from,): (i64,) = sqlx::query_as(
+            "UPDATE digest_watermarks SET seq = seq WHERE merchant_id = $1 RETURNING seq",
+        )
+        .bind(merchant_id)
+        .fetch_one(self.conn()?)
+        .await?;
+        if from >= through {
+            return Ok(false);
+        }
+        let events: Vec<(i64, String, i64)> = sqlx::query_as(
+            "SELECT seq, event_type, object_id FROM events \
+             WHERE merchant_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4",
+        )
+        .bind(merchant_id)
+        .bind(from)
+        .bind(through)
+        .bind(EVENTS_PER_CATCH_UP)
+        .fetch_all(self.conn()?)
+        .await?;
+        let Some(&(last, _, _)) = events.last() else {
+            return Ok(false);
+        };
+        self.keep_digests(merchant_id, &events).await?;
+        sqlx::query("UPDATE digest_watermarks SET seq = $2 WHERE merchant_id = $1")
+            .bind(merchant_id)
+            .bind(last)
+            .execute(self.conn()?)
+            .await?;
+        Ok(events.len() as i64 == EVENTS_PER_CATCH_UP && last < through)
+    }
+
+    /// Each record the events (sequence, type, record id) change, at its last sequence among
+    /// them: one upsert statement per thousand records.
+    async fn keep_digests(
+        &mut self,
+        merchant_id: i64,
+        events: &[(i64, String, i64)],
     ) -> Result<(), DbError> {
         // One row per record (PostgreSQL refuses to upsert a row twice in one statement).
         let mut last: BTreeMap<(&str, i64), i64> = BTreeMap::new();
-        for e in events {
-            if let Some(object) = record_object(&e.kind) {
-                last.insert((object, e.object_id), e.seq);
+        for (seq, kind, id) in events {
+            if let Some(object) = record_object(kind) {
+                last.insert((object, *id), *seq);
             }
         }
         if last.is_empty() {
@@ -56,6 +110,19 @@ impl Tx {
 }
 
 impl Db {
+    /// Brings the merchant's digests up to its log as it stands, a transaction per
+    /// [`EVENTS_PER_CATCH_UP`] events.
+    pub async fn catch_up_digests(&self, merchant_id: i64) -> Result<(), DbError> {
+        loop {
+            let mut tx = self.begin().await?;
+            let more = tx.catch_up_digests(merchant_id, i64::MAX).await?;
+            tx.commit().await?;
+            if !more {
+                return Ok(());
+            }
+        }
+    }
+
     /// Per bucket of `size` ids holding records of `object`: how many, and Σ hash, summed by
     /// the database: from a row per thousand ids when `size` allows, else from every record.
     pub async fn digest(
@@ -64,6 +131,7 @@ impl Db {
         object: &str,
         size: i64,
     ) -> Result<Vec<Bucket>, DbError> {
+        self.catch_up_digests(merchant_id).await?;
         // By 1,000 ids or more, the triggers' per-thousand rows; below, every record.
         let (sql, per) = if size >= KEPT_BUCKET {
             (

@@ -59,7 +59,6 @@ impl Tx {
             .collect();
         let refs: Vec<&Event> = numbered.iter().collect();
         rows::insert_many(self.conn()?, merchant_id, &refs).await?;
-        self.keep_digests(merchant_id, &numbered).await?;
         self.appended |= !numbered.is_empty();
         Ok(numbered.last().map_or(after, |e| e.seq))
     }
@@ -182,6 +181,8 @@ impl Db {
             .await?;
             let through = held.map_or(through, |held| through.min(held));
             let mut tx = self.begin().await?;
+            // Digests follow the log: what they have not taken in yet goes in before it goes.
+            while tx.catch_up_digests(merchant_id, through).await? {}
             sqlx::query(
                 "UPDATE merchants SET events_pruned_through = $2 \
                  WHERE id = $1 AND events_pruned_through < $2",
