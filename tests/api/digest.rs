@@ -83,7 +83,7 @@ fn python_digest(events: &[Value], resource: &str, size: i64) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-async fn server_digest(app: &TestApp, token: &str, resource: &str, size: i64) -> Value {
+pub(crate) async fn server_digest(app: &TestApp, token: &str, resource: &str, size: i64) -> Value {
     let (status, body) = send(
         app,
         Method::GET,
@@ -98,7 +98,7 @@ async fn server_digest(app: &TestApp, token: &str, resource: &str, size: i64) ->
 }
 
 /// Every event of the merchant so far, read from `GET /events` from the start.
-async fn read_events(app: &TestApp, token: &str) -> Vec<Value> {
+pub(crate) async fn read_events(app: &TestApp, token: &str) -> Vec<Value> {
     let (_, _, headers) = send_full(app, Method::GET, "/category", token, &[], None).await;
     let upto = sequence(&headers);
     let mut stream = Stream::open(app, token, &[("Last-Event-ID", "0")]).await;
