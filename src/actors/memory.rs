@@ -277,7 +277,7 @@ impl HistoryStore for MemoryStorage {
         by_kind!(kind, nothing())
     }
 
-    fn baskets_by_client(&self, _: i64, _: Vec<String>) -> Pending<'static, Vec<i64>> {
+    fn made_by_clients(&self, _: Kind, _: i64, _: Vec<String>) -> Pending<'static, Vec<i64>> {
         Box::pin(async { Ok(Vec::new()) })
     }
 }

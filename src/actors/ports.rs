@@ -110,9 +110,10 @@ pub trait StockStore: Send + Sync {
 pub trait HistoryStore: Send + Sync {
     fn find(&self, kind: Kind, merchant_id: i64, ids: Vec<i64>) -> Pending<'static, Found>;
     fn query(&self, kind: Kind, merchant_id: i64, filter: SalesFilter) -> Pending<'static, Found>;
-    /// The baskets tills made offline with these `clientId`s.
-    fn baskets_by_client(
+    /// The records of `kind` tills made under these `clientId`s.
+    fn made_by_clients(
         &self,
+        kind: Kind,
         merchant_id: i64,
         client_ids: Vec<String>,
     ) -> Pending<'static, Vec<i64>>;

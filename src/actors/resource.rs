@@ -116,6 +116,35 @@ pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
         Vec::new()
     }
 
+    /// The `clientId` the record was made under (a till's own id for it), and the fingerprint
+    /// of the body that made it. Resources whose records a till may make under its own id
+    /// (they are history: the id is looked up there too) say so by answering it.
+    fn made_under(&self) -> Option<(&str, Option<&str>)> {
+        None
+    }
+
+    /// Whether a creation may name a `clientId` ([`Resource::made_under`]).
+    const CLIENT_IDS: bool = false;
+
+    /// The `clientId` a creation of these fields names, lower case.
+    fn client_id_of(fields: &Map<String, Value>) -> Option<String> {
+        if !Self::CLIENT_IDS || fields.get("id").is_some_and(|id| !id.is_null()) {
+            return None;
+        }
+        fields
+            .get("clientId")?
+            .as_str()
+            .map(str::to_ascii_lowercase)
+    }
+
+    /// The record made under `client_id`, with the fingerprint of the body it was made from.
+    fn made_by_client(state: &MerchantState, client_id: &str) -> Option<(i64, Option<String>)> {
+        let kind = Self::HISTORY?;
+        let id = *state.index.by_client.get(&(kind, client_id.to_owned()))?;
+        let made_from = state.entry::<Self>(id)?.record().made_under()?.1;
+        Some((id, made_from.map(str::to_owned)))
+    }
+
     /// The basket a record belongs to (a payment, an order), needed to validate changes to it.
     fn basket_id(&self) -> Option<i64> {
         None
@@ -299,3 +328,18 @@ macro_rules! resource_collection {
 }
 
 pub use crate::domain::fields::next_id;
+
+/// Keeps the `clientId` index of a resource whose records a till may make under its own id;
+/// called by its `reindex`.
+pub fn index_client<R: Resource>(state: &mut MerchantState, before: Option<&R>, after: Option<&R>) {
+    let Some(kind) = R::HISTORY else { return };
+    let index = &mut state.index.by_client;
+    if let Some((client, _)) = before.and_then(R::made_under) {
+        index.remove(&(kind, client.to_owned()));
+    }
+    if let Some(after) = after {
+        if let Some((client, _)) = after.made_under() {
+            index.insert((kind, client.to_owned()), after.id());
+        }
+    }
+}

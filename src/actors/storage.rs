@@ -134,12 +134,17 @@ impl HistoryStore for Db {
         by_kind!(kind, query(self.clone(), merchant_id, filter))
     }
 
-    fn baskets_by_client(
+    fn made_by_clients(
         &self,
+        kind: Kind,
         merchant_id: i64,
         client_ids: Vec<String>,
     ) -> Pending<'static, Vec<i64>> {
         let db = self.clone();
-        Box::pin(async move { db.baskets_by_client(merchant_id, &client_ids).await })
+        let table = match kind {
+            Kind::Transaction => "transactions",
+            _ => "baskets",
+        };
+        Box::pin(async move { db.made_by_clients(table, merchant_id, &client_ids).await })
     }
 }

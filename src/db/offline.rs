@@ -6,10 +6,12 @@ use super::{Db, DbError};
 const CHUNK: usize = 200;
 
 impl Db {
-    /// The baskets whose `clientId` is one of `client_ids`: one seek each in the unique index
-    /// `baskets (merchant_id, client_id)`, however long the history.
-    pub async fn baskets_by_client(
+    /// The records of `table` (baskets or transactions) whose `clientId` is one of
+    /// `client_ids`: one seek each in the unique index `(merchant_id, client_id)`, however
+    /// long the history.
+    pub async fn made_by_clients(
         &self,
+        table: &'static str,
         merchant_id: i64,
         client_ids: &[String],
     ) -> Result<Vec<i64>, DbError> {
@@ -17,7 +19,7 @@ impl Db {
         for chunk in client_ids.chunks(CHUNK) {
             let marks: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
             let sql = format!(
-                "SELECT id FROM baskets WHERE merchant_id = $1 AND client_id IN ({})",
+                "SELECT id FROM {table} WHERE merchant_id = $1 AND client_id IN ({})",
                 marks.join(", ")
             );
             let mut query = sqlx::query_scalar::<_, i64>(&sql).bind(merchant_id);

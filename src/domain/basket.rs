@@ -38,6 +38,9 @@ pub struct BasketLine {
     pub return_of: Option<ReturnOf>,
     /// Whether returned units go back to stock (the default) or are written off.
     pub restock: bool,
+    /// The till's UUID for the line: a write naming it again without the line's id changes
+    /// that line instead of adding another (a retried write adds nothing twice).
+    pub client_id: Option<String>,
 }
 
 /// The sale line a return line gives back.
@@ -144,12 +147,12 @@ pub struct BasketRecord {
     /// cash total; computed at each write while open, frozen by completion.
     #[field(kind = "json", read_only)]
     pub receipt: Option<Receipt>,
-    /// The till's UUID for a sale it made offline (`POST /basket/sync`), unique per merchant.
-    #[field(read_only)]
+    /// The till's UUID for the sale (`POST /basket/sync`, or a basket created with one),
+    /// unique per merchant: creating it again answers the basket it made.
     pub client_id: Option<String>,
-    /// When an offline sale happened at the till; it is also the sale's `completeDate`, so
-    /// reports count it at its time of sale.
-    #[field(kind = "date", read_only)]
+    /// When the sale happened at the till; it is also the sale's `completeDate`, so reports
+    /// count it at its time of sale.
+    #[field(kind = "date")]
     pub occurred_at: Option<i64>,
     /// When an offline sale reached the server.
     #[field(kind = "date", read_only)]
@@ -264,6 +267,13 @@ impl BasketRecord {
         let promotions = fields.shift_remove("promotionIds");
         let mut f = Fields::declared::<Self>(fields);
         self.apply_references(&mut f, ctx, creating);
+        super::offline::client_fields(
+            &mut f,
+            "basket",
+            creating,
+            now,
+            (&mut self.client_id, &mut self.occurred_at),
+        );
         self.name = f.text("name", 200).apply(self.name);
         self.note = f.text("note", 2000).apply(self.note);
         match kind {
@@ -345,7 +355,7 @@ impl BasketRecord {
                 }
             }
             self.completed = true;
-            self.complete_date = Some(now);
+            self.complete_date = Some(self.occurred_at.unwrap_or(now));
         }
         f.finish()?;
         self.receipt = Some(receipt);
@@ -449,8 +459,26 @@ impl BasketRecord {
                     problems.push(format!("{key}: id: must be an integer."));
                     continue;
                 }
-                _ => None,
+                _ => entry
+                    .get("clientId")
+                    .and_then(Value::as_str)
+                    .map(str::to_ascii_lowercase)
+                    .and_then(|c| {
+                        self.lines
+                            .iter()
+                            .find(|l| l.client_id.as_deref() == Some(&c))
+                    })
+                    .cloned(),
             };
+            if let Some(line) = &existing {
+                if lines.iter().any(|l: &BasketLine| l.id == line.id) {
+                    problems.push(format!(
+                        "{key}: line {} appears twice in this write.",
+                        line.id
+                    ));
+                    continue;
+                }
+            }
             match line_from(entry, existing, ids, ctx, self.id, now) {
                 Ok(line) => lines.push(line),
                 Err(list) => problems.extend(list.into_iter().map(|p| format!("{key}: {p}"))),
@@ -498,6 +526,15 @@ fn line_from(
     let restock = f
         .boolean("restock")
         .unwrap_or(existing.as_ref().is_none_or(|l| l.restock));
+    let mut client_id = existing.as_ref().and_then(|l| l.client_id.clone());
+    let mut unused = None;
+    super::offline::client_fields(
+        &mut f,
+        "line",
+        existing.is_none(),
+        i64::MAX,
+        (&mut client_id, &mut unused),
+    );
     let return_of = match returned {
         None => existing.as_ref().and_then(|l| l.return_of),
         Some(Value::Null) => None,
@@ -552,6 +589,7 @@ fn line_from(
         added_date: existing.map_or(now, |l| l.added_date),
         return_of,
         restock,
+        client_id,
     })
 }
 

@@ -112,6 +112,42 @@ pub fn is_uuid(text: &str) -> bool {
             .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
+/// A record's own identity from the till (`clientId`, set when it is created) and its time
+/// at the till (`occurredAt`, up to now), as a basket or a transaction write gives them.
+pub fn client_fields(
+    f: &mut super::fields::Fields,
+    noun: &str,
+    creating: bool,
+    now: i64,
+    (client_id, occurred_at): (&mut Option<String>, &mut Option<i64>),
+) {
+    use super::fields::Patch;
+    match f.text("clientId", 36) {
+        Patch::Set(id) if !is_uuid(&id) => f.reject(
+            "clientId",
+            format!(
+                "\"{id}\" is not a UUID (the till makes one per record: 8-4-4-4-12 hex digits)."
+            ),
+        ),
+        Patch::Set(id) if creating => *client_id = Some(id.to_ascii_lowercase()),
+        Patch::Set(id) if client_id.as_deref() == Some(&id.to_ascii_lowercase()) => {}
+        Patch::Set(_) | Patch::Clear if !creating => f.reject(
+            "clientId",
+            format!("a {noun}'s clientId is set when it is created."),
+        ),
+        Patch::Set(_) | Patch::Clear | Patch::Keep => {}
+    }
+    match f.date("occurredAt") {
+        Patch::Set(at) if at > now => f.reject(
+            "occurredAt",
+            "lies in the future: what happened at the till happened up to now.",
+        ),
+        Patch::Set(at) => *occurred_at = Some(at),
+        Patch::Clear => *occurred_at = None,
+        Patch::Keep => {}
+    }
+}
+
 const SALE_FIELDS: &[&str] = &[
     "clientId",
     "occurredAt",
@@ -413,6 +449,47 @@ impl OfflinePayment {
     }
 }
 
+/// A digest of a record as a client sent it (an offline sale, a basket with a `clientId`):
+/// SHA-256 of its JSON with every object's keys sorted, so the
+/// same body sent again, in whatever key order, has the same digest.
+pub fn fingerprint(fields: &Map<String, Value>) -> String {
+    let mut text = String::new();
+    canonical_object(fields, &mut text);
+    crate::crypto::sha256_hex(&text)
+}
+
+fn canonical_object(map: &Map<String, Value>, out: &mut String) {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_by_key(|(key, _)| *key);
+    out.push('{');
+    for (i, (key, value)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&Value::String(key.clone()).to_string());
+        out.push(':');
+        canonical(value, out);
+    }
+    out.push('}');
+}
+
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => canonical_object(map, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -464,5 +541,15 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle} not in {text}");
         }
+    }
+
+    #[test]
+    fn key_order_does_not_change_the_fingerprint_but_a_value_does() {
+        let a = json!({"b": 1, "a": {"y": [1, 2], "x": "s"}});
+        let b = json!({"a": {"x": "s", "y": [1, 2]}, "b": 1});
+        let c = json!({"a": {"x": "s", "y": [2, 1]}, "b": 1});
+        let f = |v: Value| fingerprint(v.as_object().unwrap());
+        assert_eq!(f(a.clone()), f(b));
+        assert_ne!(f(a), f(c));
     }
 }

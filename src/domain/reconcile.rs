@@ -429,6 +429,7 @@ impl StockReconciliation {
                     added_date: now,
                     return_of: None,
                     restock: true,
+                    client_id: None,
                 });
             }
             basket.receipt = Some((ctx.price)(&basket));

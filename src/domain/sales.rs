@@ -41,6 +41,15 @@ pub struct TransactionRecord {
     pub active_date: Option<i64>,
     #[field(read_only)]
     pub delete_date: Option<i64>,
+    /// The till's UUID for the payment, unique per merchant: creating it again answers the
+    /// payment it made.
+    pub client_id: Option<String>,
+    /// When the payment was taken at the till: its `completeDate` once completed.
+    #[field(kind = "date")]
+    pub occurred_at: Option<i64>,
+    /// A digest of the body it was made from: the same `clientId` with another is refused.
+    #[field(hidden)]
+    pub client_digest: Option<String>,
 }
 
 pub(crate) fn minor_units(f: &mut Fields, key: &str, value: Option<&Value>) -> Option<i64> {
@@ -131,9 +140,16 @@ impl TransactionRecord {
             self.tip = t;
         }
         self.note = f.text("note", 2000).apply(self.note);
+        super::offline::client_fields(
+            &mut f,
+            "transaction",
+            creating,
+            now,
+            (&mut self.client_id, &mut self.occurred_at),
+        );
         if f.boolean("completed") == Some(true) {
             self.completed = true;
-            self.complete_date = Some(now);
+            self.complete_date = Some(self.occurred_at.unwrap_or(now));
         }
         f.finish()?;
         if creating {

@@ -433,6 +433,7 @@ mod parity {
                 added_date: 7,
                 return_of: None,
                 restock: true,
+                client_id: None,
             }],
             completed: true,
             complete_date: Some(9),
@@ -467,6 +468,9 @@ mod parity {
             complete_date: None,
             active_date: Some(1),
             delete_date: None,
+            client_id: None,
+            occurred_at: None,
+            client_digest: None,
         };
         same(&tx, 9);
         let order = OrderRecord {

@@ -332,6 +332,7 @@ mod props {
                 added_date: 0,
                 return_of: None,
                 restock: true,
+                client_id: None,
             });
         }
         let total = amounts.iter().map(|a| a.total).sum();

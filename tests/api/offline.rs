@@ -145,6 +145,81 @@ backend_tests! {
         assert!(metrics.contains("stock_shortfalls_total 3"), "{metrics}");
     }
 
+    async fn a_basket_created_with_a_client_id_is_made_once(app) {
+        let token = app.owner_token().await;
+        let other = app.token_for("second", "owner@second.test", "read write admin", 3600).await;
+        let store = app.tenant("demo").stores["high-street"];
+        let latte = product(&app, &token, "Latte", "300").await;
+        let sold_at = merchantd::domain::now_millis() - HOUR;
+        let basket = json!({"clientId": uuid(30).to_uppercase(), "occurredAt": iso(sold_at), "storeId": store,
+            "basketProducts": {"l": {"productId": latte, "quantity": 1}}});
+        let first = create(&app, &token, "/basket", "baskets", basket.clone()).await;
+        assert_eq!((first["clientId"].as_str(), first["occurredAt"].as_str()), (Some(uuid(30).as_str()), Some(iso(sold_at).as_str())), "{first}");
+
+        // Sent again (a retry after a lost answer), twice in one batch: the same basket, once.
+        let (status, body) = send(&app, Method::POST, "/basket", &token, &[],
+            Some(json!({"baskets": {"a": basket.clone(), "b": basket.clone()}}))).await;
+        assert!(status.is_success(), "{body}");
+        assert_eq!((id(&body["baskets"]["a"]), id(&body["baskets"]["b"])), (id(&first), id(&first)), "{body}");
+        assert!(body.to_string().contains(&format!("clientId {} already made basket {}", uuid(30), id(&first))), "{body}");
+        let (_, all) = send(&app, Method::GET, "/basket", &token, &[], None).await;
+        assert_eq!(all["baskets"].as_object().unwrap().len(), 1, "{all}");
+
+        // A line named by its clientId is changed, not added again, however often it is sent.
+        let lines = json!({"baskets": {"a": {"id": id(&first),
+            "basketProducts": {"x": {"productId": latte, "quantity": 1, "clientId": uuid(34)}}}}});
+        let (status, body) = send(&app, Method::POST, "/basket", &token, &[], Some(lines.clone())).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let line = body["baskets"]["a"]["basketProducts"].as_object().unwrap().values().next().unwrap().clone();
+        assert_eq!(line["clientId"], uuid(34), "{body}");
+        let (_, body) = send(&app, Method::POST, "/basket", &token, &[], Some(lines)).await;
+        let again = body["baskets"]["a"]["basketProducts"].as_object().unwrap();
+        assert_eq!((again.len(), id(again.values().next().unwrap())), (1, id(&line)), "{body}");
+
+        // A payment made under its clientId is taken once, at its time at the till.
+        let payment = json!({"basketId": id(&first), "type": "CASH", "amount": 300, "completed": true,
+            "clientId": uuid(33), "occurredAt": iso(sold_at)});
+        let (status, body) = send(&app, Method::POST, "/transaction", &token, &[],
+            Some(json!({"transactions": {"p": payment.clone(), "q": payment.clone()}}))).await;
+        assert!(status.is_success(), "{body}");
+        let paid = &body["transactions"]["p"];
+        assert_eq!((id(&body["transactions"]["q"]), paid["completeDate"].as_str()), (id(paid), Some(iso(sold_at).as_str())), "{body}");
+        let (_, body) = send(&app, Method::POST, "/transaction", &token, &[], Some(json!({"transactions": {"p": payment}}))).await;
+        assert_eq!(id(&body["transactions"]["p"]), id(paid), "{body}");
+        let (_, body) = send(&app, Method::GET, "/transaction", &token, &[("basketIds", &id(&first).to_string())], None).await;
+        assert_eq!(body["transactions"].as_object().unwrap().len(), 1, "{body}");
+
+        // Completed, it counts at its time of sale; the repeat still answers it as it is now.
+        let (status, body) = send(&app, Method::POST, "/basket", &token, &[],
+            Some(json!({"baskets": {"c": {"id": id(&first), "completed": true}}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(body["baskets"]["c"]["completeDate"], iso(sold_at), "{body}");
+        let (_, body) = send(&app, Method::POST, "/basket", &token, &[], Some(json!({"baskets": {"a": basket.clone()}}))).await;
+        assert_eq!(body["baskets"]["a"]["completed"], true, "{body}");
+
+        // The same clientId with another body is refused; a clientId never changes.
+        let mut changed = basket.clone();
+        changed["basketProducts"]["l"]["quantity"] = json!(2);
+        let (status, body) = send(&app, Method::POST, "/basket", &token, &[], Some(json!({"baskets": {"a": changed}}))).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert!(body.to_string().contains(&format!("clientId: {} already made basket {} from a different body", uuid(30), id(&first))), "{body}");
+        let open = create(&app, &token, "/basket", "baskets", json!({"storeId": store, "clientId": uuid(31)})).await;
+        let (status, body) = send(&app, Method::POST, "/basket", &token, &[],
+            Some(json!({"baskets": {"a": {"id": id(&open), "clientId": uuid(32)}, "b": {"storeId": store, "clientId": "till-7"},
+                        "c": {"storeId": store, "occurredAt": iso(merchantd::domain::now_millis() + 24 * HOUR)}}}))).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        for problem in ["clientId: a basket's clientId is set when it is created.", "clientId: \\\"till-7\\\" is not a UUID", "occurredAt: lies in the future"] {
+            assert!(body.to_string().contains(problem), "{problem}: {body}");
+        }
+
+        // Another merchant's clientId is theirs: the same UUID makes a basket of each.
+        let their_store = app.tenant("second").stores.values().next().copied().unwrap();
+        let theirs = create(&app, &other, "/basket", "baskets", json!({"storeId": their_store, "clientId": uuid(30)})).await;
+        assert_ne!(id(&theirs), id(&first));
+        let (_, body) = send(&app, Method::GET, "/basket", &other, &[("basketIds", &id(&first).to_string())], None).await;
+        assert!(body["baskets"].as_object().is_none_or(|b| b.is_empty()), "{body}");
+    }
+
     async fn what_the_till_knew_is_still_checked(app) {
         let token = app.owner_token().await;
         let store = app.tenant("demo").stores["high-street"];

@@ -260,6 +260,7 @@ fn sold_line(
             added_date: at,
             return_of: None,
             restock: true,
+            client_id: None,
         },
         changed,
     ))

@@ -138,6 +138,7 @@ pub fn calculate_draft(state: &MerchantState, draft: &Draft, now: i64) -> Option
             added_date: now,
             return_of: None,
             restock: true,
+            client_id: None,
         });
     }
     basket.lines = lines;

@@ -6,9 +6,10 @@ use serde_json::{Map, Value};
 
 use super::pricing;
 use crate::actors::merchant::state::MerchantState;
-use crate::actors::resource::{Kind, Resource, Writing};
+use crate::actors::resource::{index_client, Kind, Resource, Writing};
 use crate::domain::basket::{self, BasketRecord};
 use crate::domain::customer::CustomerRecord;
+use crate::domain::offline::fingerprint;
 use crate::domain::product::ProductRecord;
 use crate::domain::sales::{
     self, InvoiceContext, InvoiceRecord, OrderContext, OrderRecord, PaymentContext, Refundable,
@@ -124,9 +125,20 @@ fn basket_field(fields: &Map<String, Value>) -> Option<i64> {
 
 fn apply_basket(base: BasketRecord, w: Writing<'_>) -> Result<BasketRecord, Vec<String>> {
     let (fields, ids, now, creating) = (w.input.fields, w.ids, w.now, w.creating);
-    pricing::with_context(w.state, now, w.input.caller, |ctx| {
+    let made_from = made_from(&fields, creating);
+    let mut basket = pricing::with_context(w.state, now, w.input.caller, |ctx| {
         base.apply(fields, ids, ctx, now, creating)
-    })
+    })?;
+    if basket.client_id.is_some() && made_from.is_some() {
+        basket.client_digest = made_from;
+    }
+    Ok(basket)
+}
+
+/// The fingerprint of a creation under the till's `clientId`: the record remembers the body
+/// it was made from, so the same id with another body is refused.
+fn made_from(fields: &Map<String, Value>, creating: bool) -> Option<String> {
+    (creating && fields.contains_key("clientId")).then(|| fingerprint(fields))
 }
 
 /// What a refund (`refund`) of `payment` needs of it: a completed payment, not itself a
@@ -175,16 +187,14 @@ completing_sale! {
             basket::returned_baskets(fields)
         }
 
+        const CLIENT_IDS: bool = true;
+
+        fn made_under(&self) -> Option<(&str, Option<&str>)> {
+            Some((self.client_id.as_deref()?, self.client_digest.as_deref()))
+        }
+
         fn reindex(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
-            let index = &mut state.index.baskets_by_client;
-            if let Some(client) = before.and_then(|b| b.client_id.as_ref()) {
-                index.remove(client);
-            }
-            if let Some(after) = after {
-                if let Some(client) = &after.client_id {
-                    index.insert(client.clone(), after.id);
-                }
-            }
+            index_client(state, before, after);
         }
 
         fn sales_totals(&self, before: Option<&Self>, state: &MerchantState, out: &mut Deltas) {
@@ -227,7 +237,12 @@ impl Resource for TransactionRecord {
             till: &till,
             caller: w.input.caller,
         };
-        self.apply(w.input.fields, &ctx, w.now, w.creating)
+        let made_from = made_from(&w.input.fields, w.creating);
+        let mut payment = self.apply(w.input.fields, &ctx, w.now, w.creating)?;
+        if payment.client_id.is_some() && made_from.is_some() {
+            payment.client_digest = made_from;
+        }
+        Ok(payment)
     }
 
     fn referenced_baskets(fields: &Map<String, Value>) -> Vec<i64> {
@@ -271,7 +286,14 @@ impl Resource for TransactionRecord {
                 .is_some_and(|b| !b.completed)
     }
 
+    const CLIENT_IDS: bool = true;
+
+    fn made_under(&self) -> Option<(&str, Option<&str>)> {
+        Some((self.client_id.as_deref()?, self.client_digest.as_deref()))
+    }
+
     fn reindex(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
+        index_client(state, before, after);
         let index = &mut state.index.transactions_by_basket;
         if let Some(before) = before {
             if let Some(ids) = index.get_mut(&before.basket_id) {

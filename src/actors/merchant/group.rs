@@ -7,7 +7,7 @@
 //! ([`Written::Stale`]) to be written again after a reload. So no write is ever validated
 //! against stale state, and writes for one merchant stay serialized across replicas.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use actix::Addr;
@@ -132,29 +132,31 @@ impl Group {
         Ok(())
     }
 
-    /// Brings in the baskets earlier syncs made for the jobs' `clientId`s (a repeat answers
-    /// the basket it made): one indexed look-up, for the ones the state does not hold.
+    /// Brings in the records earlier writes made for the jobs' `clientId`s (a repeat answers
+    /// the record it made): one indexed look-up per kind, for the ones the state does not hold.
     async fn bring_client_sales(
         &self,
         state: &mut MerchantState,
         jobs: &[Box<dyn Job>],
     ) -> Result<(), Failure> {
-        let unknown: Vec<String> = jobs
-            .iter()
-            .flat_map(|j| j.client_ids())
-            .filter(|c| !state.index.baskets_by_client.contains_key(c))
-            .collect();
-        if unknown.is_empty() {
-            return Ok(());
+        let mut unknown: BTreeMap<Kind, Vec<String>> = BTreeMap::new();
+        for (kind, client) in jobs.iter().flat_map(|j| j.client_ids()) {
+            if !state.index.by_client.contains_key(&(kind, client.clone())) {
+                unknown.entry(kind).or_default().push(client);
+            }
         }
-        let ids = self
-            .env
-            .storage
-            .baskets_by_client(self.merchant_id, unknown)
-            .await?;
-        if !ids.is_empty() {
-            let mut wants = Wants::new();
-            wants.insert(Kind::Basket, ids.into_iter().collect());
+        let mut wants = Wants::new();
+        for (kind, clients) in unknown {
+            let ids = self
+                .env
+                .storage
+                .made_by_clients(kind, self.merchant_id, clients)
+                .await?;
+            if !ids.is_empty() {
+                wants.insert(kind, ids.into_iter().collect());
+            }
+        }
+        if !wants.is_empty() {
             self.env
                 .history
                 .bring(&*self.env.storage, state, &wants)

@@ -63,8 +63,9 @@ pub(crate) trait Job: Send {
     /// History records it names that the state does not hold.
     fn wants(&self, state: &MerchantState, wants: &mut Wants);
     fn reads_stock(&self) -> bool;
-    /// The `clientId`s of offline sales it records, to be looked up in history first.
-    fn client_ids(&self) -> Vec<String> {
+    /// The `clientId`s of records it creates (offline sales, baskets and payments made under
+    /// the till's id), to be looked up in history first.
+    fn client_ids(&self) -> Vec<(Kind, String)> {
         Vec::new()
     }
     fn ids_needed(&self, state: &MerchantState) -> usize;
@@ -308,6 +309,17 @@ impl<R: Resource> Job for WriteJob<R> {
         R::READS_STOCK
     }
 
+    fn client_ids(&self) -> Vec<(Kind, String)> {
+        match R::HISTORY {
+            Some(kind) => self
+                .fields()
+                .filter_map(R::client_id_of)
+                .map(|c| (kind, c))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
     fn ids_needed(&self, state: &MerchantState) -> usize {
         self.fields().map(|f| R::ids_needed_in(f, state)).sum()
     }
@@ -320,6 +332,15 @@ impl<R: Resource> Job for WriteJob<R> {
         }
         let mut touched = BTreeSet::new();
         for object in &self.objects {
+            if let Some(repeat) = object
+                .fields
+                .as_ref()
+                .ok()
+                .and_then(|f| repeated::<R>(state, f))
+            {
+                self.outcomes.push(repeat);
+                continue;
+            }
             let rotates = object.secret.is_some();
             let input = object.fields.clone().map(|fields| Input {
                 fields,
@@ -504,6 +525,31 @@ impl<R: Resource> Changes<R> {
 }
 
 /// Validates one object against the working state, giving the record to write.
+/// A creation under a `clientId` that already made a record: the same body answers that
+/// record (nothing is written again), another body is refused.
+fn repeated<R: Resource>(
+    state: &MerchantState,
+    fields: &Map<String, Value>,
+) -> Option<Result<(bool, i64, String), Refusal>> {
+    let client = R::client_id_of(fields)?;
+    let (id, made_from) = R::made_by_client(state, &client)?;
+    let noun = R::NOUN.to_lowercase();
+    Some(
+        if made_from.as_deref() == Some(crate::domain::offline::fingerprint(fields).as_str()) {
+            Ok((
+                false,
+                id,
+                format!("clientId {client} already made {noun} {id}; nothing was written again."),
+            ))
+        } else {
+            Err(Refusal::Conflict(vec![format!(
+                "clientId: {client} already made {noun} {id} from a different body; send it as \
+                 it was, or give a new {noun} a new clientId."
+            )]))
+        },
+    )
+}
+
 pub(super) fn decide<R: Resource>(
     state: &MerchantState,
     mode: WriteMode,

@@ -102,8 +102,8 @@ pub struct Indexes {
     pub customers_by_key: OrdSet<(String, i64)>,
     /// Register → its open till session.
     pub open_sessions: OrdMap<i64, i64>,
-    /// `clientId` → the cached basket a till's offline sale made.
-    pub baskets_by_client: OrdMap<String, i64>,
+    /// (kind, `clientId`) → the cached basket or payment a till made under its own id.
+    pub by_client: OrdMap<(crate::actors::resource::Kind, String), i64>,
 }
 
 /// Everything reads need about one merchant, immutable once published.

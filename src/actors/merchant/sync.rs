@@ -12,6 +12,7 @@ use super::job::{
 use super::state::MerchantState;
 use crate::actors::catalogue::offline::{self, Recorded};
 use crate::actors::render::Render;
+use crate::actors::resource::Kind;
 use crate::db::idempotency::StoredAnswer;
 use crate::db::Tx;
 use crate::domain::basket::BasketRecord;
@@ -82,7 +83,11 @@ impl SyncJob {
         ids: &mut dyn Iterator<Item = i64>,
         now: i64,
     ) -> Outcome {
-        if let Some(&id) = state.index.baskets_by_client.get(&sale.client_id) {
+        let made = state
+            .index
+            .by_client
+            .get(&(Kind::Basket, sale.client_id.clone()));
+        if let Some(&id) = made {
             let same = state
                 .entry::<BasketRecord>(id)
                 .is_some_and(|b| b.client_digest.as_deref() == Some(sale.fingerprint.as_str()));
@@ -169,8 +174,10 @@ impl Job for SyncJob {
         true
     }
 
-    fn client_ids(&self) -> Vec<String> {
-        self.parsed().map(|s| s.client_id.clone()).collect()
+    fn client_ids(&self) -> Vec<(Kind, String)> {
+        self.parsed()
+            .map(|s| (Kind::Basket, s.client_id.clone()))
+            .collect()
     }
 
     fn ids_needed(&self, _: &MerchantState) -> usize {
