@@ -131,10 +131,7 @@ pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
         if !Self::CLIENT_IDS || fields.get("id").is_some_and(|id| !id.is_null()) {
             return None;
         }
-        fields
-            .get("clientId")?
-            .as_str()
-            .map(str::to_ascii_lowercase)
+        crate::domain::offline::client_key(fields.get("clientId")?)
     }
 
     /// The record made under `client_id`, with the fingerprint of the body it was made from.

@@ -91,7 +91,7 @@ impl Tx {
             let sql = format!(
                 "INSERT INTO record_digests (merchant_id, object, id, seq, h) VALUES {} \
                  ON CONFLICT (merchant_id, object, id) DO UPDATE SET seq = excluded.seq, \
-                 h = excluded.h",
+                 h = excluded.h WHERE excluded.seq > record_digests.seq",
                 rows::value_tuples(conn, chunk.len(), 5)
             );
             let mut query = sqlx::query(&sql);
@@ -110,12 +110,22 @@ impl Tx {
 }
 
 impl Db {
-    /// Brings the merchant's digests up to its log as it stands, a transaction per
-    /// [`EVENTS_PER_CATCH_UP`] events.
-    pub async fn catch_up_digests(&self, merchant_id: i64) -> Result<(), DbError> {
+    /// Brings the merchant's digests up to its log as it stands (through `through` at most),
+    /// a transaction per [`EVENTS_PER_CATCH_UP`] events; nothing is written when they are.
+    pub async fn catch_up_digests(&self, merchant_id: i64, through: i64) -> Result<(), DbError> {
+        let (kept, last): (Option<i64>, Option<i64>) = sqlx::query_as(
+            "SELECT (SELECT seq FROM digest_watermarks WHERE merchant_id = $1), \
+                    (SELECT MAX(seq) FROM events WHERE merchant_id = $1)",
+        )
+        .bind(merchant_id)
+        .fetch_one(self.pool())
+        .await?;
+        if kept.unwrap_or(0) >= last.unwrap_or(0).min(through) {
+            return Ok(());
+        }
         loop {
             let mut tx = self.begin().await?;
-            let more = tx.catch_up_digests(merchant_id, i64::MAX).await?;
+            let more = tx.catch_up_digests(merchant_id, through).await?;
             tx.commit().await?;
             if !more {
                 return Ok(());
@@ -131,7 +141,7 @@ impl Db {
         object: &str,
         size: i64,
     ) -> Result<Vec<Bucket>, DbError> {
-        self.catch_up_digests(merchant_id).await?;
+        self.catch_up_digests(merchant_id, i64::MAX).await?;
         // By 1,000 ids or more, the triggers' per-thousand rows; below, every record.
         let (sql, per) = if size >= KEPT_BUCKET {
             (

@@ -180,8 +180,11 @@ impl Db {
             .fetch_one(self.pool())
             .await?;
             let through = held.map_or(through, |held| through.min(held));
+            // Digests follow the log: what they have not taken in yet goes in before it goes,
+            // in transactions of their own (SQLite's one writer is not held for all of it),
+            // and what was appended meanwhile by the prune's own transaction.
+            self.catch_up_digests(merchant_id, through).await?;
             let mut tx = self.begin().await?;
-            // Digests follow the log: what they have not taken in yet goes in before it goes.
             while tx.catch_up_digests(merchant_id, through).await? {}
             sqlx::query(
                 "UPDATE merchants SET events_pruned_through = $2 \

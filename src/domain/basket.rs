@@ -461,8 +461,7 @@ impl BasketRecord {
                 }
                 _ => entry
                     .get("clientId")
-                    .and_then(Value::as_str)
-                    .map(str::to_ascii_lowercase)
+                    .and_then(super::offline::client_key)
                     .and_then(|c| {
                         self.lines
                             .iter()
@@ -480,6 +479,15 @@ impl BasketRecord {
                 }
             }
             match line_from(entry, existing, ids, ctx, self.id, now) {
+                Ok(line)
+                    if line.client_id.is_some()
+                        && lines.iter().any(|l| l.client_id == line.client_id) =>
+                {
+                    problems.push(format!(
+                        "{key}: clientId: another line of this write has clientId {}.",
+                        line.client_id.as_deref().unwrap_or_default()
+                    ));
+                }
                 Ok(line) => lines.push(line),
                 Err(list) => problems.extend(list.into_iter().map(|p| format!("{key}: {p}"))),
             }

@@ -112,6 +112,11 @@ pub fn is_uuid(text: &str) -> bool {
             .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
+/// A `clientId` as written, in the form it is kept and looked up in: trimmed, lower case.
+pub fn client_key(value: &Value) -> Option<String> {
+    value.as_str().map(|s| s.trim().to_ascii_lowercase())
+}
+
 /// A record's own identity from the till (`clientId`, set when it is created) and its time
 /// at the till (`occurredAt`, up to now), as a basket or a transaction write gives them.
 pub fn client_fields(
@@ -122,6 +127,7 @@ pub fn client_fields(
     (client_id, occurred_at): (&mut Option<String>, &mut Option<i64>),
 ) {
     use super::fields::Patch;
+    // A record sent back as it was read (`"clientId": null`, or its own id) changes nothing.
     match f.text("clientId", 36) {
         Patch::Set(id) if !is_uuid(&id) => f.reject(
             "clientId",
@@ -131,6 +137,7 @@ pub fn client_fields(
         ),
         Patch::Set(id) if creating => *client_id = Some(id.to_ascii_lowercase()),
         Patch::Set(id) if client_id.as_deref() == Some(&id.to_ascii_lowercase()) => {}
+        Patch::Clear if client_id.is_none() => {}
         Patch::Set(_) | Patch::Clear if !creating => f.reject(
             "clientId",
             format!("a {noun}'s clientId is set when it is created."),
@@ -138,7 +145,7 @@ pub fn client_fields(
         Patch::Set(_) | Patch::Clear | Patch::Keep => {}
     }
     match f.date("occurredAt") {
-        Patch::Set(at) if at > now => f.reject(
+        Patch::Set(at) if at > now.saturating_add(CLOCK_SKEW_MILLIS) => f.reject(
             "occurredAt",
             "lies in the future: what happened at the till happened up to now.",
         ),

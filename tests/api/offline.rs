@@ -203,6 +203,16 @@ backend_tests! {
         let (status, body) = send(&app, Method::POST, "/basket", &token, &[], Some(json!({"baskets": {"a": changed}}))).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
         assert!(body.to_string().contains(&format!("clientId: {} already made basket {} from a different body", uuid(30), id(&first))), "{body}");
+        // What a read shows may be sent back: a null clientId on a record without one changes nothing.
+        let plain = create(&app, &token, "/basket", "baskets", json!({"storeId": store})).await;
+        let (status, body) = send(&app, Method::PUT, "/basket", &token, &[], Some(json!({"baskets": {"a":
+            {"id": id(&plain), "clientId": null, "occurredAt": null, "note": "echo"}}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let twice = json!({"productId": latte, "quantity": 1, "clientId": uuid(35)});
+        let (status, body) = send(&app, Method::PUT, "/basket", &token, &[], Some(json!({"baskets": {"a":
+            {"id": id(&plain), "basketProducts": {"x": twice.clone(), "y": twice}}}}))).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert!(body.to_string().contains(&format!("another line of this write has clientId {}", uuid(35))), "{body}");
         let open = create(&app, &token, "/basket", "baskets", json!({"storeId": store, "clientId": uuid(31)})).await;
         let (status, body) = send(&app, Method::POST, "/basket", &token, &[],
             Some(json!({"baskets": {"a": {"id": id(&open), "clientId": uuid(32)}, "b": {"storeId": store, "clientId": "till-7"},

@@ -286,6 +286,7 @@ fn payments(
             t.employee_id = basket.employee_id;
             t.completed = true;
             t.complete_date = Some(at);
+            t.occurred_at = Some(at);
             t
         })
         .collect()

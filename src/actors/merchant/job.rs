@@ -332,10 +332,12 @@ impl<R: Resource> Job for WriteJob<R> {
         }
         let mut touched = BTreeSet::new();
         for object in &self.objects {
+            let creates = self.mode != WriteMode::UpdateOnly;
             if let Some(repeat) = object
                 .fields
                 .as_ref()
                 .ok()
+                .filter(|_| creates)
                 .and_then(|f| repeated::<R>(state, f))
             {
                 self.outcomes.push(repeat);
