@@ -298,25 +298,7 @@ impl BasketRecord {
                 "must be an object of lines keyed by client keys.",
             ),
         }
-        match promotions {
-            None => {}
-            Some(Value::Null) => self.promotion_ids.clear(),
-            Some(Value::Array(items)) => {
-                let mut ids: Vec<i64> = Vec::new();
-                for item in items {
-                    match item.as_i64() {
-                        Some(id) => match (ctx.promotion)(&self, id) {
-                            Ok(()) if !ids.contains(&id) => ids.push(id),
-                            Ok(()) => {}
-                            Err(why) => f.reject("promotionIds", why),
-                        },
-                        None => f.reject("promotionIds", format!("{item} is not a promotion id.")),
-                    }
-                }
-                self.promotion_ids = ids;
-            }
-            Some(_) => f.reject("promotionIds", "must be an array of promotion ids."),
-        }
+        self.apply_promotions(&mut f, promotions, ctx);
         let mut receipt = (ctx.price)(&self);
         if f.boolean("completed") == Some(true) {
             if self.basket_type == BasketType::Sale {
@@ -360,6 +342,34 @@ impl BasketRecord {
         f.finish()?;
         self.receipt = Some(receipt);
         Ok(self)
+    }
+
+    /// The promotions applied by hand: each a promotion the basket may take, once.
+    fn apply_promotions(
+        &mut self,
+        f: &mut Fields,
+        promotions: Option<Value>,
+        ctx: &BasketContext<'_>,
+    ) {
+        match promotions {
+            None => {}
+            Some(Value::Null) => self.promotion_ids.clear(),
+            Some(Value::Array(items)) => {
+                let mut ids: Vec<i64> = Vec::new();
+                for item in items {
+                    match item.as_i64() {
+                        Some(id) => match (ctx.promotion)(self, id) {
+                            Ok(()) if !ids.contains(&id) => ids.push(id),
+                            Ok(()) => {}
+                            Err(why) => f.reject("promotionIds", why),
+                        },
+                        None => f.reject("promotionIds", format!("{item} is not a promotion id.")),
+                    }
+                }
+                self.promotion_ids = ids;
+            }
+            Some(_) => f.reject("promotionIds", "must be an array of promotion ids."),
+        }
     }
 
     /// The store (set at creation, never moved) and the customer a write names.

@@ -468,9 +468,7 @@ mod parity {
             complete_date: None,
             active_date: Some(1),
             delete_date: None,
-            client_id: None,
-            occurred_at: None,
-            client_digest: None,
+            ..TransactionRecord::default()
         };
         same(&tx, 9);
         let order = OrderRecord {
