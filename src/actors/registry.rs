@@ -333,13 +333,14 @@ impl Merchants {
     }
 
     /// Hands a write to the merchant's supervisor, starting it again once if it has just
-    /// stopped (passivated, or crashed while handling an earlier write).
-    async fn submit(&self, merchant_id: i64, job: Box<dyn Job>) -> Result<(), Failure> {
+    /// stopped (passivated, or crashed while handling an earlier write); returns the handle it
+    /// went to, whose phase says why if it never answers.
+    async fn submit(&self, merchant_id: i64, job: Box<dyn Job>) -> Result<MerchantHandle, Failure> {
         let mut job = job;
         for _ in 0..2 {
             let handle = self.get(merchant_id).await?;
             match handle.addr.try_send(Submit(job)) {
-                Ok(()) => return Ok(()),
+                Ok(()) => return Ok(handle),
                 Err(SendError::Closed(Submit(returned)) | SendError::Full(Submit(returned))) => {
                     job = returned;
                     let mut handles = write(&self.handles);
@@ -367,8 +368,8 @@ impl Merchants {
     ) -> Result<Answered<Vec<ObjectOutcome>>, Failure> {
         let (reply, answer) = oneshot::channel();
         let job = WriteJob::<R>::new(mode, objects, caller, key, reply);
-        self.submit(merchant_id, Box::new(job)).await?;
-        answer.await.map_err(|_| stopped())?
+        let handle = self.submit(merchant_id, Box::new(job)).await?;
+        answer.await.map_err(|_| stopped(&handle))?
     }
 
     /// Imports a catalogue file: every product, or none unless `options` skip invalid ones.
@@ -383,8 +384,8 @@ impl Merchants {
     ) -> Result<Answered<ImportReport>, Failure> {
         let (reply, answer) = oneshot::channel();
         let job = ImportJob::new(file, options, caller, key, reply);
-        self.submit(merchant_id, Box::new(job)).await?;
-        answer.await.map_err(|_| stopped())?
+        let handle = self.submit(merchant_id, Box::new(job)).await?;
+        answer.await.map_err(|_| stopped(&handle))?
     }
 
     /// The merchant's catalogue as a file, from its latest state.
@@ -402,8 +403,8 @@ impl Merchants {
     ) -> Result<Answered<Vec<(i64, DeleteOutcome)>>, Failure> {
         let (reply, answer) = oneshot::channel();
         let job = DeleteJob::<R>::new(ids, key, reply);
-        self.submit(merchant_id, Box::new(job)).await?;
-        answer.await.map_err(|_| stopped())?
+        let handle = self.submit(merchant_id, Box::new(job)).await?;
+        answer.await.map_err(|_| stopped(&handle))?
     }
 
     /// Erases customers' personal data (docs/customers.md); each id gets its own outcome.
@@ -416,8 +417,8 @@ impl Merchants {
     ) -> Result<Answered<Vec<(i64, DeleteOutcome)>>, Failure> {
         let (reply, answer) = oneshot::channel();
         let job = EraseJob::new(ids, key, reply);
-        self.submit(merchant_id, Box::new(job)).await?;
-        answer.await.map_err(|_| stopped())?
+        let handle = self.submit(merchant_id, Box::new(job)).await?;
+        answer.await.map_err(|_| stopped(&handle))?
     }
 
     /// Records sales a till made offline (docs/offline.md); each gets its own outcome.
@@ -430,8 +431,8 @@ impl Merchants {
     ) -> Result<Synced, Failure> {
         let (reply, answer) = oneshot::channel();
         let job = SyncJob::new(sales, caller, None, reply);
-        self.submit(merchant_id, Box::new(job)).await?;
-        match answer.await.map_err(|_| stopped())?? {
+        let handle = self.submit(merchant_id, Box::new(job)).await?;
+        match answer.await.map_err(|_| stopped(&handle))?? {
             Answered::Fresh(synced) | Answered::Replayed(synced) => Ok(synced),
             Answered::KeyReused => Err(Failure::internal("a sync has no idempotency key")),
         }
@@ -469,6 +470,11 @@ impl Merchants {
     }
 }
 
-fn stopped() -> Failure {
-    Failure::internal("the merchant's actor stopped while handling the request")
+/// Why a job was never answered: its merchant failed to load (that failure, a 503 when the
+/// database was away: the job waited in the mailbox and never ran), else the actor stopped.
+fn stopped(handle: &MerchantHandle) -> Failure {
+    match &*handle.phase.borrow() {
+        Phase::Failed(why) => why.clone(),
+        _ => Failure::internal("the merchant's actor stopped while handling the request"),
+    }
 }
