@@ -280,6 +280,15 @@ backend_tests! {
         assert_eq!(body["api"]["message"]["error"]["101"]["objectRef"], "contentType", "{body}");
         assert_eq!(stored_files(&app).await, 0);
 
+        // The fuzzer's find: a one-character boundary and a one-byte line panicked the parser.
+        let res = app.api(Method::POST, "/uploader", &token)
+            .header("content-type", "multipart/form-data; boundary=b")
+            .body("\n\r\n--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a\n\r\n\n\r\n--b--\r\n")
+            .checked().await.unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        let body: Value = res.json().await.unwrap();
+        assert!(body.to_string().contains("the multipart boundary must be 4 to 70 characters"), "{body}");
+
         // Behind the gate: no token is a 401, a read-only token a 403.
         let res = app.client.post(app.url("/uploader")).header("x-accept-version", "2.0")
             .header("content-type", format!("multipart/form-data; boundary={BOUNDARY}"))
