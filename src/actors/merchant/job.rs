@@ -331,8 +331,8 @@ impl<R: Resource> Job for WriteJob<R> {
             return;
         }
         let mut touched = BTreeSet::new();
+        let creates = self.mode != WriteMode::UpdateOnly;
         for object in &self.objects {
-            let creates = self.mode != WriteMode::UpdateOnly;
             if let Some(repeat) = object
                 .fields
                 .as_ref()
@@ -526,7 +526,6 @@ impl<R: Resource> Changes<R> {
     }
 }
 
-/// Validates one object against the working state, giving the record to write.
 /// A creation under a `clientId` that already made a record: the same body answers that
 /// record (nothing is written again), another body is refused.
 fn repeated<R: Resource>(
@@ -552,6 +551,7 @@ fn repeated<R: Resource>(
     )
 }
 
+/// Validates one object against the working state, giving the record to write.
 pub(super) fn decide<R: Resource>(
     state: &MerchantState,
     mode: WriteMode,
