@@ -8,7 +8,11 @@ use merchantd::http::error::ApiError;
 
 fuzz_target!(|input: (bool, &[u8])| {
     let (form, body) = input;
-    let content_type = if form { "application/x-www-form-urlencoded" } else { "application/json" };
+    let content_type = if form {
+        "application/x-www-form-urlencoded"
+    } else {
+        "application/json"
+    };
     let req = TestRequest::default()
         .insert_header((header::CONTENT_TYPE, content_type))
         .to_http_request();

@@ -10,7 +10,10 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(d) = money::money(&value) {
         // What was accepted is written back and read again unchanged.
         let text = money::text(&d);
-        assert_eq!(money::parse_stored(&text).map(|x| money::text(&x)), Ok(text));
+        assert_eq!(
+            money::parse_stored(&text).map(|x| money::text(&x)),
+            Ok(text)
+        );
     }
     let _ = money::rate(&value);
     let _ = money::decimal(&value);

@@ -8,7 +8,11 @@ use merchantd::http::oauth::params::{presented_client, Params};
 
 fuzz_target!(|input: (bool, &str, &[u8])| {
     let (json, basic, body) = input;
-    let content_type = if json { "application/json" } else { "application/x-www-form-urlencoded" };
+    let content_type = if json {
+        "application/json"
+    } else {
+        "application/x-www-form-urlencoded"
+    };
     let mut req = TestRequest::default().insert_header((header::CONTENT_TYPE, content_type));
     if let Ok(value) = header::HeaderValue::from_str(&format!("Basic {basic}")) {
         req = req.insert_header((header::AUTHORIZATION, value));

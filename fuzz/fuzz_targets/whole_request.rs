@@ -45,8 +45,14 @@ fn start() -> Server {
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         actix_rt::System::new().block_on(async move {
-            let app = Application::build(settings, Signals::Ignore).await.expect("the server starts");
-            let demo = app.tenants().iter().find(|t| t.key == "demo").expect("the demo tenant");
+            let app = Application::build(settings, Signals::Ignore)
+                .await
+                .expect("the server starts");
+            let demo = app
+                .tenants()
+                .iter()
+                .find(|t| t.key == "demo")
+                .expect("the demo tenant");
             let token = merchantd::crypto::random_token("mcd_at_");
             let family = NewFamily {
                 id: format!("fuzz-{}", std::process::id()),
@@ -56,10 +62,19 @@ fn start() -> Server {
                 scope: "read write admin".into(),
             };
             app.db()
-                .issue_access_token(&family, &merchantd::crypto::sha256_hex(&token), now_millis() + 86_400_000)
+                .issue_access_token(
+                    &family,
+                    &merchantd::crypto::sha256_hex(&token),
+                    now_millis() + 86_400_000,
+                )
                 .await
                 .expect("a token");
-            sender.send(Server { port: app.port(), token }).expect("the fuzzer waits");
+            sender
+                .send(Server {
+                    port: app.port(),
+                    token,
+                })
+                .expect("the fuzzer waits");
             app.run_until_stopped().await.expect("the server runs");
         });
     });
@@ -91,6 +106,9 @@ fuzz_target!(|data: &[u8]| {
     let _ = stream.read_to_end(&mut answer);
     if answer.starts_with(b"HTTP/1.1 5") || answer.starts_with(b"HTTP/1.0 5") {
         let head = String::from_utf8_lossy(&answer[..answer.len().min(600)]);
-        panic!("a server error for {:?}:\n{head}", String::from_utf8_lossy(data));
+        panic!(
+            "a server error for {:?}:\n{head}",
+            String::from_utf8_lossy(data)
+        );
     }
 });
