@@ -60,6 +60,11 @@ pub enum Command {
         #[command(subcommand)]
         command: TokenCommand,
     },
+    /// The hosting operator's realm (docs/operator.md).
+    Operator {
+        #[command(subcommand)]
+        command: OperatorCommand,
+    },
     /// Import or export a merchant's catalogue as CSV (docs/catalogue.md).
     Catalogue {
         #[command(subcommand)]
@@ -128,6 +133,22 @@ pub enum TokenCommand {
         /// Scopes asked for; the employee's role may grant less.
         #[arg(long, default_value = "read write admin")]
         scope: String,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OperatorCommand {
+    /// Makes a token of the operator API (`/operator/...`), which works nowhere else, and prints
+    /// it once as JSON; the database keeps only its SHA-256.
+    Token {
+        /// Who holds it (kept beside the token, never the token itself).
+        #[arg(long)]
+        name: String,
+        /// Days until it stops working.
+        #[arg(long, default_value_t = crate::domain::operator::DEFAULT_TOKEN_DAYS)]
+        days: u32,
         #[command(flatten)]
         db: DbArgs,
     },
@@ -206,6 +227,9 @@ impl Cli {
             } => db,
             Command::Token {
                 command: TokenCommand::Issue { db, .. },
+            } => db,
+            Command::Operator {
+                command: OperatorCommand::Token { db, .. },
             } => db,
             Command::Catalogue {
                 command: CatalogueCommand::Import { db, .. } | CatalogueCommand::Export { db, .. },
@@ -312,10 +336,25 @@ impl Cli {
                 println!("{}", serde_json::to_string_pretty(&issued?)?);
                 Ok(())
             }
+            Command::Operator { command } => run_operator(&settings, command).await,
             Command::Catalogue { command } => run_catalogue(&settings, command).await,
             Command::Openapi { .. } | Command::Login { .. } => Ok(()),
         }
     }
+}
+
+async fn run_operator(settings: &Settings, command: OperatorCommand) -> anyhow::Result<()> {
+    let OperatorCommand::Token { name, days, .. } = command;
+    let database = Db::connect(&settings.database_url, Metrics::new()).await?;
+    database.migrate().await?;
+    let issued = crate::services::operator::Operator::new(database.clone())
+        .issue_token(&name, days)
+        .await;
+    database.close().await;
+    let token = issued.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let printed = serde_json::json!({"token": token, "name": name, "days": days});
+    println!("{}", serde_json::to_string_pretty(&printed)?);
+    Ok(())
 }
 
 async fn run_catalogue(settings: &Settings, command: CatalogueCommand) -> anyhow::Result<()> {

@@ -23,6 +23,7 @@ pub mod merchants;
 mod notify;
 pub mod oauth;
 mod offline;
+mod operator;
 pub mod people;
 pub mod products;
 pub mod reconcile;

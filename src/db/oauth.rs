@@ -295,14 +295,25 @@ impl Db {
         hash: &str,
     ) -> Result<Option<AccessTokenRecord>, DbError> {
         let started = Instant::now();
-        type Row = (String, i64, i64, i64, i64, String, i64, Option<i64>);
+        type Row = (
+            String,
+            i64,
+            i64,
+            i64,
+            i64,
+            String,
+            i64,
+            Option<i64>,
+            Option<i64>,
+        );
         let row: Option<Row> = sqlx::query_as(
             "SELECT a.family_id, a.merchant_id, a.employee_id, a.application_id, e.role_id, \
-                    a.scope, a.expires_at, e.exit_date \
+                    a.scope, a.expires_at, e.exit_date, m.suspend_date \
              FROM access_tokens a \
              JOIN oauth_families f ON f.id = a.family_id \
              JOIN employees e ON e.merchant_id = a.merchant_id AND e.id = a.employee_id \
              JOIN applications ap ON ap.id = a.application_id \
+             JOIN merchants m ON m.id = a.merchant_id \
              WHERE a.hash = $1 AND a.revoked_at IS NULL AND f.revoked_at IS NULL \
                AND e.delete_date IS NULL AND ap.delete_date IS NULL",
         )
@@ -322,6 +333,7 @@ impl Db {
                 scope,
                 expires_at,
                 exit_date: row.7,
+                suspended: row.8.is_some(),
             }
         }))
     }

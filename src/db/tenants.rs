@@ -25,7 +25,7 @@ impl Db {
         Ok(applied)
     }
 
-    async fn apply_one(
+    pub(super) async fn apply_one(
         &self,
         tx: &mut Tx,
         m: &Manifest,

@@ -21,6 +21,7 @@ pub mod log;
 pub mod merchant;
 pub mod money;
 pub mod offline;
+pub mod operator;
 pub mod pricing;
 pub mod product;
 pub mod promotion;

@@ -111,6 +111,8 @@ pub struct AccessTokenRecord {
     pub expires_at: i64,
     /// The employee's exit date: a token stops working once it has passed.
     pub exit_date: Option<i64>,
+    /// The operator suspended the token's merchant (docs/operator.md): refused with 403.
+    pub suspended: bool,
 }
 
 /// Everything a new token family needs.

@@ -73,7 +73,7 @@ impl FromRequest for Call {
 }
 
 /// The token from `Authorization: Bearer <t>` (or the legacy `OAuth <t>`).
-fn presented_token(req: &ServiceRequest) -> Result<&str, ApiError> {
+pub(super) fn presented_token(req: &ServiceRequest) -> Result<&str, ApiError> {
     let Some(value) = req.headers().get(header::AUTHORIZATION) else {
         return Err(ApiError::TokenInvalid {
             detail: "no bearer token was sent".into(),
@@ -125,6 +125,9 @@ pub async fn authenticate(state: &AppState, req: &ServiceRequest) -> Result<Call
         return Err(ApiError::TokenInvalid {
             detail: "the token's user no longer works for the merchant".into(),
         });
+    }
+    if record.suspended {
+        return Err(ApiError::MerchantSuspended);
     }
     let role = Role::from_id(record.role_id).ok_or_else(|| {
         ApiError::internal(anyhow::anyhow!(
@@ -224,6 +227,11 @@ async fn admit(req: &ServiceRequest) -> Result<(Caller, rate::Verdict), ApiError
             // For "last used" on the connected-applications page, once the request is let
             // in (a refused one used nothing); never waits (see token_use).
             state.tokens.note_use(&caller.family_id, now_millis());
+            state
+                .services
+                .operator
+                .usage()
+                .note_request(caller.merchant_id, needed != Scope::Read);
             Ok((caller, verdict))
         }
     }

@@ -40,6 +40,9 @@ pub enum ApiError {
     PayloadTooLarge { detail: String },
     #[error("rate limited")]
     RateLimited { retry_after_secs: u64 },
+    /// The token's merchant is suspended by the operator (109): its data is kept.
+    #[error("merchant suspended")]
+    MerchantSuspended,
     /// A well-formed request with a semantic error at request level (110 and friends).
     #[error("unprocessable: {detail}")]
     Unprocessable { message: Message, detail: String },
@@ -90,6 +93,7 @@ impl ApiError {
             }
             ApiError::PayloadTooLarge { .. } => Message::PayloadTooLarge,
             ApiError::RateLimited { .. } => Message::RateLimited,
+            ApiError::MerchantSuspended => Message::MerchantSuspended,
             ApiError::Unprocessable { message, .. } => *message,
             ApiError::Gone { .. } => Message::SequenceExpired,
             ApiError::Unavailable(_) => Message::ServiceUnavailable,
@@ -139,6 +143,11 @@ impl ApiError {
             ApiError::RateLimited { retry_after_secs } => plain(
                 "Too many requests.",
                 &format!("Too many requests; retry after {retry_after_secs} s."),
+            ),
+            ApiError::MerchantSuspended => plain(
+                "The merchant is suspended.",
+                "The merchant's account is suspended by its host; its data is kept, and every \
+                 token works again once the host resumes it.",
             ),
             ApiError::Unprocessable { detail, .. } => {
                 plain("The request could not be processed.", detail)

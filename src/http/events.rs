@@ -19,6 +19,7 @@ use super::error::ApiError;
 use super::AppState;
 use crate::domain::event::{Event, TypeFilter};
 use crate::domain::now_millis;
+use crate::services::operator::Operator;
 use crate::views::Snapshot;
 
 /// The longest an idle stream sleeps between looks at its token and heartbeat; a write wakes
@@ -54,10 +55,18 @@ struct Slot {
     id: u64,
     closing: Arc<AtomicBool>,
     gauge: prometheus::IntGauge,
+    /// Counted as the merchant's usage too (docs/operator.md).
+    usage: (Operator, i64),
 }
 
 impl OpenStreams {
-    fn take(self: &Arc<Self>, family: &str, max: usize, gauge: prometheus::IntGauge) -> Slot {
+    fn take(
+        self: &Arc<Self>,
+        family: &str,
+        max: usize,
+        gauge: prometheus::IntGauge,
+        usage: (Operator, i64),
+    ) -> Slot {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let closing = Arc::new(AtomicBool::new(false));
         let mut open = self.by_family.lock().unwrap_or_else(|e| e.into_inner());
@@ -69,12 +78,14 @@ impl OpenStreams {
         }
         streams.push_back((id, closing.clone()));
         gauge.inc();
+        usage.0.usage().note_stream(usage.1, 1);
         Slot {
             streams: self.clone(),
             family: family.to_owned(),
             id,
             closing,
             gauge,
+            usage,
         }
     }
 }
@@ -82,6 +93,7 @@ impl OpenStreams {
 impl Drop for Slot {
     fn drop(&mut self) {
         self.gauge.dec();
+        self.usage.0.usage().note_stream(self.usage.1, -1);
         let mut open = self
             .streams
             .by_family
@@ -155,9 +167,12 @@ async fn stream(call: Call) -> Result<HttpResponse, ApiError> {
         None => position.last,
     };
     let max = state.settings.max_event_streams_per_token;
-    let slot = state
-        .streams
-        .take(&caller.family_id, max, state.metrics.event_streams.clone());
+    let slot = state.streams.take(
+        &caller.family_id,
+        max,
+        state.metrics.event_streams.clone(),
+        (state.services.operator.clone(), caller.merchant_id),
+    );
     let tail = Tail {
         state: state.clone(),
         merchant_id: caller.merchant_id,
@@ -258,6 +273,9 @@ impl Tail {
         match self.state.tokens.access_token(&self.token).await {
             Ok(Some(record)) if record.exit_date.is_some_and(|exit| exit <= now) => {
                 Err("{\"reason\": \"the token's user no longer works for the merchant\"}")
+            }
+            Ok(Some(record)) if record.suspended => {
+                Err("{\"reason\": \"the merchant is suspended\"}")
             }
             Ok(Some(record)) if record.expires_at > now => Ok(()),
             Ok(Some(_)) => Err("{\"reason\": \"the token expired\"}"),

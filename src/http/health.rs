@@ -29,11 +29,15 @@ pub async fn status() -> Reply {
     )
 }
 
+/// How many of the busiest merchants `/metrics` names (docs/operator.md): a bounded number of
+/// series however many merchants the process serves.
+const TOP_MERCHANTS: usize = 10;
+
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
         ))
-        .body(state.metrics.render())
+        .body(state.metrics.render() + &state.services.operator.usage().render_top(TOP_MERCHANTS))
 }

@@ -13,6 +13,8 @@ pub enum Message {
     UnsupportedMediaType,
     PayloadTooLarge,
     RateLimited,
+    /// The operator suspended the token's merchant (ours: docs/operator.md).
+    MerchantSuspended,
     InvalidObject,
     AlreadyComplete,
     NotComplete,
@@ -33,7 +35,7 @@ pub enum Message {
 
 impl Message {
     /// Every message, in catalogue order (the API description lists them).
-    pub const ALL: [Message; 22] = [
+    pub const ALL: [Message; 23] = [
         Message::TokenInvalid,
         Message::BadRequest,
         Message::TokenExpired,
@@ -43,6 +45,7 @@ impl Message {
         Message::UnsupportedMediaType,
         Message::PayloadTooLarge,
         Message::RateLimited,
+        Message::MerchantSuspended,
         Message::InvalidObject,
         Message::AlreadyComplete,
         Message::NotComplete,
@@ -69,6 +72,7 @@ impl Message {
             Message::UnsupportedMediaType => 106,
             Message::PayloadTooLarge => 107,
             Message::RateLimited => 108,
+            Message::MerchantSuspended => 109,
             Message::InvalidObject => 110,
             Message::AlreadyComplete => 111,
             Message::NotComplete => 112,
@@ -97,6 +101,7 @@ impl Message {
             Message::UnsupportedMediaType => "unsupportedMediaType",
             Message::PayloadTooLarge => "payloadTooLarge",
             Message::RateLimited => "rateLimited",
+            Message::MerchantSuspended => "merchantSuspended",
             Message::AlreadyComplete => "alreadyComplete",
             Message::NotComplete => "notComplete",
             Message::Conflict => "conflict",
@@ -116,7 +121,7 @@ impl Message {
         match self {
             Message::TokenInvalid | Message::TokenExpired => StatusCode::UNAUTHORIZED,
             Message::BadRequest => StatusCode::BAD_REQUEST,
-            Message::InsufficientScope => StatusCode::FORBIDDEN,
+            Message::InsufficientScope | Message::MerchantSuspended => StatusCode::FORBIDDEN,
             Message::NotFound => StatusCode::NOT_FOUND,
             Message::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Message::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -147,6 +152,7 @@ impl Message {
             Message::UnsupportedMediaType => "Unsupported media type",
             Message::PayloadTooLarge => "Payload too large",
             Message::RateLimited => "Rate limited",
+            Message::MerchantSuspended => "Merchant suspended",
             Message::AlreadyComplete => "Already complete",
             Message::NotComplete => "Not complete",
             Message::Conflict => "Conflict",
@@ -183,6 +189,7 @@ mod tests {
             (UnsupportedMediaType, 106, "unsupportedMediaType", 415),
             (PayloadTooLarge, 107, "payloadTooLarge", 413),
             (RateLimited, 108, "rateLimited", 429),
+            (MerchantSuspended, 109, "merchantSuspended", 403),
             (InvalidObject, 110, "validationError", 422),
             (AlreadyComplete, 111, "alreadyComplete", 422),
             (NotComplete, 112, "notComplete", 422),

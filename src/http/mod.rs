@@ -16,6 +16,7 @@ pub mod messages;
 pub mod middleware;
 pub mod oauth;
 pub mod openapi;
+mod operator;
 pub mod rate;
 pub mod resources;
 mod test_hooks;
@@ -70,6 +71,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve
         .configure(openapi::routes);
     cfg.configure(oauth::configure);
     cfg.configure(account::configure);
+    // The operator's realm, before the API's catch-all scope: its own gate, its own tokens.
+    cfg.configure(operator::configure);
     if serve_metrics {
         cfg.service(web::resource("/metrics").route(web::get().to(health::metrics)));
     }

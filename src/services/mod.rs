@@ -7,6 +7,7 @@ mod events;
 mod files;
 mod legacy;
 mod logs;
+pub mod operator;
 mod reports;
 pub mod webhooks;
 
@@ -28,11 +29,14 @@ pub struct Services {
     legacy: legacy::LegacyClients,
     /// When a request was last answered "unavailable" (Unix millis; 0: never).
     last_unavailable: Arc<AtomicI64>,
+    /// The operator's realm: its tokens, merchants' creation, suspension and usage.
+    pub operator: operator::Operator,
 }
 
 impl Services {
     pub fn new(db: Db) -> Self {
         Self {
+            operator: operator::Operator::new(db.clone()),
             db,
             legacy: legacy::LegacyClients::new(),
             last_unavailable: Arc::new(AtomicI64::new(0)),

@@ -118,8 +118,33 @@ impl Manifest {
     }
 
     pub fn parse(file: &str, text: &str) -> Result<Self, ManifestError> {
+        let table = toml_table(&Ctx { file }, text)?;
+        Self::from_table(file, &table)
+    }
+
+    /// A manifest sent as JSON (the operator API): the same sections and fields as the file.
+    pub fn from_json(
+        file: &str,
+        value: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Self, ManifestError> {
         let ctx = Ctx { file };
-        let table = toml_table(&ctx, text)?;
+        // TOML has no null: a null field is refused, as an unknown one is, before any is read.
+        if let Some(path) = null_at(&value, "") {
+            return Err(ctx.err(None, Some(&path), "must not be null; leave the field out"));
+        }
+        match toml::Value::try_from(serde_json::Value::Object(value)) {
+            Ok(toml::Value::Table(table)) => Self::from_table(file, &table),
+            Ok(_) => Err(ctx.err(None, None, "a manifest is an object of sections")),
+            Err(e) => Err(ctx.err(
+                None,
+                None,
+                format!("not a manifest: {}", e.to_string().trim()),
+            )),
+        }
+    }
+
+    fn from_table(file: &str, table: &toml::Table) -> Result<Self, ManifestError> {
+        let ctx = Ctx { file };
         if let Some(unknown) = table.keys().find(|k| !TOP_LEVEL.contains(&k.as_str())) {
             return Err(ctx.err(
                 None,
@@ -148,13 +173,13 @@ impl Manifest {
             .map_err(|why| ctx.err(Some("sales".into()), None, why))?;
         let merchant_name = non_empty(&ctx, "merchant".into(), "name", &merchant.name)?;
 
-        let stores = entries(&ctx, &table, "stores")?
+        let stores = entries(&ctx, table, "stores")?
             .into_iter()
             .map(|(entry, value)| parse_store(&ctx, entry, value))
             .collect::<Result<Vec<_>, _>>()?;
         unique(&ctx, "stores", "key", stores.iter().map(|s| s.key.clone()))?;
 
-        let users = entries(&ctx, &table, "users")?
+        let users = entries(&ctx, table, "users")?
             .into_iter()
             .map(|(entry, value)| parse_user(&ctx, entry, value))
             .collect::<Result<Vec<_>, _>>()?;
@@ -165,7 +190,7 @@ impl Manifest {
             users.iter().map(|u| u.email.clone()),
         )?;
 
-        let applications = entries(&ctx, &table, "applications")?
+        let applications = entries(&ctx, table, "applications")?
             .into_iter()
             .map(|(entry, value)| parse_app(&ctx, entry, value))
             .collect::<Result<Vec<_>, _>>()?;
@@ -187,6 +212,29 @@ impl Manifest {
             applications,
         })
     }
+}
+
+/// The path of the first null in a JSON value (`users[0].last_name`), if any.
+fn null_at(value: &serde_json::Map<String, serde_json::Value>, prefix: &str) -> Option<String> {
+    fn walk(value: &serde_json::Value, path: String) -> Option<String> {
+        match value {
+            serde_json::Value::Null => Some(path),
+            serde_json::Value::Object(map) => null_at(map, &path),
+            serde_json::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, item)| walk(item, format!("{path}[{i}]"))),
+            _ => None,
+        }
+    }
+    value.iter().find_map(|(key, item)| {
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        walk(item, path)
+    })
 }
 
 /// The file as a TOML table. A syntax error names only the message and the position: toml's

@@ -19,7 +19,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // The authorization server's rules: neither HTTP nor storage.
     ("oauth", &["domain", "crypto"]),
     ("tenants", &["domain", "db", "crypto"]),
-    ("services", &["domain", "db"]),
+    // The operator's realm reads manifests sent as JSON and makes its tokens.
+    ("services", &["domain", "db", "tenants", "crypto"]),
     // Actors know no wire.
     ("actors", &["domain", "db", "oauth", "crypto", "metrics"]),
     // The read side: answers from the actors' snapshots, and every record's JSON.

@@ -36,6 +36,7 @@ mod oauth_token;
 mod offline;
 mod offline_day;
 mod openapi;
+mod operator;
 mod outage;
 mod process;
 mod products;

@@ -650,3 +650,66 @@ async fn a_second_server_on_one_sqlite_file_refuses_to_start() {
         .unwrap();
     assert_eq!(live.status(), StatusCode::OK);
 }
+
+/// The operator suspends the merchant through replica A: every one of its tokens gets 403 (109)
+/// on replica B too within a second (the token B cached included), and works again on both once
+/// resumed.
+#[actix_rt::test]
+async fn a_suspension_reaches_every_replica_within_a_second() {
+    let Some(db) = postgres().await else { return };
+    let p = pair(&db, &[]).await;
+    let op = crate::operator::operator_token(&db.url).await;
+    let merchant_id: i64 =
+        sqlx::query_scalar("SELECT id FROM merchants WHERE manifest_key = 'demo'")
+            .fetch_one(&p.sql)
+            .await
+            .unwrap();
+    for replica in [&p.a, &p.b] {
+        let (status, _) = p.call(replica, Method::GET, "/category", &[], None).await;
+        assert_eq!(status, StatusCode::OK, "the token is cached on both");
+    }
+    let operator = |path: &str| {
+        p.client
+            .post(p.a.url(path))
+            .bearer_auth(&op)
+            .header("merchantIds", merchant_id.to_string())
+    };
+    let res = operator("/operator/merchant/suspend")
+        .checked()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let suspended_at = Instant::now();
+    for replica in [&p.b, &p.a] {
+        let refused = within(Duration::from_secs(1), || async {
+            p.call(replica, Method::GET, "/category", &[], None).await.0 == StatusCode::FORBIDDEN
+        })
+        .await;
+        assert!(
+            refused.is_some(),
+            "a replica still serves the suspended merchant"
+        );
+    }
+    let took = suspended_at.elapsed();
+    eprintln!(
+        "suspension seen on both replicas after {} ms",
+        took.as_millis()
+    );
+    let (_, body) = p.call(&p.b, Method::GET, "/category", &[], None).await;
+    assert_eq!(crate::operator::message_ids(&body), vec![109], "{body}");
+    let res = operator("/operator/merchant/resume")
+        .checked()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    for replica in [&p.b, &p.a] {
+        let served = within(Duration::from_secs(1), || async {
+            p.call(replica, Method::GET, "/category", &[], None).await.0 == StatusCode::OK
+        })
+        .await;
+        assert!(
+            served.is_some(),
+            "a replica still refuses the resumed merchant"
+        );
+    }
+}

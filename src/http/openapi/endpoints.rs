@@ -650,6 +650,7 @@ pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     items.push(("/webhook/resend", webhook_resend()));
     items.push(("/customer/export", customer_export()));
     items.push(("/customer/erase", customer_erase()));
+    items.extend(super::operator::items());
     items.push(("/files/{fileName}", files()));
     items.extend(health(all));
     items.extend(oauth(all));

@@ -8,6 +8,7 @@ mod answers;
 mod catalogue;
 mod endpoints;
 mod offline;
+mod operator;
 mod pages;
 mod paths;
 mod pricing;
@@ -74,6 +75,7 @@ async fn to_docs() -> HttpResponse {
 fn build() -> OpenApi {
     let mut components = ComponentsBuilder::new()
         .security_scheme("oauth", oauth_scheme())
+        .security_scheme(operator::SCHEME, operator::scheme())
         .parameter("AcceptVersion", paths::version_param());
     for (name, schema) in schemas::shared()
         .into_iter()
@@ -82,6 +84,7 @@ fn build() -> OpenApi {
         .chain(pricing::schemas())
         .chain(till::schemas())
         .chain(offline::schemas())
+        .chain(operator::schemas())
     {
         components = components.schema(name, schema);
     }

@@ -1,0 +1,155 @@
+//! The operator's realm: its tokens, merchants created and suspended through it, and what each
+//! merchant holds (docs/operator.md).
+
+use super::rows::in_list;
+use super::{Announcement, Db, DbError};
+use crate::domain::now_millis;
+use crate::domain::operator::{MerchantSummary, OperatorToken, StoredUsage};
+use crate::domain::tenant::{AppliedTenant, Manifest};
+
+type SummaryRow = (i64, String, String, i64, Option<i64>, i64, i64, i64);
+
+impl Db {
+    /// Keeps a new operator token by the SHA-256 of its text.
+    pub async fn insert_operator_token(
+        &self,
+        hash: &str,
+        token: &OperatorToken,
+    ) -> Result<(), DbError> {
+        sqlx::query(
+            "INSERT INTO operator_tokens (hash, name, created_at, expires_at) \
+             VALUES ($1, $2, $3, $4)",
+        )
+        .bind(hash)
+        .bind(&token.name)
+        .bind(now_millis())
+        .bind(token.expires_at)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// A token of the operator's that was not revoked (expiry is left to the caller).
+    pub async fn operator_token(&self, hash: &str) -> Result<Option<OperatorToken>, DbError> {
+        let row: Option<(String, i64)> = sqlx::query_as(
+            "SELECT name, expires_at FROM operator_tokens WHERE hash = $1 AND revoked_at IS NULL",
+        )
+        .bind(hash)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.map(|(name, expires_at)| OperatorToken { name, expires_at }))
+    }
+
+    /// Creates merchants from manifests, all in one transaction: each is created, or refused
+    /// (`Err`: why) when a merchant already has its key. A manifest file changes a merchant;
+    /// the operator only creates.
+    pub async fn create_merchants(
+        &self,
+        manifests: &[&Manifest],
+        pbkdf2_iterations: u32,
+    ) -> Result<Vec<Result<AppliedTenant, String>>, DbError> {
+        let mut tx = self.begin().await?;
+        let mut outcomes = Vec::with_capacity(manifests.len());
+        for manifest in manifests {
+            let existing: Option<(i64,)> =
+                sqlx::query_as("SELECT id FROM merchants WHERE manifest_key = $1")
+                    .bind(&manifest.merchant_key)
+                    .fetch_optional(tx.conn()?)
+                    .await?;
+            outcomes.push(match existing {
+                Some((id,)) => Err(format!(
+                    "merchant {id} already has the key {}",
+                    manifest.merchant_key
+                )),
+                None => Ok(self.apply_one(&mut tx, manifest, pbkdf2_iterations).await?),
+            });
+        }
+        tx.commit().await?;
+        Ok(outcomes)
+    }
+
+    /// Suspends (`Some(date)`) or resumes (`None`) these merchants; the ids that exist. Every
+    /// replica forgets the access tokens it cached, so the next request of each reads the
+    /// merchant's state with its token.
+    pub async fn set_suspended(
+        &self,
+        ids: &[i64],
+        suspend_date: Option<i64>,
+    ) -> Result<Vec<i64>, DbError> {
+        let mut tx = self.begin().await?;
+        let mut found = Vec::with_capacity(ids.len());
+        for &id in ids {
+            // A suspension already in force keeps its date.
+            let row: Option<(i64,)> = match suspend_date {
+                Some(date) => sqlx::query_as(
+                    "UPDATE merchants SET suspend_date = COALESCE(suspend_date, $1) \
+                     WHERE id = $2 RETURNING id",
+                )
+                .bind(date)
+                .bind(id),
+                None => sqlx::query_as(
+                    "UPDATE merchants SET suspend_date = NULL WHERE id = $1 RETURNING id",
+                )
+                .bind(id),
+            }
+            .fetch_optional(tx.conn()?)
+            .await?;
+            found.extend(row.map(|(id,)| id));
+        }
+        if !found.is_empty() {
+            tx.note_write();
+            tx.announce(Announcement::TokensRevoked(None));
+        }
+        tx.commit().await?;
+        Ok(found)
+    }
+
+    /// Every merchant (or those of `ids`) with what it holds, by id.
+    pub async fn merchant_summaries(
+        &self,
+        ids: Option<&[i64]>,
+    ) -> Result<Vec<MerchantSummary>, DbError> {
+        let filter = ids.map_or(String::new(), |ids| in_list("m.id", 1, ids.len()));
+        let sql = format!(
+            "SELECT m.id, m.manifest_key, m.name, m.created_at, m.suspend_date, \
+               (SELECT COUNT(*) FROM products p \
+                 WHERE p.merchant_id = m.id AND p.delete_date IS NULL), \
+               (SELECT COUNT(*) FROM baskets b WHERE b.merchant_id = m.id AND b.completed = 1), \
+               (SELECT CAST(COALESCE(SUM(f.size), 0) AS BIGINT) FROM files f \
+                 WHERE f.merchant_id = m.id) \
+             FROM merchants m WHERE 1 = 1{filter} ORDER BY m.id"
+        );
+        let mut query = sqlx::query_as::<_, SummaryRow>(&sql);
+        for id in ids.unwrap_or_default() {
+            query = query.bind(*id);
+        }
+        let rows = query.fetch_all(self.pool()).await?;
+        Ok(rows
+            .into_iter()
+            .map(
+                |(id, key, name, created_at, suspend_date, products, sales, file_bytes)| {
+                    MerchantSummary {
+                        id,
+                        key,
+                        name,
+                        created_at,
+                        suspend_date,
+                        stored: StoredUsage {
+                            products,
+                            sales,
+                            file_bytes,
+                        },
+                    }
+                },
+            )
+            .collect())
+    }
+
+    /// How many merchants there are, and how many of them are suspended.
+    pub async fn merchant_counts(&self) -> Result<(i64, i64), DbError> {
+        let row: (i64, i64) = sqlx::query_as("SELECT COUNT(*), COUNT(suspend_date) FROM merchants")
+            .fetch_one(self.pool())
+            .await?;
+        Ok(row)
+    }
+}

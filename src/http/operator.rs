@@ -1,0 +1,227 @@
+//! The operator API (docs/operator.md): the hosting operator's realm under `/operator`, with a
+//! gate of its own. Operator tokens (`merchantd operator token`) work here and nowhere else; a
+//! merchant's token is unknown here, as an operator token is at the merchant API's gate.
+
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::middleware::{from_fn, Next};
+use actix_web::{web, HttpRequest};
+use serde_json::json;
+
+use super::batch::{json_document, objects};
+use super::envelope::{ErrorObject, Messages, Reply};
+use super::error::ApiError;
+use super::filters::id_list;
+use super::messages::Message;
+use super::AppState;
+use crate::domain::dates::to_iso;
+use crate::domain::operator::MerchantSummary;
+use crate::domain::tenant::AppliedTenant;
+use crate::services::operator::CreateRefused;
+
+/// Merchants one create may hold: each hashes its users' passwords.
+const MAX_CREATE: usize = 50;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/operator/merchant")
+            .wrap(from_fn(gate))
+            .route(web::get().to(list))
+            .route(web::post().to(create)),
+    )
+    .service(
+        web::resource("/operator/merchant/suspend")
+            .wrap(from_fn(gate))
+            .route(web::post().to(suspend)),
+    )
+    .service(
+        web::resource("/operator/merchant/resume")
+            .wrap(from_fn(gate))
+            .route(web::post().to(resume)),
+    )
+    // Any other path of the realm is a 404 behind its gate, not the merchant API's.
+    .service(
+        web::scope("/operator")
+            .wrap(from_fn(gate))
+            .default_service(web::to(super::not_found)),
+    );
+}
+
+async fn gate(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    match admit(&req).await {
+        Ok(()) => Ok(next.call(req).await?.map_into_left_body()),
+        Err(err) => Ok(req.error_response(err).map_into_right_body()),
+    }
+}
+
+async fn admit(req: &ServiceRequest) -> Result<(), ApiError> {
+    let state = req
+        .app_data::<web::Data<AppState>>()
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state is missing")))?;
+    let token = super::auth::presented_token(req)?;
+    match state.services.operator.token(token).await? {
+        Some(_) => Ok(()),
+        None => Err(ApiError::TokenInvalid {
+            detail: "the token is not a live operator token".into(),
+        }),
+    }
+}
+
+/// `GET /operator/merchant`: every merchant (or those `merchantIds` names) with its usage.
+async fn list(req: HttpRequest, state: web::Data<AppState>) -> Result<Reply, ApiError> {
+    let ids = id_list(req.headers(), "merchantIds")?.map(|ids| ids.into_iter().collect::<Vec<_>>());
+    let merchants = state.services.operator.merchants(ids.as_deref()).await?;
+    let usage = state.services.operator.usage();
+    let mut out = serde_json::Map::new();
+    for merchant in &merchants {
+        out.insert(
+            merchant.id.to_string(),
+            summary_json(merchant, usage.of(merchant.id)),
+        );
+    }
+    Ok(Reply::ok().field("merchants", out))
+}
+
+fn summary_json(
+    m: &MerchantSummary,
+    live: crate::domain::operator::LiveUsage,
+) -> serde_json::Value {
+    json!({
+        "id": m.id,
+        "key": m.key,
+        "name": m.name,
+        "createDate": to_iso(m.created_at),
+        "suspendDate": m.suspend_date.and_then(to_iso),
+        "usage": {
+            "products": m.stored.products,
+            "sales": m.stored.sales,
+            "fileBytes": m.stored.file_bytes,
+            "requests": live.requests,
+            "writes": live.writes,
+            "eventClients": live.event_clients,
+        },
+    })
+}
+
+/// `POST /operator/merchant`: `{"merchants": {"<clientKey>": <manifest as JSON>}}`.
+async fn create(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    let document = json_document(&req, &body)?;
+    let sent = objects(document, "merchants", MAX_CREATE)?
+        .into_iter()
+        .map(|object| (object.key, object.fields))
+        .collect();
+    let outcomes = state
+        .services
+        .operator
+        .create(sent, state.settings.pbkdf2_iterations)
+        .await?;
+    let mut messages = Messages::default();
+    let mut created = serde_json::Map::new();
+    let mut problems = Vec::new();
+    for (key, outcome) in outcomes {
+        match outcome {
+            Ok(applied) => {
+                tracing::info!(merchant_id = applied.id, key = %applied.key, "merchant created by the operator");
+                messages.add(
+                    Message::Created,
+                    Some(&key),
+                    format!("Merchant {} created.", applied.id),
+                );
+                created.insert(key, created_json(&applied));
+            }
+            Err(refused) => {
+                let message = match refused {
+                    CreateRefused::Invalid(_) => Message::InvalidObject,
+                    CreateRefused::KeyTaken(_) => Message::Conflict,
+                };
+                problems.push(format!("{key}: {refused}"));
+                messages.add(message, Some(&key), refused.to_string());
+            }
+        }
+    }
+    if created.is_empty() {
+        return Ok(Reply::new(StatusCode::UNPROCESSABLE_ENTITY)
+            .messages(messages)
+            .error(ErrorObject {
+                code: 422,
+                message: "No object in the request was valid.".into(),
+                details: problems,
+            }));
+    }
+    Ok(Reply::new(StatusCode::CREATED)
+        .field("merchants", created)
+        .messages(messages))
+}
+
+fn created_json(applied: &AppliedTenant) -> serde_json::Value {
+    json!({
+        "id": applied.id,
+        "key": applied.key,
+        "stores": applied.stores,
+        "users": applied.users,
+        "applications": applied.applications,
+    })
+}
+
+async fn suspend(req: HttpRequest, state: web::Data<AppState>) -> Result<Reply, ApiError> {
+    set_suspended(req, state, true).await
+}
+
+async fn resume(req: HttpRequest, state: web::Data<AppState>) -> Result<Reply, ApiError> {
+    set_suspended(req, state, false).await
+}
+
+/// Suspends or resumes the merchants `merchantIds` names: 200 with a message per id, 404 when
+/// none exists. Tokens cached here are forgotten at once; other replicas hear it on commit.
+async fn set_suspended(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    suspended: bool,
+) -> Result<Reply, ApiError> {
+    let ids: Vec<i64> = id_list(req.headers(), "merchantIds")?
+        .ok_or_else(|| ApiError::bad_header("merchantIds", "the header is required."))?
+        .into_iter()
+        .collect();
+    let found = state
+        .services
+        .operator
+        .set_suspended(&ids, suspended)
+        .await?;
+    state.tokens.forget_cached_tokens();
+    let done = if suspended { "suspended" } else { "resumed" };
+    tracing::info!(merchants = ?found, done, "merchants suspended or resumed by the operator");
+    let mut messages = Messages::default();
+    let mut problems = Vec::new();
+    for id in &ids {
+        let key = id.to_string();
+        if found.contains(id) {
+            messages.add(
+                Message::RequestSuccessful,
+                Some(&key),
+                format!("Merchant {id} {done}."),
+            );
+        } else {
+            let detail = format!("Merchant {id} does not exist.");
+            problems.push(detail.clone());
+            messages.add(Message::NotFound, Some(&key), detail);
+        }
+    }
+    if found.is_empty() {
+        return Ok(Reply::new(StatusCode::NOT_FOUND)
+            .messages(messages)
+            .error(ErrorObject {
+                code: 404,
+                message: "Not found.".into(),
+                details: problems,
+            }));
+    }
+    Ok(Reply::ok().messages(messages))
+}

@@ -1,0 +1,251 @@
+//! The operator's realm over storage (docs/operator.md): its tokens, merchants created and
+//! suspended through it, and each merchant's usage: what it holds (from the database) and what it
+//! did on this replica (counted here as requests pass the gate).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use crate::crypto;
+use crate::db::Db;
+use crate::domain::now_millis;
+use crate::domain::operator::{LiveUsage, MerchantSummary, OperatorToken};
+use crate::domain::tenant::AppliedTenant;
+use crate::domain::Failure;
+use crate::tenants::Manifest;
+
+/// Why an operator's write of one merchant was refused.
+/// A JSON object's fields, as a write body holds them.
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CreateRefused {
+    /// The manifest is not valid: what and where.
+    #[error("{0}")]
+    Invalid(String),
+    /// Another merchant has the key.
+    #[error("{0}")]
+    KeyTaken(String),
+}
+
+#[derive(Clone)]
+pub struct Operator {
+    db: Db,
+    usage: Arc<Usage>,
+}
+
+impl Operator {
+    pub fn new(db: Db) -> Self {
+        Self {
+            db,
+            usage: Arc::default(),
+        }
+    }
+
+    /// The token a request presents, if it is a live operator token.
+    pub async fn token(&self, presented: &str) -> Result<Option<OperatorToken>, Failure> {
+        let found = self
+            .db
+            .operator_token(&crypto::sha256_hex(presented))
+            .await?;
+        Ok(found.filter(|token| token.expires_at > now_millis()))
+    }
+
+    /// Makes a new operator token named `name`, good for `days`; its text, shown once.
+    pub async fn issue_token(&self, name: &str, days: u32) -> Result<String, Failure> {
+        let text = crypto::random_token(crate::domain::operator::TOKEN_PREFIX);
+        let token = OperatorToken {
+            name: name.to_owned(),
+            expires_at: now_millis() + i64::from(days) * 86_400_000,
+        };
+        self.db
+            .insert_operator_token(&crypto::sha256_hex(&text), &token)
+            .await?;
+        Ok(text)
+    }
+
+    /// Creates merchants from manifests sent as JSON under client keys, in one transaction;
+    /// each is created or refused, in the order sent.
+    pub async fn create(
+        &self,
+        objects: Vec<(String, Result<JsonObject, String>)>,
+        pbkdf2_iterations: u32,
+    ) -> Result<Vec<(String, Result<AppliedTenant, CreateRefused>)>, Failure> {
+        let parsed: Vec<(String, Result<Manifest, CreateRefused>)> = objects
+            .into_iter()
+            .map(|(key, fields)| {
+                let manifest = fields.map_err(CreateRefused::Invalid).and_then(|fields| {
+                    Manifest::from_json(&format!("merchants.{key}"), fields)
+                        .map_err(|e| CreateRefused::Invalid(e.to_string()))
+                });
+                (key, manifest)
+            })
+            .collect();
+        let valid: Vec<&Manifest> = parsed.iter().filter_map(|(_, m)| m.as_ref().ok()).collect();
+        let mut created = match valid.is_empty() {
+            true => Vec::new(),
+            false => self.db.create_merchants(&valid, pbkdf2_iterations).await?,
+        }
+        .into_iter();
+        Ok(parsed
+            .into_iter()
+            .map(|(key, manifest)| {
+                let outcome = match manifest {
+                    Err(refused) => Err(refused),
+                    Ok(_) => match created.next() {
+                        Some(Ok(applied)) => Ok(applied),
+                        Some(Err(why)) => Err(CreateRefused::KeyTaken(why)),
+                        None => Err(CreateRefused::Invalid("not created".into())),
+                    },
+                };
+                (key, outcome)
+            })
+            .collect())
+    }
+
+    /// Suspends (`true`) or resumes these merchants; the ids that exist.
+    pub async fn set_suspended(&self, ids: &[i64], suspended: bool) -> Result<Vec<i64>, Failure> {
+        let date = suspended.then(now_millis);
+        Ok(self.db.set_suspended(ids, date).await?)
+    }
+
+    pub async fn merchants(&self, ids: Option<&[i64]>) -> Result<Vec<MerchantSummary>, Failure> {
+        Ok(self.db.merchant_summaries(ids).await?)
+    }
+
+    /// What merchants did on this replica.
+    pub fn usage(&self) -> &Usage {
+        &self.usage
+    }
+}
+
+/// Counters per merchant, bumped by the API's gate and event streams. A merchant's counters are
+/// made on its first request and kept for the process's life (a few dozen bytes each).
+#[derive(Default)]
+pub struct Usage {
+    by_merchant: RwLock<HashMap<i64, Counters>>,
+}
+
+#[derive(Default)]
+struct Counters {
+    requests: AtomicU64,
+    writes: AtomicU64,
+    streams: AtomicI64,
+}
+
+impl Usage {
+    fn with(&self, merchant_id: i64, bump: impl Fn(&Counters)) {
+        {
+            let map = self.by_merchant.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(counters) = map.get(&merchant_id) {
+                bump(counters);
+                return;
+            }
+        }
+        let mut map = self.by_merchant.write().unwrap_or_else(|e| e.into_inner());
+        bump(map.entry(merchant_id).or_default());
+    }
+
+    /// A request of the merchant's passed the gate; `write` unless it only reads.
+    pub fn note_request(&self, merchant_id: i64, write: bool) {
+        self.with(merchant_id, |c| {
+            c.requests.fetch_add(1, Ordering::Relaxed);
+            if write {
+                c.writes.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+    }
+
+    /// An event stream of the merchant's opened (`1`) or closed (`-1`).
+    pub fn note_stream(&self, merchant_id: i64, change: i64) {
+        self.with(merchant_id, |c| {
+            c.streams.fetch_add(change, Ordering::Relaxed);
+        });
+    }
+
+    pub fn of(&self, merchant_id: i64) -> LiveUsage {
+        let map = self.by_merchant.read().unwrap_or_else(|e| e.into_inner());
+        map.get(&merchant_id)
+            .map_or(LiveUsage::default(), Counters::read)
+    }
+
+    /// The `n` merchants with the most requests, most first.
+    pub fn top(&self, n: usize) -> Vec<(i64, LiveUsage)> {
+        let map = self.by_merchant.read().unwrap_or_else(|e| e.into_inner());
+        let mut all: Vec<(i64, LiveUsage)> = map.iter().map(|(id, c)| (*id, c.read())).collect();
+        all.sort_by(|a, b| b.1.requests.cmp(&a.1.requests).then(a.0.cmp(&b.0)));
+        all.truncate(n);
+        all
+    }
+
+    /// The top `n` as Prometheus text: one series per rank, so a fleet of any size adds `n`
+    /// series, never one per merchant.
+    pub fn render_top(&self, n: usize) -> String {
+        let top = self.top(n);
+        let mut out = String::new();
+        for (name, help, value) in [
+            (
+                "merchantd_top_merchant_requests",
+                "Requests since start of the merchants with the most, by rank",
+                (|u: &LiveUsage| u.requests) as fn(&LiveUsage) -> u64,
+            ),
+            (
+                "merchantd_top_merchant_writes",
+                "Writes since start of the merchants with the most requests, by rank",
+                |u: &LiveUsage| u.writes,
+            ),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}.\n# TYPE {name} gauge");
+            for (rank, (merchant_id, usage)) in top.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "{name}{{rank=\"{}\",merchant_id=\"{merchant_id}\"}} {}",
+                    rank + 1,
+                    value(usage)
+                );
+            }
+        }
+        out
+    }
+}
+
+impl Counters {
+    fn read(&self) -> LiveUsage {
+        LiveUsage {
+            requests: self.requests.load(Ordering::Relaxed),
+            writes: self.writes.load(Ordering::Relaxed),
+            event_clients: self.streams.load(Ordering::Relaxed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_top_is_by_requests_and_renders_one_series_per_rank() {
+        let usage = Usage::default();
+        for merchant in 1..=20 {
+            for _ in 0..merchant {
+                usage.note_request(merchant, merchant % 2 == 0);
+            }
+        }
+        let top = usage.top(3);
+        assert_eq!(
+            top.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+            vec![20, 19, 18]
+        );
+        assert_eq!(top[0].1.writes, 20);
+        assert_eq!(top[1].1.writes, 0);
+        let text = usage.render_top(3);
+        assert_eq!(text.matches("merchantd_top_merchant_requests{").count(), 3);
+        assert!(text.contains("merchantd_top_merchant_requests{rank=\"1\",merchant_id=\"20\"} 20"));
+        usage.note_stream(7, 1);
+        usage.note_stream(7, 1);
+        usage.note_stream(7, -1);
+        assert_eq!(usage.of(7).event_clients, 1);
+        assert_eq!(usage.of(99), LiveUsage::default());
+    }
+}
