@@ -21,10 +21,14 @@ ARG RUST_VERSION=1.95
 
 FROM rust:${RUST_VERSION}-bookworm AS build
 WORKDIR /src
-# Only what the build reads (see .dockerignore). benches/api.rs is copied because Cargo.toml
-# declares that bench target; the migrations are compiled into the binary by sqlx::migrate!.
+# Only what the build reads (see .dockerignore): the workspace's members (the record macros, and
+# the fuzz targets' manifest and sources, which cargo loads though it does not build them), the
+# bench targets Cargo.toml declares, and the migrations, compiled in by sqlx::migrate!.
 COPY Cargo.toml Cargo.lock ./
-COPY benches/api.rs ./benches/api.rs
+COPY macros ./macros
+COPY fuzz/Cargo.toml ./fuzz/Cargo.toml
+COPY fuzz/fuzz_targets ./fuzz/fuzz_targets
+COPY benches ./benches
 COPY migrations ./migrations
 COPY src ./src
 RUN --mount=type=cache,target=/usr/local/cargo/registry,sharing=locked \

@@ -11,10 +11,14 @@
 # 5 to 15 minutes). Rust's own checks (bounds, overflow, panics) are what a crash means here.
 # A crash leaves its input in fuzz/artifacts/<target>/; turn it into a regression test.
 set -euo pipefail
-cd "$(dirname "$0")"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+# Absolute before leaving the root: cargo reads a relative CARGO_TARGET_DIR from where it runs,
+# and the tests' build is the root's.
+export CARGO_TARGET_DIR="$(cd "$root" && realpath -m "${CARGO_TARGET_DIR:-target}")"
+target_dir="$CARGO_TARGET_DIR"
+cd "$root/fuzz"
 seconds="${1:-10}"
 shift || true
-target_dir="${CARGO_TARGET_DIR:-$PWD/../target}"
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
     mapfile -t targets < <(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^merchantd-fuzz$')

@@ -147,7 +147,8 @@ pub enum OperatorCommand {
         #[arg(long)]
         name: String,
         /// Days until it stops working.
-        #[arg(long, default_value_t = crate::domain::operator::DEFAULT_TOKEN_DAYS)]
+        #[arg(long, default_value_t = crate::domain::operator::DEFAULT_TOKEN_DAYS,
+              value_parser = clap::value_parser!(u32).range(1..=3650))]
         days: u32,
         #[command(flatten)]
         db: DbArgs,

@@ -378,6 +378,15 @@ impl Db {
         if family.revoked || family.application_id != application_id {
             return Ok(None);
         }
+        // A suspended merchant's tokens are refused by the API: not active (docs/operator.md).
+        let suspended: Option<(Option<i64>,)> =
+            sqlx::query_as("SELECT suspend_date FROM merchants WHERE id = $1")
+                .bind(family.merchant_id)
+                .fetch_optional(&mut *conn)
+                .await?;
+        if suspended.is_some_and(|(date,)| date.is_some()) {
+            return Ok(None);
+        }
         Ok(Some(TokenInfo {
             kind,
             scope: scope.unwrap_or_else(|| family.scope.clone()),

@@ -2,10 +2,55 @@
 //! merchant holds (docs/operator.md).
 
 use super::rows::in_list;
-use super::{Announcement, Db, DbError};
+use std::collections::HashSet;
+
+use super::{Announcement, Db, DbError, Tx};
 use crate::domain::now_millis;
 use crate::domain::operator::{MerchantSummary, OperatorToken, StoredUsage};
 use crate::domain::tenant::{AppliedTenant, Manifest};
+
+/// Why a new merchant's key or one of its client ids is taken, if it is: by a stored merchant or
+/// application, or by an earlier object of the request (`keys`, `client_ids`).
+async fn taken_by(
+    tx: &mut Tx,
+    manifest: &Manifest,
+    keys: &HashSet<String>,
+    client_ids: &HashSet<String>,
+) -> Result<Option<String>, DbError> {
+    let key = &manifest.merchant_key;
+    if keys.contains(key) {
+        return Ok(Some(format!(
+            "the key {key} is used by another object of the request"
+        )));
+    }
+    let existing: Option<(i64,)> =
+        sqlx::query_as("SELECT id FROM merchants WHERE manifest_key = $1")
+            .bind(key)
+            .fetch_optional(tx.conn()?)
+            .await?;
+    if let Some((id,)) = existing {
+        return Ok(Some(format!("merchant {id} already has the key {key}")));
+    }
+    for app in &manifest.applications {
+        let client_id = &app.client_id;
+        if client_ids.contains(client_id) {
+            return Ok(Some(format!(
+                "applications ({client_id}): client_id: used by another object of the request"
+            )));
+        }
+        let registered: Option<(i64,)> =
+            sqlx::query_as("SELECT merchant_id FROM applications WHERE client_id = $1")
+                .bind(client_id)
+                .fetch_optional(tx.conn()?)
+                .await?;
+        if registered.is_some() {
+            return Ok(Some(format!(
+                "applications ({client_id}): client_id: already registered by another merchant"
+            )));
+        }
+    }
+    Ok(None)
+}
 
 type SummaryRow = (i64, String, String, i64, Option<i64>, i64, i64, i64);
 
@@ -41,8 +86,10 @@ impl Db {
     }
 
     /// Creates merchants from manifests, all in one transaction: each is created, or refused
-    /// (`Err`: why) when a merchant already has its key. A manifest file changes a merchant;
-    /// the operator only creates.
+    /// (`Err`: why) when its key or one of its applications' client ids is taken, by a merchant
+    /// already stored or by an earlier object of the same request. Nothing is applied before
+    /// every check of an object passed, so a refusal leaves no partial merchant. A manifest file
+    /// changes a merchant; the operator only creates.
     pub async fn create_merchants(
         &self,
         manifests: &[&Manifest],
@@ -50,18 +97,17 @@ impl Db {
     ) -> Result<Vec<Result<AppliedTenant, String>>, DbError> {
         let mut tx = self.begin().await?;
         let mut outcomes = Vec::with_capacity(manifests.len());
+        let mut keys = HashSet::new();
+        let mut client_ids = HashSet::new();
         for manifest in manifests {
-            let existing: Option<(i64,)> =
-                sqlx::query_as("SELECT id FROM merchants WHERE manifest_key = $1")
-                    .bind(&manifest.merchant_key)
-                    .fetch_optional(tx.conn()?)
-                    .await?;
-            outcomes.push(match existing {
-                Some((id,)) => Err(format!(
-                    "merchant {id} already has the key {}",
-                    manifest.merchant_key
-                )),
-                None => Ok(self.apply_one(&mut tx, manifest, pbkdf2_iterations).await?),
+            let taken = taken_by(&mut tx, manifest, &keys, &client_ids).await?;
+            outcomes.push(match taken {
+                Some(why) => Err(why),
+                None => {
+                    keys.insert(manifest.merchant_key.clone());
+                    client_ids.extend(manifest.applications.iter().map(|a| a.client_id.clone()));
+                    Ok(self.apply_one(&mut tx, manifest, pbkdf2_iterations).await?)
+                }
             });
         }
         tx.commit().await?;
@@ -143,13 +189,5 @@ impl Db {
                 },
             )
             .collect())
-    }
-
-    /// How many merchants there are, and how many of them are suspended.
-    pub async fn merchant_counts(&self) -> Result<(i64, i64), DbError> {
-        let row: (i64, i64) = sqlx::query_as("SELECT COUNT(*), COUNT(suspend_date) FROM merchants")
-            .fetch_one(self.pool())
-            .await?;
-        Ok(row)
     }
 }

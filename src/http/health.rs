@@ -33,11 +33,24 @@ pub async fn status() -> Reply {
 /// series however many merchants the process serves.
 const TOP_MERCHANTS: usize = 10;
 
+/// The registry's metrics and the busiest merchants. Their ids only on the separate metrics
+/// listener (`metrics_bind`): on the API's port, which anyone may reach, the ranks alone, so the
+/// page tells no one which merchants exist.
+fn metrics_text(state: &AppState) -> String {
+    let internal = state.settings.metrics_bind.is_some();
+    state.metrics.render()
+        + &state
+            .services
+            .operator
+            .usage()
+            .render_top(TOP_MERCHANTS, internal)
+}
+
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
         ))
-        .body(state.metrics.render() + &state.services.operator.usage().render_top(TOP_MERCHANTS))
+        .body(metrics_text(&state))
 }

@@ -20,8 +20,8 @@ use crate::domain::operator::MerchantSummary;
 use crate::domain::tenant::AppliedTenant;
 use crate::services::operator::CreateRefused;
 
-/// Merchants one create may hold: each hashes its users' passwords.
-const MAX_CREATE: usize = 50;
+/// Merchants one create may hold: each hashes its users' passwords (before the transaction).
+const MAX_CREATE: usize = 20;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(

@@ -13,12 +13,12 @@ use crate::domain::now_millis;
 use crate::domain::operator::{LiveUsage, MerchantSummary, OperatorToken};
 use crate::domain::tenant::AppliedTenant;
 use crate::domain::Failure;
-use crate::tenants::Manifest;
+use crate::tenants::{Manifest, PasswordSpec};
 
-/// Why an operator's write of one merchant was refused.
 /// A JSON object's fields, as a write body holds them.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 
+/// Why an operator's write of one merchant was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum CreateRefused {
     /// The manifest is not valid: what and where.
@@ -72,16 +72,19 @@ impl Operator {
         objects: Vec<(String, Result<JsonObject, String>)>,
         pbkdf2_iterations: u32,
     ) -> Result<Vec<(String, Result<AppliedTenant, CreateRefused>)>, Failure> {
-        let parsed: Vec<(String, Result<Manifest, CreateRefused>)> = objects
-            .into_iter()
-            .map(|(key, fields)| {
-                let manifest = fields.map_err(CreateRefused::Invalid).and_then(|fields| {
-                    Manifest::from_json(&format!("merchants.{key}"), fields)
-                        .map_err(|e| CreateRefused::Invalid(e.to_string()))
-                });
-                (key, manifest)
-            })
-            .collect();
+        let mut parsed: Vec<(String, Result<Manifest, CreateRefused>)> =
+            Vec::with_capacity(objects.len());
+        for (key, fields) in objects {
+            let manifest = fields.map_err(CreateRefused::Invalid).and_then(|fields| {
+                Manifest::from_json(&format!("merchants.{key}"), fields)
+                    .map_err(|e| CreateRefused::Invalid(e.to_string()))
+            });
+            let manifest = match manifest {
+                Ok(manifest) => Ok(hash_passwords(manifest, pbkdf2_iterations).await?),
+                Err(refused) => Err(refused),
+            };
+            parsed.push((key, manifest));
+        }
         let valid: Vec<&Manifest> = parsed.iter().filter_map(|(_, m)| m.as_ref().ok()).collect();
         let mut created = match valid.is_empty() {
             true => Vec::new(),
@@ -118,6 +121,23 @@ impl Operator {
     pub fn usage(&self) -> &Usage {
         &self.usage
     }
+}
+
+/// The manifest with its clear passwords hashed, before any transaction: PBKDF2 takes a good
+/// part of a second a password, and SQLite's one writer (every merchant's writes) must not wait
+/// for it.
+async fn hash_passwords(mut manifest: Manifest, iterations: u32) -> Result<Manifest, Failure> {
+    tokio::task::spawn_blocking(move || {
+        for user in &mut manifest.users {
+            if let PasswordSpec::Plain(plain) = &user.password {
+                let hashed = crypto::hash_password(plain, iterations);
+                user.password = PasswordSpec::Hash(hashed);
+            }
+        }
+        manifest
+    })
+    .await
+    .map_err(|e| Failure::internal(format!("password hashing failed: {e}")))
 }
 
 /// Counters per merchant, bumped by the API's gate and event streams. A merchant's counters are
@@ -179,9 +199,10 @@ impl Usage {
         all
     }
 
-    /// The top `n` as Prometheus text: one series per rank, so a fleet of any size adds `n`
-    /// series, never one per merchant.
-    pub fn render_top(&self, n: usize) -> String {
+    /// The top `n` as Prometheus text: one series per rank, labelled with the merchant's id
+    /// when `with_ids` (a merchant changes rank now and then, so the series are about `n` at any
+    /// time, never one per merchant of the fleet).
+    pub fn render_top(&self, n: usize, with_ids: bool) -> String {
         let top = self.top(n);
         let mut out = String::new();
         for (name, help, value) in [
@@ -198,12 +219,12 @@ impl Usage {
         ] {
             let _ = writeln!(out, "# HELP {name} {help}.\n# TYPE {name} gauge");
             for (rank, (merchant_id, usage)) in top.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "{name}{{rank=\"{}\",merchant_id=\"{merchant_id}\"}} {}",
-                    rank + 1,
-                    value(usage)
-                );
+                let rank = rank + 1;
+                let labels = match with_ids {
+                    true => format!("rank=\"{rank}\",merchant_id=\"{merchant_id}\""),
+                    false => format!("rank=\"{rank}\""),
+                };
+                let _ = writeln!(out, "{name}{{{labels}}} {}", value(usage));
             }
         }
         out
@@ -239,9 +260,12 @@ mod tests {
         );
         assert_eq!(top[0].1.writes, 20);
         assert_eq!(top[1].1.writes, 0);
-        let text = usage.render_top(3);
+        let text = usage.render_top(3, true);
         assert_eq!(text.matches("merchantd_top_merchant_requests{").count(), 3);
         assert!(text.contains("merchantd_top_merchant_requests{rank=\"1\",merchant_id=\"20\"} 20"));
+        let public = usage.render_top(3, false);
+        assert!(public.contains("merchantd_top_merchant_requests{rank=\"1\"} 20"));
+        assert!(!public.contains("merchant_id"));
         usage.note_stream(7, 1);
         usage.note_stream(7, 1);
         usage.note_stream(7, -1);

@@ -62,6 +62,27 @@ async fn operator(
     (status, body)
 }
 
+/// An access token of `merchant`'s employee for its application, as the consent flow stores one.
+async fn issue_token(app: &TestApp, merchant: i64, employee: i64, application: i64) -> String {
+    let token = merchantd::crypto::random_token("mcd_at_");
+    let family = merchantd::domain::token::NewFamily {
+        id: uuid::Uuid::new_v4().to_string(),
+        merchant_id: merchant,
+        employee_id: employee,
+        application_id: application,
+        scope: "read write admin".into(),
+    };
+    app.db
+        .issue_access_token(
+            &family,
+            &merchantd::crypto::sha256_hex(&token),
+            merchantd::domain::now_millis() + 3_600_000,
+        )
+        .await
+        .expect("a token");
+    token
+}
+
 fn acme(key: &str) -> Value {
     json!({
         "merchant": {"key": key, "name": "Acme Hardware"},
@@ -196,15 +217,31 @@ backend_tests! {
         assert!(usage["requests"].as_u64().unwrap() >= 5, "{body}");
         assert!(usage["writes"].as_u64().unwrap() >= 4, "{body}");
         assert_eq!(body["merchants"][&id]["name"], "Acme Hardware");
-        // The busiest merchants are in /metrics by rank, not one series per merchant.
+        // The busiest merchants are in /metrics by rank, not one series per merchant; on the
+        // API's own port without their ids.
         let metrics = app.metrics_text().await;
-        assert!(metric_value(&metrics, "merchantd_top_merchant_requests",
-            &format!("rank=\"1\",merchant_id=\"{merchant_id}\"")) >= 5.0, "{metrics}");
-        // The same key again is a conflict, and nothing is written.
+        assert!(metric_value(&metrics, "merchantd_top_merchant_requests", "rank=\"1\"") >= 5.0,
+            "{metrics}");
+        assert!(!metrics.contains("merchant_id="), "{metrics}");
+        // The same key again is a conflict, and so is a client id another merchant registered
+        // or another object of the request takes: refused each (113), never a 500.
+        let mut reused = acme("fresh");
+        reused["applications"][0]["client_id"] = json!("acme-pos");
+        let mut twice = acme("twice");
+        twice["applications"][0]["client_id"] = json!("fresh2-pos");
         let (status, body) = operator(&app, Method::POST, "/operator/merchant", &op, &[],
-            Some(json!({"merchants": {"again": acme("acme")}}))).await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-        assert_eq!(message_ids(&body), vec![113]);
+            Some(json!({"merchants": {"again": acme("acme"), "reused": reused,
+                                      "first": acme("fresh2"), "second": twice}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(message_ids(&body), vec![113, 113, 113, 200], "{body}");
+        assert!(body["merchants"]["first"]["id"].is_i64(), "{body}");
+        let text = body["api"]["message"].to_string();
+        assert!(text.contains("already registered by another merchant"), "{text}");
+        assert!(text.contains("used by another object of the request"), "{text}");
+        // A refused object leaves nothing behind: its key is still free.
+        let (status, body) = operator(&app, Method::POST, "/operator/merchant", &op, &[],
+            Some(json!({"merchants": {"now": acme("twice")}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
     }
 
     async fn a_suspended_merchants_tokens_get_403_until_it_is_resumed(app) {
@@ -213,6 +250,13 @@ backend_tests! {
         let (status, body) = operator(&app, Method::POST, "/operator/merchant", &op, &[],
             Some(json!({"merchants": {"a": acme("other")}}))).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
+        // The other merchant's owner, with a token of its own (issued as the consent flow would).
+        let other_id = body["merchants"]["a"]["id"].as_i64().unwrap();
+        let other_owner = body["merchants"]["a"]["users"]["owner@acme.test"].as_i64().unwrap();
+        let other_app = body["merchants"]["a"]["applications"]["other-pos"].as_i64().unwrap();
+        let other = issue_token(&app, other_id, other_owner, other_app).await;
+        let (status, _) = send(&app, Method::GET, "/category", &other, &[], None).await;
+        assert_eq!(status, StatusCode::OK);
         let demo = app.tenant("demo").id.to_string();
         let product = create_one(&app, &owner, "/category", "categories", json!({"title": "Kept"})).await;
         // Warm: the token is cached before the suspension.
@@ -236,6 +280,9 @@ backend_tests! {
             &[("merchantIds", &demo)], None).await;
         assert_eq!(status, StatusCode::OK);
         assert!(body["merchants"][&demo]["suspendDate"].is_string(), "{body}");
+        // Only the merchant named is suspended.
+        let (status, body) = send(&app, Method::GET, "/category", &other, &[], None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
 
         let (status, _) = operator(&app, Method::POST, "/operator/merchant/resume", &op,
             &[("merchantIds", &demo)], None).await;
@@ -250,5 +297,20 @@ backend_tests! {
         assert_eq!(status, StatusCode::NOT_FOUND);
         let (status, _) = operator(&app, Method::POST, "/operator/merchant/suspend", &op, &[], None).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
+        // An operator token stops working once revoked, or once it expired.
+        let hash = merchantd::crypto::sha256_hex(&op);
+        for column in ["expires_at", "revoked_at"] {
+            let other_op = operator_token(&app.database.url).await;
+            let other_hash = merchantd::crypto::sha256_hex(&other_op);
+            sqlx::query(&format!("UPDATE operator_tokens SET {column} = 1 WHERE hash = $1"))
+                .bind(&other_hash)
+                .execute(&app.sql)
+                .await
+                .unwrap();
+            let (status, _) = operator(&app, Method::GET, "/operator/merchant", &other_op, &[], None).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{column}");
+        }
+        let (status, _) = operator(&app, Method::GET, "/operator/merchant", &op, &[], None).await;
+        assert_eq!(status, StatusCode::OK, "{hash}: the first token still works");
     }
 }
