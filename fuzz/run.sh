@@ -4,9 +4,9 @@
 #   fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]      (default 10 s, every target)
 #
 # The targets are members of the server's workspace, built by cargo in its dev profile (debug
-# assertions and overflow checks on) into the server's target folder: every dependency is the
-# artifact `cargo test` already built, and only the server's crate and the targets are compiled
-# again, with SanitizerCoverage's flags added by fuzz/instrument-rustc (a workspace wrapper, so
+# assertions and overflow checks on) into the server's target folder: every dependency is an
+# artifact CI's earlier steps built (the binary's, with the same features), and only the server's
+# crate and the targets are compiled again, with SanitizerCoverage's flags added by fuzz/instrument-rustc (a workspace wrapper, so
 # dependencies stay uninstrumented; a separate build of everything with global RUSTFLAGS took CI
 # 5 to 15 minutes). Rust's own checks (bounds, overflow, panics) are what a crash means here.
 # A crash leaves its input in fuzz/artifacts/<target>/; turn it into a regression test.
