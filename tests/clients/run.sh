@@ -37,8 +37,7 @@ mkdir -p "$out/typescript"
 ln -sfn "$PWD/tests/clients/node_modules" "$out/typescript/node_modules"
 echo "clients: generated and type-checked in $(( $(date +%s) - started )) s"
 
-cargo build --quiet --bin merchantd
-binary="${CARGO_TARGET_DIR:-target}/debug/merchantd"
+binary="$(tests/server-binary)"
 work="$(mktemp -d)"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 database="sqlite://$work/merchantd.db"

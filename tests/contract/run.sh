@@ -13,8 +13,7 @@ if [[ ! -x "$venv/bin/st" ]]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet "schemathesis==4.32.5" "hypothesis==6.170.17"
 fi
-cargo build --quiet --bin merchantd
-binary="${CARGO_TARGET_DIR:-target}/debug/merchantd"
+binary="$(tests/server-binary)"
 
 work="$(mktemp -d)"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
