@@ -74,6 +74,11 @@ pub struct Settings {
     pub oauth_failed_auths_per_minute: u32,
     /// Days the change-event log keeps events (`GET /events`, `changedSince`).
     pub event_retention_days: u64,
+    /// Seconds between the operator's delete of a merchant and the removal of its rows; a
+    /// resume before then keeps it.
+    pub merchant_delete_grace_secs: u64,
+    /// How often each replica looks for merchants whose deletion time has passed.
+    pub merchant_purge_interval_secs: u64,
     /// Event streams (`GET /events`) one token family may hold open at once; a newer one
     /// closes the oldest.
     pub max_event_streams_per_token: usize,
@@ -143,6 +148,8 @@ impl Default for Settings {
             api_requests_per_second_per_merchant: 2_000,
             api_burst_per_merchant: 4_000,
             event_retention_days: 30,
+            merchant_delete_grace_secs: 30 * 24 * 3600,
+            merchant_purge_interval_secs: 60,
             max_event_streams_per_token: 4,
             oauth_failed_auths_per_minute: 20,
             webhook_allow_private_addresses: false,

@@ -112,10 +112,15 @@ impl Application {
             crate::webhooks::DispatcherConfig::from_settings(&settings),
         );
         spawn_maintenance(
-            tokens,
+            tokens.clone(),
             database.clone(),
             state.limits.clone(),
             settings.event_retention_days,
+        );
+        spawn_merchant_purge(
+            state.services.operator.clone(),
+            tokens,
+            Duration::from_secs(settings.merchant_purge_interval_secs.max(1)),
         );
 
         let (port, server) = serve_api(&settings, &state)?;
@@ -288,6 +293,29 @@ async fn listen_for_replicas(settings: &Settings, db: &Db, state: &AppState, met
     if !db.coherence().is_live() {
         tracing::warn!("not yet listening for other replicas; not ready until then");
     }
+}
+
+/// Every `every`: the merchants the operator deleted whose grace period has passed lose their
+/// rows. Every replica sweeps; each merchant's removal is one transaction that re-checks its
+/// time, so two replicas never remove one twice and a resume that committed first wins.
+/// This replica forgets its cached tokens after a removal (the others hear the commit).
+fn spawn_merchant_purge(
+    operator: crate::services::operator::Operator,
+    tokens: TokenActors,
+    every: Duration,
+) {
+    actix_rt::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            match operator.purge_due().await {
+                Ok(0) => {}
+                Ok(_) => tokens.forget_cached_tokens(),
+                Err(e) => tracing::warn!(error = %e, "removing deleted merchants failed"),
+            }
+        }
+    });
 }
 
 /// Every ten minutes: expired OAuth records and idempotency keys go; every hour, SQLite's

@@ -1,5 +1,6 @@
 //! The command line (DESIGN §2).
 
+mod archive;
 mod catalogue;
 mod login;
 
@@ -194,6 +195,24 @@ pub enum TenantCommand {
         #[command(flatten)]
         db: DbArgs,
     },
+    /// Writes a merchant's archive: every row it has, as newline-delimited JSON
+    /// (docs/operator.md, "Export and import").
+    Export {
+        /// The merchant's manifest key.
+        key: String,
+        /// Write here instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Loads an archive into the database, whole or not at all (into an empty database: every
+    /// id is kept). Prints the merchant imported as JSON.
+    Import {
+        file: PathBuf,
+        #[command(flatten)]
+        db: DbArgs,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -224,7 +243,10 @@ impl Cli {
                 command: EmployeeCommand::SetPassword { db, .. },
             } => db,
             Command::Tenant {
-                command: TenantCommand::Apply { db, .. },
+                command:
+                    TenantCommand::Apply { db, .. }
+                    | TenantCommand::Export { db, .. }
+                    | TenantCommand::Import { db, .. },
             } => db,
             Command::Token {
                 command: TokenCommand::Issue { db, .. },
@@ -299,21 +321,6 @@ impl Cli {
                 );
                 Ok(())
             }
-            Command::Tenant {
-                command: TenantCommand::Apply { files, .. },
-            } => {
-                // Validate every file before touching the database.
-                let manifests = tenants::load_all(&files)?;
-                let database = Db::connect(&settings.database_url, Metrics::new()).await?;
-                database.migrate().await?;
-                let applied = database
-                    .apply_manifests(&manifests, settings.pbkdf2_iterations)
-                    .await;
-                database.close().await;
-                let applied = applied?;
-                println!("{}", serde_json::to_string_pretty(&applied)?);
-                Ok(())
-            }
             Command::Token {
                 command:
                     TokenCommand::Issue {
@@ -337,11 +344,29 @@ impl Cli {
                 println!("{}", serde_json::to_string_pretty(&issued?)?);
                 Ok(())
             }
+            Command::Tenant { command } => run_tenant(&settings, command).await,
             Command::Operator { command } => run_operator(&settings, command).await,
             Command::Catalogue { command } => run_catalogue(&settings, command).await,
             Command::Openapi { .. } | Command::Login { .. } => Ok(()),
         }
     }
+}
+
+async fn run_tenant(settings: &Settings, command: TenantCommand) -> anyhow::Result<()> {
+    let TenantCommand::Apply { files, .. } = command else {
+        return archive::run(settings, command).await;
+    };
+    // Validate every file before touching the database.
+    let manifests = tenants::load_all(&files)?;
+    let database = Db::connect(&settings.database_url, Metrics::new()).await?;
+    database.migrate().await?;
+    let applied = database
+        .apply_manifests(&manifests, settings.pbkdf2_iterations)
+        .await;
+    database.close().await;
+    let applied = applied?;
+    println!("{}", serde_json::to_string_pretty(&applied)?);
+    Ok(())
 }
 
 async fn run_operator(settings: &Settings, command: OperatorCommand) -> anyhow::Result<()> {

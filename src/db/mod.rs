@@ -8,6 +8,7 @@
 //! decimal text.
 
 pub mod account;
+pub mod archive;
 mod checkpoint;
 mod declared;
 mod digest;

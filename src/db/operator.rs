@@ -52,7 +52,17 @@ async fn taken_by(
     Ok(None)
 }
 
-type SummaryRow = (i64, String, String, i64, Option<i64>, i64, i64, i64);
+type SummaryRow = (
+    i64,
+    String,
+    String,
+    i64,
+    Option<i64>,
+    Option<i64>,
+    i64,
+    i64,
+    i64,
+);
 
 impl Db {
     /// Keeps a new operator token by the SHA-256 of its text.
@@ -133,8 +143,10 @@ impl Db {
                 )
                 .bind(date)
                 .bind(id),
+                // Resuming also cancels a deletion not yet carried out.
                 None => sqlx::query_as(
-                    "UPDATE merchants SET suspend_date = NULL WHERE id = $1 RETURNING id",
+                    "UPDATE merchants SET suspend_date = NULL, delete_after = NULL \
+                     WHERE id = $1 RETURNING id",
                 )
                 .bind(id),
             }
@@ -151,13 +163,56 @@ impl Db {
     }
 
     /// Every merchant (or those of `ids`) with what it holds, by id.
+    /// Deletes these merchants after `delete_after` (Unix millis): suspended now, their rows
+    /// removed by the sweep once the time has passed. A deletion already scheduled keeps its
+    /// time. The ids that exist, with their time.
+    pub async fn schedule_deletion(
+        &self,
+        ids: &[i64],
+        delete_after: i64,
+    ) -> Result<Vec<(i64, i64)>, DbError> {
+        let mut tx = self.begin().await?;
+        let mut found = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let row: Option<(i64, i64)> = sqlx::query_as(
+                "UPDATE merchants SET suspend_date = COALESCE(suspend_date, $1), \
+                   delete_after = COALESCE(delete_after, $2) \
+                 WHERE id = $3 RETURNING id, delete_after",
+            )
+            .bind(now_millis())
+            .bind(delete_after)
+            .bind(id)
+            .fetch_optional(tx.conn()?)
+            .await?;
+            found.extend(row);
+        }
+        if !found.is_empty() {
+            tx.note_write();
+            tx.announce(Announcement::TokensRevoked(None));
+        }
+        tx.commit().await?;
+        Ok(found)
+    }
+
+    /// Merchants whose deletion time has passed.
+    pub async fn merchants_due_for_deletion(&self, now: i64) -> Result<Vec<i64>, DbError> {
+        let rows: Vec<(i64,)> = sqlx::query_as(
+            "SELECT id FROM merchants WHERE delete_after IS NOT NULL AND delete_after <= $1 \
+             ORDER BY id",
+        )
+        .bind(now)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.into_iter().map(|(id,)| id).collect())
+    }
+
     pub async fn merchant_summaries(
         &self,
         ids: Option<&[i64]>,
     ) -> Result<Vec<MerchantSummary>, DbError> {
         let filter = ids.map_or(String::new(), |ids| in_list("m.id", 1, ids.len()));
         let sql = format!(
-            "SELECT m.id, m.manifest_key, m.name, m.created_at, m.suspend_date, \
+            "SELECT m.id, m.manifest_key, m.name, m.created_at, m.suspend_date, m.delete_after, \
                (SELECT COUNT(*) FROM products p \
                  WHERE p.merchant_id = m.id AND p.delete_date IS NULL), \
                (SELECT COUNT(*) FROM baskets b WHERE b.merchant_id = m.id AND b.completed = 1), \
@@ -173,13 +228,24 @@ impl Db {
         Ok(rows
             .into_iter()
             .map(
-                |(id, key, name, created_at, suspend_date, products, sales, file_bytes)| {
+                |(
+                    id,
+                    key,
+                    name,
+                    created_at,
+                    suspend_date,
+                    delete_after,
+                    products,
+                    sales,
+                    file_bytes,
+                )| {
                     MerchantSummary {
                         id,
                         key,
                         name,
                         created_at,
                         suspend_date,
+                        delete_after,
                         stored: StoredUsage {
                             products,
                             sales,

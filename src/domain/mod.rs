@@ -2,6 +2,7 @@
 
 pub mod address;
 pub mod application;
+pub mod archive;
 pub mod basket;
 pub mod batch;
 pub mod catalogue;

@@ -34,6 +34,8 @@ pub struct MerchantSummary {
     pub name: String,
     pub created_at: i64,
     pub suspend_date: Option<i64>,
+    /// When its rows go, if the operator deleted it.
+    pub delete_after: Option<i64>,
     pub stored: StoredUsage,
 }
 

@@ -17,6 +17,7 @@ pub mod middleware;
 pub mod oauth;
 pub mod openapi;
 mod operator;
+mod operator_archive;
 pub mod rate;
 pub mod resources;
 mod test_hooks;

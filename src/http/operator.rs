@@ -40,6 +40,21 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .wrap(from_fn(gate))
             .route(web::post().to(resume)),
     )
+    .service(
+        web::resource("/operator/merchant/delete")
+            .wrap(from_fn(gate))
+            .route(web::post().to(delete)),
+    )
+    .service(
+        web::resource("/operator/merchant/export")
+            .wrap(from_fn(gate))
+            .route(web::get().to(super::operator_archive::export)),
+    )
+    .service(
+        web::resource("/operator/merchant/import")
+            .wrap(from_fn(gate))
+            .route(web::post().to(super::operator_archive::import)),
+    )
     // Any other path of the realm is a 404 behind its gate, not the merchant API's.
     .service(
         web::scope("/operator")
@@ -96,6 +111,7 @@ fn summary_json(
         "name": m.name,
         "createDate": to_iso(m.created_at),
         "suspendDate": m.suspend_date.and_then(to_iso),
+        "deleteAfter": m.delete_after.and_then(to_iso),
         "usage": {
             "products": m.stored.products,
             "sales": m.stored.sales,
@@ -179,6 +195,14 @@ async fn resume(req: HttpRequest, state: web::Data<AppState>) -> Result<Reply, A
     set_suspended(req, state, false).await
 }
 
+/// The merchants `merchantIds` names (required).
+fn named_merchants(req: &HttpRequest) -> Result<Vec<i64>, ApiError> {
+    Ok(id_list(req.headers(), "merchantIds")?
+        .ok_or_else(|| ApiError::bad_header("merchantIds", "the header is required."))?
+        .into_iter()
+        .collect())
+}
+
 /// Suspends or resumes the merchants `merchantIds` names: 200 with a message per id, 404 when
 /// none exists. Tokens cached here are forgotten at once; other replicas hear it on commit.
 async fn set_suspended(
@@ -186,10 +210,7 @@ async fn set_suspended(
     state: web::Data<AppState>,
     suspended: bool,
 ) -> Result<Reply, ApiError> {
-    let ids: Vec<i64> = id_list(req.headers(), "merchantIds")?
-        .ok_or_else(|| ApiError::bad_header("merchantIds", "the header is required."))?
-        .into_iter()
-        .collect();
+    let ids = named_merchants(&req)?;
     let found = state
         .services
         .operator
@@ -198,30 +219,63 @@ async fn set_suspended(
     state.tokens.forget_cached_tokens();
     let done = if suspended { "suspended" } else { "resumed" };
     tracing::info!(merchants = ?found, done, "merchants suspended or resumed by the operator");
+    Ok(per_merchant(&ids, |id| {
+        found
+            .contains(&id)
+            .then(|| format!("Merchant {id} {done}."))
+    }))
+}
+
+/// `POST /operator/merchant/delete`: the merchants `merchantIds` names are suspended now and
+/// lose every row after `merchant_delete_grace_secs`, unless resumed before.
+async fn delete(req: HttpRequest, state: web::Data<AppState>) -> Result<Reply, ApiError> {
+    let ids = named_merchants(&req)?;
+    let grace = state.settings.merchant_delete_grace_secs;
+    let scheduled = state
+        .services
+        .operator
+        .schedule_deletion(&ids, grace)
+        .await?;
+    state.tokens.forget_cached_tokens();
+    tracing::info!(merchants = ?scheduled, "merchants deleted by the operator");
+    Ok(per_merchant(&ids, |id| {
+        let (_, after) = scheduled.iter().find(|(found, _)| *found == id)?;
+        Some(format!(
+            "Merchant {id} is suspended and will be deleted after {}; resume it before then \
+             to keep it.",
+            to_iso(*after).unwrap_or_default()
+        ))
+    }))
+}
+
+/// A message per id: what was done (`done` says, `None` when no such merchant), 404 when it
+/// was done to none.
+fn per_merchant(ids: &[i64], done: impl Fn(i64) -> Option<String>) -> Reply {
     let mut messages = Messages::default();
     let mut problems = Vec::new();
-    for id in &ids {
+    let mut any = false;
+    for &id in ids {
         let key = id.to_string();
-        if found.contains(id) {
-            messages.add(
-                Message::RequestSuccessful,
-                Some(&key),
-                format!("Merchant {id} {done}."),
-            );
-        } else {
-            let detail = format!("Merchant {id} does not exist.");
-            problems.push(detail.clone());
-            messages.add(Message::NotFound, Some(&key), detail);
+        match done(id) {
+            Some(text) => {
+                any = true;
+                messages.add(Message::RequestSuccessful, Some(&key), text);
+            }
+            None => {
+                let detail = format!("Merchant {id} does not exist.");
+                problems.push(detail.clone());
+                messages.add(Message::NotFound, Some(&key), detail);
+            }
         }
     }
-    if found.is_empty() {
-        return Ok(Reply::new(StatusCode::NOT_FOUND)
+    if !any {
+        return Reply::new(StatusCode::NOT_FOUND)
             .messages(messages)
             .error(ErrorObject {
                 code: 404,
                 message: "Not found.".into(),
                 details: problems,
-            }));
+            });
     }
-    Ok(Reply::ok().messages(messages))
+    Reply::ok().messages(messages)
 }

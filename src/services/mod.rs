@@ -2,6 +2,7 @@
 //! basket report, the merchant directory and the database's health. `startup` builds one
 //! [`Services`] and hands it to the HTTP layer, which never touches storage itself.
 
+pub mod archive;
 mod customers;
 mod events;
 mod files;

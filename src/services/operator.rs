@@ -31,7 +31,7 @@ pub enum CreateRefused {
 
 #[derive(Clone)]
 pub struct Operator {
-    db: Db,
+    pub(super) db: Db,
     usage: Arc<Usage>,
 }
 
@@ -111,6 +111,34 @@ impl Operator {
     pub async fn set_suspended(&self, ids: &[i64], suspended: bool) -> Result<Vec<i64>, Failure> {
         let date = suspended.then(now_millis);
         Ok(self.db.set_suspended(ids, date).await?)
+    }
+
+    /// Deletes these merchants after `grace_secs`: suspended now, their rows removed by the
+    /// sweep ([`Operator::purge_due`]) once the time has passed. The ids that exist, with the
+    /// time their rows go.
+    pub async fn schedule_deletion(
+        &self,
+        ids: &[i64],
+        grace_secs: u64,
+    ) -> Result<Vec<(i64, i64)>, Failure> {
+        let grace_millis = i64::try_from(grace_secs)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(1000);
+        let after = now_millis().saturating_add(grace_millis);
+        Ok(self.db.schedule_deletion(ids, after).await?)
+    }
+
+    /// Removes every row of the merchants whose deletion time has passed; how many went.
+    pub async fn purge_due(&self) -> Result<usize, Failure> {
+        let now = now_millis();
+        let mut removed = 0;
+        for merchant_id in self.db.merchants_due_for_deletion(now).await? {
+            if self.db.delete_merchant(merchant_id, now).await? {
+                tracing::info!(merchant_id, "a deleted merchant's rows were removed");
+                removed += 1;
+            }
+        }
+        Ok(removed)
     }
 
     pub async fn merchants(&self, ids: Option<&[i64]>) -> Result<Vec<MerchantSummary>, Failure> {

@@ -37,6 +37,7 @@ mod offline;
 mod offline_day;
 mod openapi;
 mod operator;
+mod operator_archive;
 mod outage;
 mod process;
 mod products;

@@ -38,7 +38,7 @@ pub async fn operator_token(database_url: &str) -> String {
 }
 
 /// An operator request without the version header (the operator API needs none).
-async fn operator(
+pub async fn operator(
     app: &TestApp,
     method: Method,
     path: &str,
@@ -63,7 +63,7 @@ async fn operator(
 }
 
 /// An access token of `merchant`'s employee for its application, as the consent flow stores one.
-async fn issue_token(app: &TestApp, merchant: i64, employee: i64, application: i64) -> String {
+pub async fn issue_token(app: &TestApp, merchant: i64, employee: i64, application: i64) -> String {
     let token = merchantd::crypto::random_token("mcd_at_");
     let family = merchantd::domain::token::NewFamily {
         id: uuid::Uuid::new_v4().to_string(),
@@ -83,7 +83,7 @@ async fn issue_token(app: &TestApp, merchant: i64, employee: i64, application: i
     token
 }
 
-fn acme(key: &str) -> Value {
+pub fn acme(key: &str) -> Value {
     json!({
         "merchant": {"key": key, "name": "Acme Hardware"},
         "stores": [{"key": "main", "name": "Main Street"}],

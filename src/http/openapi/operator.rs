@@ -77,9 +77,18 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
             ("name", text()),
             ("createDate", RefOr::T(schemas::date(true))),
             ("suspendDate", RefOr::T(schemas::date(true))),
+            ("deleteAfter", RefOr::T(schemas::date(true))),
             ("usage", named("MerchantUsage")),
         ],
-        &["id", "key", "name", "createDate", "suspendDate", "usage"],
+        &[
+            "id",
+            "key",
+            "name",
+            "createDate",
+            "suspendDate",
+            "deleteAfter",
+            "usage",
+        ],
     )
     .build()
     .into();
@@ -99,8 +108,24 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
     ))
     .build()
     .into();
+    let imported = object(
+        vec![
+            ("id", int()),
+            ("key", text()),
+            ("tables", int()),
+            ("rows", int()),
+        ],
+        &["id", "key", "tables", "rows"],
+    )
+    .description(Some(
+        "The merchant an archive held, now stored here with every id it had, and how many \
+         tables and rows it brought.",
+    ))
+    .build()
+    .into();
     vec![
         ("MerchantManifest", manifest),
+        ("ImportedMerchant", imported),
         ("MerchantUsage", usage),
         ("OperatorMerchant", merchant),
         ("CreatedMerchant", created),
@@ -255,8 +280,73 @@ fn suspension(id: &str, summary: &str, done: &str) -> PathItem {
     item(vec![(HttpMethod::Post, op.build())])
 }
 
+/// The archive's format, as the export and import operations describe it.
+const ARCHIVE: &str = "Newline-delimited JSON: a header line (`format`, `version`, `schema`, \
+    `merchantId`, `key`, `exportDate`), then per table a line `{\"table\", \"columns\"}` followed \
+    by one JSON array per row, then `{\"end\": {\"tables\", \"rows\"}}`. Sign-ins and tokens in \
+    flight are left out: applications authorize again. See docs/operator.md.";
+
+fn export() -> PathItem {
+    let op = with(
+        operation(
+            "exportMerchant",
+            "A merchant's archive: every row it has (operator)",
+        )
+        .description(Some(ARCHIVE))
+        .parameter(ids_param("merchantIds", true))
+        .response(
+            "200",
+            super::endpoints::plain(
+                "The archive, read in one transaction and streamed.",
+                "application/x-ndjson",
+                schemas::string(),
+            ),
+        ),
+        &["404"],
+    );
+    item(vec![(HttpMethod::Get, op.build())])
+}
+
+fn import() -> PathItem {
+    let op = with(
+        operation(
+            "importMerchant",
+            "Load a merchant's archive into this database (operator)",
+        )
+        .description(Some(format!(
+            "{ARCHIVE} Whole or not at all; refused (113) when the merchant's id or key, one \
+             of its unique keys, or one of its ids is taken here: import into an empty \
+             database."
+        )))
+        .request_body(Some(
+            RequestBodyBuilder::new()
+                .required(Some(Required::True))
+                .content(
+                    "application/x-ndjson",
+                    utoipa::openapi::content::Content::new(Some(schemas::string())),
+                )
+                .build(),
+        ))
+        .response(
+            "201",
+            json_ok(
+                "The merchant imported, under its id.",
+                schemas::envelope(vec![(
+                    "merchants",
+                    RefOr::T(keyed(named("ImportedMerchant"))),
+                )]),
+                None,
+            ),
+        ),
+        &["413", "415", "422"],
+    );
+    item(vec![(HttpMethod::Post, op.build())])
+}
+
 pub fn items() -> Vec<(&'static str, PathItem)> {
     vec![
+        ("/operator/merchant/export", export()),
+        ("/operator/merchant/import", import()),
         ("/operator/merchant", merchants()),
         (
             "/operator/merchant/suspend",
@@ -271,8 +361,17 @@ pub fn items() -> Vec<(&'static str, PathItem)> {
             "/operator/merchant/resume",
             suspension(
                 "resumeMerchants",
-                "Resume suspended merchants (operator)",
+                "Resume suspended merchants, cancelling a deletion not yet carried out (operator)",
                 "resumed",
+            ),
+        ),
+        (
+            "/operator/merchant/delete",
+            suspension(
+                "deleteMerchants",
+                "Delete merchants: suspended now, every row removed after \
+                 merchant_delete_grace_secs unless resumed before (operator)",
+                "suspended and due for deletion",
             ),
         ),
     ]

@@ -1,0 +1,142 @@
+//! A merchant's archive in the operator's realm (docs/operator.md, "Export and import"):
+//! `GET /operator/merchant/export` streams one, `POST /operator/merchant/import` loads one
+//! into this database. Both sit behind the operator's gate (`super::operator`).
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use futures_util::StreamExt;
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+
+use super::batch::media_type;
+use super::envelope::{Messages, Reply};
+use super::error::ApiError;
+use super::filters::id_list;
+use super::messages::Message;
+use super::AppState;
+use crate::services::archive::ImportRefused;
+
+/// The archive's media type: newline-delimited JSON.
+const NDJSON: &str = "application/x-ndjson";
+
+/// The largest archive an import takes (files are in it, base64).
+const MAX_ARCHIVE_BYTES: u64 = 16 << 30;
+
+/// `GET /operator/merchant/export` with `merchantIds` naming one merchant: its archive.
+pub async fn export(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let ids = id_list(req.headers(), "merchantIds")?.unwrap_or_default();
+    let mut ids = ids.into_iter();
+    let (Some(id), None) = (ids.next(), ids.next()) else {
+        return Err(ApiError::bad_header(
+            "merchantIds",
+            "name exactly one merchant to export.",
+        ));
+    };
+    let Some(chunks) = state.services.operator.export(id).await? else {
+        return Err(ApiError::NotFound {
+            detail: format!("Merchant {id} does not exist."),
+        });
+    };
+    tracing::info!(merchant_id = id, "merchant export started by the operator");
+    let body = futures_util::stream::unfold(chunks, |mut chunks| async move {
+        let chunk = chunks.recv().await?;
+        Some((Ok::<_, actix_web::Error>(web::Bytes::from(chunk)), chunks))
+    });
+    let disposition = format!("attachment; filename=\"merchant-{id}.ndjson\"");
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, HeaderValue::from_static(NDJSON)))
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            HeaderValue::from_str(&disposition).map_err(ApiError::internal)?,
+        ))
+        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
+        .streaming(body))
+}
+
+/// `POST /operator/merchant/import`: an archive (`application/x-ndjson`) into this database,
+/// whole or not at all. It is saved to a temporary file first, so the database's writer is not
+/// held while the client sends.
+pub async fn import(
+    req: HttpRequest,
+    mut payload: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    if media_type(&req) != NDJSON {
+        return Err(ApiError::UnsupportedMediaType {
+            detail: format!("Content-Type: send the archive as {NDJSON}."),
+        });
+    }
+    let saved = Saved::new();
+    let mut file = tokio::fs::File::create(&saved.0)
+        .await
+        .map_err(ApiError::internal)?;
+    let mut size = 0u64;
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| ApiError::bad_body(format!("the body was cut: {e}")))?;
+        size += chunk.len() as u64;
+        if size > MAX_ARCHIVE_BYTES {
+            return Err(ApiError::PayloadTooLarge {
+                detail: format!("an archive may hold at most {MAX_ARCHIVE_BYTES} bytes."),
+            });
+        }
+        file.write_all(&chunk).await.map_err(ApiError::internal)?;
+    }
+    file.flush().await.map_err(ApiError::internal)?;
+    drop(file);
+    let imported = match state.services.operator.import(&saved.0).await? {
+        Ok(imported) => imported,
+        Err(ImportRefused::Invalid(why)) => return Err(ApiError::bad_body(why)),
+        Err(ImportRefused::Conflict(why)) => {
+            return Err(ApiError::Unprocessable {
+                message: Message::Conflict,
+                detail: why,
+            })
+        }
+    };
+    let id = imported.merchant_id;
+    tracing::info!(
+        merchant_id = id,
+        rows = imported.totals.rows,
+        "merchant imported by the operator"
+    );
+    let mut messages = Messages::default();
+    let key = id.to_string();
+    messages.add(
+        Message::Created,
+        Some(&key),
+        format!("Merchant {id} imported."),
+    );
+    let mut merchants = serde_json::Map::new();
+    merchants.insert(
+        key,
+        json!({
+            "id": id,
+            "key": imported.key,
+            "tables": imported.totals.tables,
+            "rows": imported.totals.rows,
+        }),
+    );
+    Ok(Reply::new(StatusCode::CREATED)
+        .field("merchants", merchants)
+        .messages(messages))
+}
+
+/// A temporary file, removed when dropped.
+struct Saved(std::path::PathBuf);
+
+impl Saved {
+    fn new() -> Self {
+        let name = format!("merchantd-import-{}.ndjson", uuid::Uuid::new_v4());
+        Saved(std::env::temp_dir().join(name))
+    }
+}
+
+impl Drop for Saved {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

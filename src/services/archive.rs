@@ -1,0 +1,177 @@
+//! A merchant's archive through the operator's realm (docs/operator.md, "Export and import"):
+//! the export streams from a task of its own; the import reads an archive the HTTP layer has
+//! saved to a file, line by line, into one transaction.
+
+use std::path::Path;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::mpsc;
+
+use super::operator::Operator;
+use crate::db::archive::{Exported, ImportError, Importer};
+use crate::domain::archive::{Header, Line, Totals};
+use crate::domain::Failure;
+
+/// Chunks of the archive in flight between the export's task and its reader.
+const CHUNKS_IN_FLIGHT: usize = 8;
+
+/// Why an archive was not imported. Nothing of it was stored.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportRefused {
+    /// Not an archive this server can take: where and why.
+    #[error("{0}")]
+    Invalid(String),
+    /// Its merchant, one of its keys or its ids are taken here.
+    #[error("{0}")]
+    Conflict(String),
+}
+
+/// A merchant imported.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    pub merchant_id: i64,
+    pub key: String,
+    pub totals: Totals,
+}
+
+impl Operator {
+    /// Merchant `merchant_id`'s archive as a stream of chunks; `None` when there is no such
+    /// merchant. An archive cut by a failure lacks its end line, which an import refuses.
+    pub async fn export(
+        &self,
+        merchant_id: i64,
+    ) -> Result<Option<mpsc::Receiver<Vec<u8>>>, Failure> {
+        if self
+            .db
+            .merchant_summaries(Some(&[merchant_id]))
+            .await?
+            .is_empty()
+        {
+            return Ok(None);
+        }
+        let (sender, receiver) = mpsc::channel(CHUNKS_IN_FLIGHT);
+        let db = self.db.clone();
+        tokio::spawn(async move {
+            match db.export_merchant(merchant_id, &sender).await {
+                Ok(Exported::Whole(totals)) => tracing::info!(
+                    merchant_id,
+                    tables = totals.tables,
+                    rows = totals.rows,
+                    "merchant exported"
+                ),
+                Ok(ended) => tracing::warn!(merchant_id, ?ended, "merchant export not finished"),
+                Err(error) => tracing::error!(merchant_id, %error, "merchant export failed"),
+            }
+        });
+        Ok(Some(receiver))
+    }
+
+    /// Imports the archive in the file at `path`: every row or none.
+    pub async fn import(&self, path: &Path) -> Result<Result<Imported, ImportRefused>, Failure> {
+        match self.import_file(path).await {
+            Ok(imported) => Ok(Ok(imported)),
+            Err(Stop::Refused(refused)) => Ok(Err(refused)),
+            Err(Stop::Failed(failure)) => Err(failure),
+        }
+    }
+
+    async fn import_file(&self, path: &Path) -> Result<Imported, Stop> {
+        let file = tokio::fs::File::open(path)
+            .await
+            .map_err(|e| Failure::internal(format!("the saved archive cannot be read: {e}")))?;
+        let mut lines = Lines {
+            lines: BufReader::new(file).lines(),
+            n: 0,
+        };
+        let header = match lines.next().await? {
+            Some(text) => Header::parse(&text).map_err(|why| lines.invalid(why))?,
+            None => return Err(lines.invalid("the archive is empty".into())),
+        };
+        let mut importer = self
+            .db
+            .begin_import(&header)
+            .await
+            .map_err(|e| lines.stop(e))?;
+        let outcome = feed_all(&mut importer, &mut lines).await;
+        let totals = match outcome {
+            Ok(totals) => totals,
+            Err(stop) => {
+                importer.abandon().await.map_err(Failure::from)?;
+                return Err(stop);
+            }
+        };
+        let totals = importer.finish(totals).await.map_err(|e| lines.stop(e))?;
+        Ok(Imported {
+            merchant_id: header.merchant_id,
+            key: header.key,
+            totals,
+        })
+    }
+}
+
+/// How an import stopped short.
+enum Stop {
+    Refused(ImportRefused),
+    Failed(Failure),
+}
+
+impl From<Failure> for Stop {
+    fn from(failure: Failure) -> Self {
+        Stop::Failed(failure)
+    }
+}
+
+/// The archive's lines, counted for the messages that name one.
+struct Lines {
+    lines: tokio::io::Lines<BufReader<tokio::fs::File>>,
+    n: usize,
+}
+
+impl Lines {
+    async fn next(&mut self) -> Result<Option<String>, Stop> {
+        self.n += 1;
+        match self.lines.next_line().await {
+            Ok(line) => Ok(line),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                Err(self.invalid("the line is not UTF-8 text".into()))
+            }
+            Err(e) => {
+                Err(Failure::internal(format!("the saved archive cannot be read: {e}")).into())
+            }
+        }
+    }
+
+    fn invalid(&self, why: String) -> Stop {
+        Stop::Refused(ImportRefused::Invalid(format!("line {}: {why}", self.n)))
+    }
+
+    fn stop(&self, error: ImportError) -> Stop {
+        match error {
+            ImportError::Invalid(why) => self.invalid(why),
+            ImportError::Conflict(why) => Stop::Refused(ImportRefused::Conflict(why)),
+            ImportError::Db(error) => Stop::Failed(error.into()),
+        }
+    }
+}
+
+/// Feeds every line after the header to the import; the end line's counts. Nothing may follow
+/// the end line, and an archive without one was cut.
+async fn feed_all(importer: &mut Importer, lines: &mut Lines) -> Result<Totals, Stop> {
+    loop {
+        let Some(text) = lines.next().await? else {
+            return Err(lines.invalid("the archive ends before its end line: it was cut".into()));
+        };
+        let line = Line::parse(&text).map_err(|why| lines.invalid(why))?;
+        let fed = match line {
+            Line::Table { table, columns } => importer.table(&table, &columns).await,
+            Line::Row(values) => importer.row(&values).await,
+            Line::End(totals) => {
+                if lines.next().await?.is_some() {
+                    return Err(lines.invalid("a line after the end line".into()));
+                }
+                return Ok(totals);
+            }
+        };
+        fed.map_err(|e| lines.stop(e))?;
+    }
+}
