@@ -206,11 +206,16 @@ impl Db {
         Ok(rows.into_iter().map(|(id,)| id).collect())
     }
 
+    /// Merchants by id after `after`, at most `limit`; only those `ids` names when given. The
+    /// counts are made for the page's merchants only, so a page costs the same at any fleet
+    /// size.
     pub async fn merchant_summaries(
         &self,
         ids: Option<&[i64]>,
+        after: i64,
+        limit: i64,
     ) -> Result<Vec<MerchantSummary>, DbError> {
-        let filter = ids.map_or(String::new(), |ids| in_list("m.id", 1, ids.len()));
+        let filter = ids.map_or(String::new(), |ids| in_list("id", 3, ids.len()));
         let sql = format!(
             "SELECT m.id, m.manifest_key, m.name, m.created_at, m.suspend_date, m.delete_after, \
                (SELECT COUNT(*) FROM products p \
@@ -218,9 +223,12 @@ impl Db {
                (SELECT COUNT(*) FROM baskets b WHERE b.merchant_id = m.id AND b.completed = 1), \
                (SELECT CAST(COALESCE(SUM(f.size), 0) AS BIGINT) FROM files f \
                  WHERE f.merchant_id = m.id) \
-             FROM merchants m WHERE 1 = 1{filter} ORDER BY m.id"
+             FROM (SELECT * FROM merchants WHERE id > $1{filter} ORDER BY id LIMIT $2) m \
+             ORDER BY m.id"
         );
-        let mut query = sqlx::query_as::<_, SummaryRow>(&sql);
+        let mut query = sqlx::query_as::<_, SummaryRow>(&sql)
+            .bind(after)
+            .bind(limit);
         for id in ids.unwrap_or_default() {
             query = query.bind(*id);
         }

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::batch::{json_document, objects};
 use super::envelope::{ErrorObject, Messages, Reply};
 use super::error::ApiError;
-use super::filters::id_list;
+use super::filters::{id_list, HeaderCheck};
 use super::messages::Message;
 use super::AppState;
 use crate::domain::dates::to_iso;
@@ -86,10 +86,36 @@ async fn admit(req: &ServiceRequest) -> Result<(), ApiError> {
     }
 }
 
-/// `GET /operator/merchant`: every merchant (or those `merchantIds` names) with its usage.
+/// Merchants one page of `GET /operator/merchant` lists unless `limit` says otherwise, and at
+/// most.
+const DEFAULT_PAGE: i64 = 100;
+const MAX_PAGE: i64 = 1_000;
+
+/// `GET /operator/merchant`: merchants by id with their usage, a page at a time: headers
+/// `afterId` (the previous page's `nextAfterId`) and `limit`; `merchantIds` for some.
 async fn list(req: HttpRequest, state: web::Data<AppState>) -> Result<Reply, ApiError> {
-    let ids = id_list(req.headers(), "merchantIds")?.map(|ids| ids.into_iter().collect::<Vec<_>>());
-    let merchants = state.services.operator.merchants(ids.as_deref()).await?;
+    let mut check = HeaderCheck::new(req.headers());
+    let ids = check.ids("merchantIds", false);
+    let after = check.parsed("afterId", |text| match text.parse::<i64>() {
+        Ok(n) if n >= 0 => Ok(n),
+        _ => Err("must be a merchant id (a whole number).".into()),
+    });
+    let limit = check.parsed("limit", |text| match text.parse::<i64>() {
+        Ok(n) if (1..=MAX_PAGE).contains(&n) => Ok(n),
+        _ => Err(format!("must be a whole number from 1 to {MAX_PAGE}.")),
+    });
+    check.finish(&["merchantIds", "afterId", "limit"])?;
+    let ids = ids.map(|ids| ids.into_iter().collect::<Vec<_>>());
+    let limit = limit.unwrap_or(DEFAULT_PAGE);
+    let merchants = state
+        .services
+        .operator
+        .merchants(ids.as_deref(), after.unwrap_or(0), limit)
+        .await?;
+    // A full page may have a next one; the client asks for it with this.
+    let next = (merchants.len() as i64 == limit)
+        .then(|| merchants.last().map(|m| m.id))
+        .flatten();
     let usage = state.services.operator.usage();
     let mut out = serde_json::Map::new();
     for merchant in &merchants {
@@ -98,7 +124,9 @@ async fn list(req: HttpRequest, state: web::Data<AppState>) -> Result<Reply, Api
             summary_json(merchant, usage.of(merchant.id)),
         );
     }
-    Ok(Reply::ok().field("merchants", out))
+    Ok(Reply::ok()
+        .field("merchants", out)
+        .field("nextAfterId", next))
 }
 
 fn summary_json(

@@ -43,7 +43,7 @@ impl Operator {
     ) -> Result<Option<mpsc::Receiver<Vec<u8>>>, Failure> {
         if self
             .db
-            .merchant_summaries(Some(&[merchant_id]))
+            .merchant_summaries(Some(&[merchant_id]), 0, 1)
             .await?
             .is_empty()
         {

@@ -141,8 +141,14 @@ impl Operator {
         Ok(removed)
     }
 
-    pub async fn merchants(&self, ids: Option<&[i64]>) -> Result<Vec<MerchantSummary>, Failure> {
-        Ok(self.db.merchant_summaries(ids).await?)
+    /// A page of merchants by id: those after `after`, at most `limit` (of `ids` when given).
+    pub async fn merchants(
+        &self,
+        ids: Option<&[i64]>,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<MerchantSummary>, Failure> {
+        Ok(self.db.merchant_summaries(ids, after, limit).await?)
     }
 
     /// What merchants did on this replica.

@@ -244,6 +244,44 @@ backend_tests! {
         assert_eq!(status, StatusCode::CREATED, "{body}");
     }
 
+    async fn the_merchant_list_comes_a_page_at_a_time(app) {
+        let op = operator_token(&app.database.url).await;
+        let (status, body) = operator(&app, Method::POST, "/operator/merchant", &op, &[],
+            Some(json!({"merchants": {"a": acme("p1"), "b": acme("p2"), "c": acme("p3")}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        // The test's tenants and these three, by id, two a page.
+        let mut seen = Vec::new();
+        let mut after: Option<i64> = None;
+        for _ in 0..10 {
+            let after_text = after.map(|a| a.to_string());
+            let mut headers = vec![("limit", "2")];
+            if let Some(a) = &after_text {
+                headers.push(("afterId", a.as_str()));
+            }
+            let (status, body) = operator(&app, Method::GET, "/operator/merchant", &op, &headers, None).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            let page: Vec<i64> = body["merchants"].as_object().unwrap().keys()
+                .map(|k| k.parse().unwrap()).collect();
+            assert!(page.len() <= 2, "{body}");
+            seen.extend(page);
+            after = body["nextAfterId"].as_i64();
+            if after.is_none() {
+                break;
+            }
+        }
+        let mut sorted = seen.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(seen, sorted, "by id, none twice");
+        assert_eq!(seen.len(), app.tenants.len() + 3, "{seen:?}");
+        assert_eq!(after, None, "the last page says so");
+        for (name, value) in [("limit", "0"), ("limit", "1001"), ("afterId", "-1"), ("afterId", "x")] {
+            let (status, body) = operator(&app, Method::GET, "/operator/merchant", &op, &[(name, value)], None).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{name}={value}: {body}");
+            assert!(body["error"]["details"].to_string().contains(name), "{body}");
+        }
+    }
+
     async fn a_suspended_merchants_tokens_get_403_until_it_is_resumed(app) {
         let op = operator_token(&app.database.url).await;
         let owner = app.owner_token().await;

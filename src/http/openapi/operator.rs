@@ -214,14 +214,27 @@ fn merchants() -> PathItem {
         "Merchants and their usage (operator)",
     )
     .parameter(ids_param("merchantIds", false))
+    .parameter(super::paths::header_param(
+        "afterId",
+        schemas::pattern("^[0-9]{1,19}$"),
+        false,
+        "Merchants whose id is greater: the previous page's `nextAfterId`.",
+    ))
+    .parameter(super::paths::header_param(
+        "limit",
+        schemas::pattern("^[0-9]{1,4}$"),
+        false,
+        "At most this many (1 to 1,000; 100 by default).",
+    ))
     .response(
         "200",
         json_ok(
-            "Every merchant, or those `merchantIds` names, by id.",
-            schemas::envelope(vec![(
-                "merchants",
-                RefOr::T(keyed(named("OperatorMerchant"))),
-            )]),
+            "A page of merchants (those `merchantIds` names, when sent), by id, and \
+             `nextAfterId`: the `afterId` of the next page, or null when this one was the last.",
+            schemas::envelope(vec![
+                ("merchants", RefOr::T(keyed(named("OperatorMerchant")))),
+                ("nextAfterId", RefOr::T(schemas::nullable_integer())),
+            ]),
             None,
         ),
     );
