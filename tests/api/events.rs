@@ -89,7 +89,7 @@ impl Stream {
     }
 
     /// Whether the server ends the stream within `wait` (events before the end are skipped).
-    async fn ends_within(&mut self, wait: Duration) -> bool {
+    pub(crate) async fn ends_within(&mut self, wait: Duration) -> bool {
         let deadline = tokio::time::Instant::now() + wait;
         while !self.ended {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());

@@ -672,3 +672,45 @@ async fn two_replicas_share_the_endpoints_and_send_each_event_once() {
     );
     eprintln!("two replicas: {on_a} deliveries from a, {on_b} from b");
 }
+
+backend_tests! {
+    // The operator's suspension (docs/operator.md): a suspended merchant's webhooks wait (the
+    // dispatcher does not claim its endpoints, though retries fall due every 100 ms here) and
+    // resume from their cursors once it is resumed; its open event streams end.
+    async fn a_suspended_merchants_webhooks_wait_and_its_event_streams_end(app) {
+        let receiver = Receiver::start().await;
+        let token = app.owner_token().await;
+        let demo = app.tenant("demo").id.to_string();
+        create(&app, &token, &receiver.url, json!(["category"])).await;
+        categories(&app, &token, 1, 1).await;
+        wait_for(Duration::from_secs(20), "the first delivery", || receiver.accepted().len() == 1).await;
+        let mut stream = crate::events::Stream::open(&app, &token, &[]).await;
+
+        // A delivery left failing, then the suspension, then the receiver back.
+        receiver.fail(true);
+        categories(&app, &token, 1, 1).await;
+        wait_for(Duration::from_secs(20), "a failed attempt", || {
+            receiver.got().iter().any(|r| r.status == 500)
+        }).await;
+        let op = crate::operator::operator_token(&app.database.url).await;
+        let (status, body) = crate::operator::operator(&app, Method::POST,
+            "/operator/merchant/suspend", &op, &[("merchantIds", &demo)], None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        // The stream's next token check (every 5 s) ends it.
+        assert!(stream.ends_within(Duration::from_secs(8)).await, "the event stream ended");
+        // An attempt may have been claimed before the suspension committed: let it land.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let attempts = receiver.got().len();
+        receiver.fail(false);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(receiver.got().len(), attempts, "no delivery while suspended");
+        assert!(receiver.accepted().len() == 1);
+
+        let (status, _) = crate::operator::operator(&app, Method::POST,
+            "/operator/merchant/resume", &op, &[("merchantIds", &demo)], None).await;
+        assert_eq!(status, StatusCode::OK);
+        wait_for(Duration::from_secs(20), "the waiting delivery", || receiver.accepted().len() == 2).await;
+        let accepted = receiver.accepted();
+        assert_eq!(accepted[1].seq(), accepted[0].seq() + 1, "from its cursor, in order");
+    }
+}
