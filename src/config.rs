@@ -79,6 +79,10 @@ pub struct Settings {
     pub merchant_delete_grace_secs: u64,
     /// How often each replica looks for merchants whose deletion time has passed.
     pub merchant_purge_interval_secs: u64,
+    /// Live products a merchant may have; 0: no limit.
+    pub quota_products: u64,
+    /// Bytes of uploaded files a merchant may hold; 0: no limit.
+    pub quota_storage_bytes: u64,
     /// Event streams (`GET /events`) one token family may hold open at once; a newer one
     /// closes the oldest.
     pub max_event_streams_per_token: usize,
@@ -150,6 +154,8 @@ impl Default for Settings {
             event_retention_days: 30,
             merchant_delete_grace_secs: 30 * 24 * 3600,
             merchant_purge_interval_secs: 60,
+            quota_products: 0,
+            quota_storage_bytes: 0,
             max_event_streams_per_token: 4,
             oauth_failed_auths_per_minute: 20,
             webhook_allow_private_addresses: false,

@@ -94,6 +94,7 @@ impl Application {
                 RegistryConfig {
                     idle: Duration::from_secs(settings.merchant_idle_secs),
                     files_base: &settings.public_base_url(),
+                    product_quota: usize::try_from(settings.quota_products).unwrap_or(usize::MAX),
                     window: settings.sales_window,
                     write_delay: if settings.test_hooks {
                         Duration::from_millis(settings.test_write_delay_ms)

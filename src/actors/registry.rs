@@ -101,6 +101,7 @@ struct RegistryEnv {
     history: History,
     idle: Duration,
     files_base: Arc<str>,
+    product_quota: usize,
     window: usize,
     write_delay: Duration,
     render: Arc<dyn Render>,
@@ -141,6 +142,7 @@ impl Handler<Activate> for MerchantRegistry {
             idle: e.idle,
             registry: ctx.address(),
             files_base: e.files_base.clone(),
+            product_quota: e.product_quota,
             metrics: e.metrics.clone(),
             history: e.history.clone(),
             window: e.window,
@@ -194,6 +196,8 @@ pub struct RegistryConfig<'a> {
     pub idle: Duration,
     /// Where uploaded files are served, for image URLs.
     pub files_base: &'a str,
+    /// Live products a merchant may have (`quota_products`); 0: no limit.
+    pub product_quota: usize,
     /// Finished sales records a merchant's cached state keeps at most.
     pub window: usize,
     /// Test hook: how long a write holds its transaction open.
@@ -236,6 +240,7 @@ impl Merchants {
                 history: history.clone(),
                 idle: config.idle,
                 files_base: config.files_base.into(),
+                product_quota: config.product_quota,
                 window: config.window,
                 write_delay: config.write_delay,
                 render: config.render,

@@ -115,6 +115,7 @@ fn start_merchants(database: &Db, settings: &Settings) -> Merchants {
         RegistryConfig {
             idle: Duration::from_secs(settings.merchant_idle_secs),
             files_base: &settings.public_base_url(),
+            product_quota: usize::try_from(settings.quota_products).unwrap_or(usize::MAX),
             window: settings.sales_window,
             write_delay: Duration::ZERO,
             render: std::sync::Arc::new(crate::views::Renderer),

@@ -18,6 +18,36 @@ impl Db {
         tx.commit().await
     }
 
+    /// Like [`Db::put_file`], unless the merchant's files would then hold more than `quota`
+    /// bytes: `Ok(Some(held))`, what they hold now, and nothing is stored. Bytes stored already
+    /// (by anyone) add nothing. Two uploads at once may both pass the check: the quota bounds
+    /// a merchant's storage to within one upload per concurrent request.
+    pub async fn put_file_within(
+        &self,
+        file: &NewFile<'_>,
+        now: i64,
+        quota: u64,
+    ) -> Result<Option<u64>, DbError> {
+        let stored: Option<(i64,)> = sqlx::query_as("SELECT size FROM files WHERE sha256 = $1")
+            .bind(file.sha256)
+            .fetch_optional(self.pool())
+            .await?;
+        if stored.is_none() {
+            let (held,): (i64,) = sqlx::query_as(
+                "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM files WHERE merchant_id = $1",
+            )
+            .bind(file.merchant_id)
+            .fetch_one(self.pool())
+            .await?;
+            let held = u64::try_from(held).unwrap_or(0);
+            if held.saturating_add(file.data.len() as u64) > quota {
+                return Ok(Some(held));
+            }
+        }
+        self.put_file(file, now).await?;
+        Ok(None)
+    }
+
     /// The file stored under `file_name`, if any.
     pub async fn file(&self, file_name: &str) -> Result<Option<StoredFile>, DbError> {
         let started = Instant::now();

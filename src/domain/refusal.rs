@@ -11,6 +11,8 @@ pub enum Refusal {
     NotComplete(Vec<String>),
     /// The object clashes with another record (a barcode in use, an id twice in one request).
     Conflict(Vec<String>),
+    /// The object would take the merchant past one of its quotas (live products).
+    OverQuota(Vec<String>),
 }
 
 impl Refusal {
@@ -23,7 +25,8 @@ impl Refusal {
             Refusal::Invalid(d)
             | Refusal::Locked(d)
             | Refusal::NotComplete(d)
-            | Refusal::Conflict(d) => d,
+            | Refusal::Conflict(d)
+            | Refusal::OverQuota(d) => d,
         }
     }
 }

@@ -43,6 +43,9 @@ pub enum ApiError {
     /// The token's merchant is suspended by the operator (109): its data is kept.
     #[error("merchant suspended")]
     MerchantSuspended,
+    /// A write past one of the merchant's quotas (116): what it holds and the quota.
+    #[error("quota exceeded: {detail}")]
+    QuotaExceeded { detail: String },
     /// A well-formed request with a semantic error at request level (110 and friends).
     #[error("unprocessable: {detail}")]
     Unprocessable { message: Message, detail: String },
@@ -94,6 +97,7 @@ impl ApiError {
             ApiError::PayloadTooLarge { .. } => Message::PayloadTooLarge,
             ApiError::RateLimited { .. } => Message::RateLimited,
             ApiError::MerchantSuspended => Message::MerchantSuspended,
+            ApiError::QuotaExceeded { .. } => Message::QuotaExceeded,
             ApiError::Unprocessable { message, .. } => *message,
             ApiError::Gone { .. } => Message::SequenceExpired,
             ApiError::Unavailable(_) => Message::ServiceUnavailable,
@@ -149,6 +153,9 @@ impl ApiError {
                 "The merchant's account is suspended by its host; its data is kept, and every \
                  token works again once the host resumes it.",
             ),
+            ApiError::QuotaExceeded { detail } => {
+                plain("The merchant's quota does not allow this.", detail)
+            }
             ApiError::Unprocessable { detail, .. } => {
                 plain("The request could not be processed.", detail)
             }

@@ -24,6 +24,8 @@ pub enum Message {
     IdempotencyKeyReused,
     /// A `changedSince` older than the event log keeps (ours: 410).
     SequenceExpired,
+    /// A write past one of the merchant's quotas (ours: docs/operator.md, "Quotas").
+    QuotaExceeded,
     InternalError,
     ServiceUnavailable,
     Created,
@@ -35,7 +37,7 @@ pub enum Message {
 
 impl Message {
     /// Every message, in catalogue order (the API description lists them).
-    pub const ALL: [Message; 23] = [
+    pub const ALL: [Message; 24] = [
         Message::TokenInvalid,
         Message::BadRequest,
         Message::TokenExpired,
@@ -52,6 +54,7 @@ impl Message {
         Message::Conflict,
         Message::IdempotencyKeyReused,
         Message::SequenceExpired,
+        Message::QuotaExceeded,
         Message::InternalError,
         Message::ServiceUnavailable,
         Message::Created,
@@ -79,6 +82,7 @@ impl Message {
             Message::Conflict => 113,
             Message::IdempotencyKeyReused => 114,
             Message::SequenceExpired => 115,
+            Message::QuotaExceeded => 116,
             Message::InternalError => 120,
             Message::ServiceUnavailable => 121,
             Message::Created => 200,
@@ -107,6 +111,7 @@ impl Message {
             Message::Conflict => "conflict",
             Message::IdempotencyKeyReused => "idempotencyKeyReused",
             Message::SequenceExpired => "sequenceExpired",
+            Message::QuotaExceeded => "quotaExceeded",
             Message::InternalError => "internalError",
             Message::ServiceUnavailable => "serviceUnavailable",
             Message::Created => "created",
@@ -121,7 +126,9 @@ impl Message {
         match self {
             Message::TokenInvalid | Message::TokenExpired => StatusCode::UNAUTHORIZED,
             Message::BadRequest => StatusCode::BAD_REQUEST,
-            Message::InsufficientScope | Message::MerchantSuspended => StatusCode::FORBIDDEN,
+            Message::InsufficientScope | Message::MerchantSuspended | Message::QuotaExceeded => {
+                StatusCode::FORBIDDEN
+            }
             Message::NotFound => StatusCode::NOT_FOUND,
             Message::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Message::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -158,6 +165,7 @@ impl Message {
             Message::Conflict => "Conflict",
             Message::IdempotencyKeyReused => "Idempotency key reused",
             Message::SequenceExpired => "Sequence expired",
+            Message::QuotaExceeded => "Quota exceeded",
             Message::InternalError => "Internal error",
             Message::ServiceUnavailable => "Service unavailable",
             Message::Created => "Created",
@@ -195,6 +203,8 @@ mod tests {
             (NotComplete, 112, "notComplete", 422),
             (Conflict, 113, "conflict", 422),
             (IdempotencyKeyReused, 114, "idempotencyKeyReused", 422),
+            (SequenceExpired, 115, "sequenceExpired", 410),
+            (QuotaExceeded, 116, "quotaExceeded", 403),
             (InternalError, 120, "internalError", 500),
             (ServiceUnavailable, 121, "serviceUnavailable", 503),
             (Created, 200, "created", 201),

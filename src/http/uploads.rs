@@ -271,9 +271,11 @@ pub async fn upload(call: Call, payload: web::Payload) -> Result<Reply, ApiError
     short_boundary(&req)?;
     let file = the_file(Multipart::new(req.headers(), bounded), limit).await?;
     let file_name = format!("{}.{}", file.sha256, file.kind.extension());
-    state
+    let quota = state.settings.quota_storage_bytes;
+    let size = file.data.len();
+    let stored = state
         .services
-        .put_file(
+        .put_file_within(
             &NewFile {
                 sha256: &file.sha256,
                 file_name: &file_name,
@@ -283,9 +285,17 @@ pub async fn upload(call: Call, payload: web::Payload) -> Result<Reply, ApiError
                 purpose,
             },
             now_millis(),
+            quota,
         )
         .await?;
-    let size = file.data.len();
+    if let Err(held) = stored {
+        return Err(ApiError::QuotaExceeded {
+            detail: format!(
+                "The merchant's files hold {held} bytes; this file ({size} bytes) would take them \
+                 past the quota of {quota} bytes. Nothing was stored."
+            ),
+        });
+    }
     let mut messages = Messages::default();
     messages.add_with_ref(
         Message::Created,

@@ -42,6 +42,7 @@ mod outage;
 mod process;
 mod products;
 mod promotions;
+mod quotas;
 mod readme;
 mod reconcile;
 mod registers;

@@ -4,6 +4,7 @@ use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
 use crate::domain::category::CategoryRecord;
 use crate::domain::product::{ProductContext, ProductRecord};
+use crate::domain::refusal::Refusal;
 
 fn apply(record: ProductRecord, w: Writing<'_>) -> Result<ProductRecord, Vec<String>> {
     let state = w.state;
@@ -43,7 +44,29 @@ impl Resource for ProductRecord {
         }
     }
 
+    /// A new product (or one undeleted) past the merchant's product quota is refused (116).
+    fn check(&self, state: &MerchantState) -> Result<(), Refusal> {
+        let quota = state.product_quota;
+        if quota == 0
+            || self.delete_date.is_some()
+            || state.find::<ProductRecord>(self.id).is_some()
+        {
+            return Ok(());
+        }
+        if state.index.live_products >= quota {
+            return Err(Refusal::OverQuota(vec![format!(
+                "The merchant has {} live products, its quota; delete one first, or ask the \
+                 host for a larger quota.",
+                state.index.live_products
+            )]));
+        }
+        Ok(())
+    }
+
     fn reindex(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
+        let live = |p: Option<&Self>| usize::from(p.is_some_and(|p| p.delete_date.is_none()));
+        state.index.live_products =
+            (state.index.live_products + live(after)).saturating_sub(live(before));
         let index = &mut state.index;
         if let Some(before) = before {
             for category in &before.category_ids {

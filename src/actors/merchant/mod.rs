@@ -60,6 +60,8 @@ pub struct Environment {
     pub registry: Addr<MerchantRegistry>,
     /// Where uploaded files are served, for image URLs.
     pub files_base: Arc<str>,
+    /// Live products a merchant may have; 0: no limit.
+    pub product_quota: usize,
     pub metrics: Metrics,
     pub history: History,
     /// Finished sales records the cached state keeps at most.
@@ -101,11 +103,10 @@ impl MerchantSupervisor {
         Self {
             merchant_id,
             generation,
-            state: Arc::new(MerchantState::new(
-                merchant_id,
-                env.files_base.clone(),
-                env.window,
-            )),
+            state: Arc::new(
+                MerchantState::new(merchant_id, env.files_base.clone(), env.window)
+                    .with_product_quota(env.product_quota),
+            ),
             env,
             publish,
             last_used,
@@ -290,6 +291,7 @@ impl MerchantSupervisor {
             self.env.files_base.clone(),
             self.env.window,
         )
+        .with_product_quota(self.env.product_quota)
     }
 
     /// Loads the state again from the database (another process wrote), with fresh store

@@ -104,6 +104,8 @@ pub struct Indexes {
     pub open_sessions: OrdMap<i64, i64>,
     /// (kind, `clientId`) → the cached basket or payment a till made under its own id.
     pub by_client: OrdMap<(crate::actors::resource::Kind, String), i64>,
+    /// Products not deleted (the product quota's count).
+    pub live_products: usize,
 }
 
 /// Everything reads need about one merchant, immutable once published.
@@ -142,6 +144,8 @@ pub struct MerchantState {
     pending_stock: OrdMap<(i64, i64), StockLevel>,
     /// Where uploaded files are served (`<public_base_url>`), for image URLs.
     pub files_base: Arc<str>,
+    /// Live products the merchant may have (`quota_products`); 0: no limit.
+    pub product_quota: usize,
     /// How sales are priced (the manifest's `[sales]`).
     pub sales: Arc<SaleSettings>,
     /// Sale line → units its live return lines give back (open returns included, so two
@@ -163,6 +167,11 @@ impl MerchantState {
             window,
             ..Default::default()
         }
+    }
+
+    pub fn with_product_quota(mut self, quota: usize) -> Self {
+        self.product_quota = quota;
+        self
     }
 
     /// A live record by id.

@@ -60,6 +60,7 @@ fn start(storage: &MemoryStorage, metrics: &Metrics, idle: Duration, delay: Dura
         RegistryConfig {
             idle,
             files_base: "http://files.test",
+            product_quota: 0,
             window: 100,
             write_delay: delay,
             render: Arc::new(Blank),

@@ -172,6 +172,7 @@ pub fn message_of(refusal: &Refusal) -> Message {
         Refusal::Locked(_) => Message::AlreadyComplete,
         Refusal::NotComplete(_) => Message::NotComplete,
         Refusal::Conflict(_) => Message::Conflict,
+        Refusal::OverQuota(_) => Message::QuotaExceeded,
     }
 }
 
