@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# A merchant's archive (docs/operator.md, "Export and import"): how fast one is written and
+# loaded, measured in one run and printed as medians.
+#
+#   benches/archive.sh [--binary PATH] [--products N] [--runs N] [--postgres URL]
+#
+# The merchant is the demo tenant with N products (10,000 by default) imported from a catalogue
+# file (a price instance each, a sixth with a second, 20 categories, opening stock), on a fresh
+# SQLite file. Each run times `merchantd tenant export` of it, then `merchantd tenant import` of
+# the archive into a fresh SQLite file and, with --postgres (default: the local server when
+# psql reaches it), into a fresh PostgreSQL database (migrated before the clock starts). The
+# times are whole commands: process start, connecting and the work.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+binary="" products=10000 runs=3 postgres="postgres://postgres@127.0.0.1:5432/test"
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --binary) binary="$2"; shift 2 ;;
+        --products) products="$2"; shift 2 ;;
+        --runs) runs="$2"; shift 2 ;;
+        --postgres) postgres="$2"; shift 2 ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+if [[ -z "$binary" ]]; then
+    (cd "$root" && cargo build --release --quiet --bin merchantd)
+    binary="${CARGO_TARGET_DIR:-$root/target}/release/merchantd"
+fi
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export MERCHANTD_PBKDF2_ITERATIONS=1000 MERCHANTD_LOG_LEVEL=warn
+src="sqlite://$work/source.db"
+"$binary" tenant apply "$root/tenants/demo.toml" --database-url "$src" > /dev/null
+python3 - "$products" > "$work/catalogue.csv" <<'EOF'
+import sys
+n = int(sys.argv[1])
+print("product,barcode,category,instance,price,tax_rate,stock:High Street")
+for i in range(n):
+    print(f"Item {i},B{i:06},Group {i % 4} > Shelf {i % 20},Regular,{100 + i % 900},0.200,{i % 50}")
+    if i % 6 == 0:
+        print(f",,,Large,{150 + i % 900},0.200,")
+EOF
+"$binary" catalogue import "$work/catalogue.csv" --merchant demo --database-url "$src" > /dev/null
+
+pg_admin=""
+if [[ -n "$postgres" ]] && command -v psql > /dev/null && psql "$postgres" -qtAc 'SELECT 1' > /dev/null 2>&1; then
+    pg_admin="$postgres"
+fi
+
+ms() { python3 -c "import time; print(int(time.time() * 1000))"; }
+timed() {  # timed NAME command...: appends NAME ms to $work/times
+    local name="$1" started
+    shift
+    started=$(ms)
+    "$@" > /dev/null
+    echo "$name $(( $(ms) - started ))" >> "$work/times"
+}
+for run in $(seq 1 "$runs"); do
+    timed export "$binary" tenant export demo --out "$work/demo.ndjson" --database-url "$src"
+    dst="sqlite://$work/target-$run.db"
+    "$binary" migrate --database-url "$dst" > /dev/null
+    timed sqlite "$binary" tenant import "$work/demo.ndjson" --database-url "$dst"
+    if [[ -n "$pg_admin" ]]; then
+        db="merchantd_archive_$$_$run"
+        psql "$pg_admin" -qc "CREATE DATABASE $db" > /dev/null
+        url="${pg_admin%/*}/$db"
+        "$binary" migrate --database-url "$url" > /dev/null
+        timed postgres "$binary" tenant import "$work/demo.ndjson" --database-url "$url"
+        psql "$pg_admin" -qc "DROP DATABASE $db" > /dev/null
+    fi
+done
+python3 - "$work/times" "$work/demo.ndjson" "$products" <<'EOF'
+import json, os, statistics, sys
+times, archive, products = sys.argv[1], sys.argv[2], int(sys.argv[3])
+by = {}
+for line in open(times):
+    name, value = line.split()
+    by.setdefault(name, []).append(int(value))
+with open(archive, "rb") as f:
+    last = f.read().splitlines()[-1]
+rows = json.loads(last)["end"]["rows"]
+size = os.path.getsize(archive)
+print(f"archive of the demo merchant with {products:,} products: {rows:,} rows, {size / 1e6:.1f} MB")
+labels = {"export": "export (SQLite)", "sqlite": "import into SQLite", "postgres": "import into PostgreSQL"}
+for name in ("export", "sqlite", "postgres"):
+    if name in by:
+        median = statistics.median(by[name])
+        runs = ", ".join(str(v) for v in by[name])
+        print(f"{labels[name]:>24}: median {median:,.0f} ms ({rows / median * 1000:,.0f} rows/s; runs {runs} ms)")
+if "sqlite" in by and "export" in by:
+    print(f"import into SQLite / export: {statistics.median(by['sqlite']) / statistics.median(by['export']):.2f} x")
+EOF
