@@ -7,6 +7,7 @@ use futures_util::TryStreamExt;
 use sqlx::{AnyConnection, Connection, Row};
 use tokio::sync::mpsc;
 
+use super::rows::value_tuples;
 use super::{Backend, Db, DbError, Tx};
 use crate::domain::archive::{Cell, Header, Kind, Totals, FORMAT, VERSION};
 use crate::domain::dates::to_iso;
@@ -598,30 +599,14 @@ impl Importer {
             return Ok(());
         }
         let width = pending.columns.len();
-        let mut sql = format!(
-            "INSERT INTO {} ({}) VALUES ",
+        let names: Vec<&str> = pending.columns.iter().map(|(n, _)| n.as_str()).collect();
+        // Positional `?` on SQLite (see `value_tuples`): a statement here binds thousands.
+        let sql = format!(
+            "INSERT INTO {} ({}) VALUES {}",
             pending.table,
-            pending
-                .columns
-                .iter()
-                .map(|(n, _)| n.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            names.join(", "),
+            value_tuples(self.tx.conn()?, pending.rows.len(), width)
         );
-        // SQLite looks a named parameter (`$7`) up in a list as it parses and binds, which is
-        // quadratic in a statement of thousands (74 % of an import's time in `perf`); its
-        // anonymous `?` are numbered as they come.
-        let sqlite = self.tx.backend() == Backend::Sqlite;
-        let mark = |n: usize| match sqlite {
-            true => "?".to_owned(),
-            false => format!("${n}"),
-        };
-        for (r, _) in pending.rows.iter().enumerate() {
-            let marks: Vec<String> = (1..=width).map(|c| mark(r * width + c)).collect();
-            sql.push_str(if r == 0 { "(" } else { ", (" });
-            sql.push_str(&marks.join(", "));
-            sql.push(')');
-        }
         let mut query = sqlx::query(&sql);
         for row in &pending.rows {
             for (cell, (_, kind)) in row.iter().zip(&pending.columns) {
