@@ -94,6 +94,31 @@ pub fn acme(key: &str) -> Value {
     })
 }
 
+/// An access token of the owner of merchant `key` (made by [`acme`]) for its application,
+/// through the consent flow (codes, sign-in families and refresh tokens stored as for a till).
+pub async fn signed_in(app: &TestApp, key: &str) -> String {
+    let (verifier, challenge) = pkce_pair();
+    let request = Authorize {
+        client_id: format!("{key}-pos"),
+        redirect_uri: "http://127.0.0.1:8976/callback".into(),
+        scope: "read write admin".into(),
+        state: Some("s-1".into()),
+        code_challenge: Some(challenge),
+        email: "owner@acme.test".into(),
+        password: "acme-owner-password".into(),
+    };
+    let code = approved_code(app, &request).await;
+    let (status, tokens, _) = token_json(
+        app,
+        json!({"grant_type": "authorization_code", "code": code,
+               "redirect_uri": "http://127.0.0.1:8976/callback", "client_id": format!("{key}-pos"),
+               "client_secret": "acme-pos-secret-123", "code_verifier": verifier}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+    tokens["access_token"].as_str().expect("a token").to_owned()
+}
+
 /// The ids of the answer's message records, errors and successes alike.
 pub fn message_ids(body: &Value) -> Vec<i64> {
     let mut ids: Vec<i64> = ["error", "success"]
@@ -169,26 +194,7 @@ backend_tests! {
         assert!(!text.contains("acme-owner-password") && !text.contains("acme-pos-secret-123"));
 
         // The new merchant's owner signs in to its application through the consent flow.
-        let (verifier, challenge) = pkce_pair();
-        let request = Authorize {
-            client_id: "acme-pos".into(),
-            redirect_uri: "http://127.0.0.1:8976/callback".into(),
-            scope: "read write admin".into(),
-            state: Some("s-1".into()),
-            code_challenge: Some(challenge),
-            email: "owner@acme.test".into(),
-            password: "acme-owner-password".into(),
-        };
-        let code = approved_code(&app, &request).await;
-        let (status, tokens, _) = token_json(
-            &app,
-            json!({"grant_type": "authorization_code", "code": code,
-                   "redirect_uri": "http://127.0.0.1:8976/callback", "client_id": "acme-pos",
-                   "client_secret": "acme-pos-secret-123", "code_verifier": verifier}),
-        )
-        .await;
-        assert_eq!(status, StatusCode::OK, "{tokens}");
-        let token = tokens["access_token"].as_str().expect("an access token").to_owned();
+        let token = signed_in(&app, "acme").await;
 
         // And sells: a product, a basket, a cash payment, the completion.
         let (status, stores) = send(&app, Method::GET, "/store", &token, &[], None).await;

@@ -7,8 +7,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::helpers::{create_one, send, TestApp};
-use crate::oauth_support::{approved_code, pkce_pair, token_json, Authorize};
-use crate::operator::{acme, issue_token, message_ids, operator, operator_token};
+use crate::operator::{acme, issue_token, message_ids, operator, operator_token, signed_in};
 use crate::uploads::{upload, JPEG};
 use crate::{backend_tests, backend_tests_with};
 use merchantd::db::archive::{LEFT_OUT, TABLES};
@@ -44,30 +43,6 @@ async fn rows_of(app: &TestApp, merchant: i64) -> Vec<(String, i64)> {
         out.push((table.to_string(), n));
     }
     out
-}
-
-/// A refresh token of `key`'s owner through the consent flow (codes, families, tokens stored).
-async fn signed_in(app: &TestApp, key: &str) -> String {
-    let (verifier, challenge) = pkce_pair();
-    let request = Authorize {
-        client_id: format!("{key}-pos"),
-        redirect_uri: "http://127.0.0.1:8976/callback".into(),
-        scope: "read write admin".into(),
-        state: Some("s-1".into()),
-        code_challenge: Some(challenge),
-        email: "owner@acme.test".into(),
-        password: "acme-owner-password".into(),
-    };
-    let code = approved_code(app, &request).await;
-    let (status, tokens, _) = token_json(
-        app,
-        json!({"grant_type": "authorization_code", "code": code,
-               "redirect_uri": "http://127.0.0.1:8976/callback", "client_id": format!("{key}-pos"),
-               "client_secret": "acme-pos-secret-123", "code_verifier": verifier}),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{tokens}");
-    tokens["access_token"].as_str().expect("a token").to_owned()
 }
 
 async fn listed(app: &TestApp, op: &str, id: i64) -> Value {
