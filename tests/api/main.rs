@@ -38,6 +38,7 @@ mod offline_day;
 mod openapi;
 mod operator;
 mod operator_archive;
+mod operator_deletion;
 mod outage;
 mod process;
 mod products;

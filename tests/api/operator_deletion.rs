@@ -46,8 +46,15 @@ async fn rows_of(app: &TestApp, merchant: i64) -> Vec<(String, i64)> {
 }
 
 async fn listed(app: &TestApp, op: &str, id: i64) -> Value {
-    let (status, body) = operator(app, Method::GET, "/operator/merchant", op,
-        &[("merchantIds", &id.to_string())], None).await;
+    let (status, body) = operator(
+        app,
+        Method::GET,
+        "/operator/merchant",
+        op,
+        &[("merchantIds", &id.to_string())],
+        None,
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     body["merchants"][id.to_string()].clone()
 }
@@ -64,8 +71,13 @@ backend_tests_with! {
         assert_eq!(status, StatusCode::CREATED, "{body}");
         let leaving = body["merchants"]["l"]["id"].as_i64().unwrap();
         let staying = body["merchants"]["s"]["id"].as_i64().unwrap();
+        // The leaving merchant's owner signs in through the consent flow (a code, a sign-in
+        // family and a refresh token stored); both owners share an email and password, and a
+        // sign-in acts for the first merchant whose employee they match (DESIGN §5), so the
+        // staying owner's token is issued directly.
         let token = signed_in(&app, "leaving").await;
-        let kept = signed_in(&app, "staying").await;
+        let kept = issue_token(&app, staying, body["merchants"]["s"]["users"]["owner@acme.test"].as_i64().unwrap(),
+            body["merchants"]["s"]["applications"]["staying-pos"].as_i64().unwrap()).await;
         for t in [&token, &kept] {
             let category = create_one(&app, t, "/category", "categories", json!({"title": "Tools"})).await;
             create_one(&app, t, "/product", "products", json!({"name": "Saw",
