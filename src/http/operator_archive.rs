@@ -83,9 +83,9 @@ pub async fn import(
                 detail: format!("an archive may hold at most {MAX_ARCHIVE_BYTES} bytes."),
             });
         }
-        file.write_all(&chunk).await.map_err(ApiError::internal)?;
+        file.write_all(&chunk).await.map_err(staging)?;
     }
-    file.flush().await.map_err(ApiError::internal)?;
+    file.flush().await.map_err(staging)?;
     drop(file);
     let imported = match state.services.operator.import(&saved.0).await? {
         Ok(imported) => imported,
@@ -123,6 +123,21 @@ pub async fn import(
     Ok(Reply::new(StatusCode::CREATED)
         .field("merchants", merchants)
         .messages(messages))
+}
+
+/// A failure to stage the archive: out of temporary space is the request's size against this
+/// server's room (413, saying where), anything else internal.
+fn staging(error: std::io::Error) -> ApiError {
+    if error.kind() == std::io::ErrorKind::StorageFull {
+        return ApiError::PayloadTooLarge {
+            detail: format!(
+                "the archive does not fit in this server's temporary space ({}); import it with \
+                 `merchantd tenant import`, or give the server more room (Helm: tmpSizeLimit).",
+                std::env::temp_dir().display()
+            ),
+        };
+    }
+    ApiError::internal(error)
 }
 
 /// A temporary file, removed when dropped.
