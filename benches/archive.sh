@@ -31,15 +31,7 @@ trap 'rm -rf "$work"' EXIT
 export MERCHANTD_PBKDF2_ITERATIONS=1000 MERCHANTD_LOG_LEVEL=warn
 src="sqlite://$work/source.db"
 "$binary" tenant apply "$root/tenants/demo.toml" --database-url "$src" > /dev/null
-python3 - "$products" > "$work/catalogue.csv" <<'EOF'
-import sys
-n = int(sys.argv[1])
-print("product,barcode,category,instance,price,tax_rate,stock:High Street")
-for i in range(n):
-    print(f"Item {i},B{i:06},Group {i % 4} > Shelf {i % 20},Regular,{100 + i % 900},0.200,{i % 50}")
-    if i % 6 == 0:
-        print(f",,,Large,{150 + i % 900},0.200,")
-EOF
+python3 "$root/benches/catalogue_csv.py" "$products" > "$work/catalogue.csv"
 "$binary" catalogue import "$work/catalogue.csv" --merchant demo --database-url "$src" > /dev/null
 
 pg_admin=""

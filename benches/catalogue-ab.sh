@@ -6,15 +6,7 @@ before="$1" after="$2" runs="${3:-5}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 export MERCHANTD_PBKDF2_ITERATIONS=1000 MERCHANTD_LOG_LEVEL=warn
-python3 - 10000 > "$work/catalogue.csv" <<'PY'
-import sys
-n = int(sys.argv[1])
-print("product,barcode,category,instance,price,tax_rate,stock:High Street")
-for i in range(n):
-    print(f"Item {i},B{i:06},Group {i % 4} > Shelf {i % 20},Regular,{100 + i % 900},0.200,{i % 50}")
-    if i % 6 == 0:
-        print(f",,,Large,{150 + i % 900},0.200,")
-PY
+python3 "$root/benches/catalogue_csv.py" 10000 > "$work/catalogue.csv"
 for run in $(seq 1 "$runs"); do
   for which in before after; do
     bin="${!which}"

@@ -7,23 +7,13 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::TenantCommand;
 use crate::config::Settings;
 use crate::db::Db;
 use crate::metrics::Metrics;
 use crate::services::archive::ImportRefused;
 use crate::services::operator::Operator;
 
-/// `tenant export` or `tenant import`.
-pub async fn run(settings: &Settings, command: TenantCommand) -> anyhow::Result<()> {
-    match command {
-        TenantCommand::Export { key, out, .. } => export(settings, &key, out.as_deref()).await,
-        TenantCommand::Import { file, .. } => import(settings, &file).await,
-        TenantCommand::Apply { .. } => Ok(()),
-    }
-}
-
-async fn export(settings: &Settings, key: &str, out: Option<&Path>) -> anyhow::Result<()> {
+pub async fn export(settings: &Settings, key: &str, out: Option<&Path>) -> anyhow::Result<()> {
     let database = Db::connect(&settings.database_url, Metrics::new()).await?;
     let merchant_id = database.merchant_id_by_key(key).await?;
     let chunks = Operator::new(database.clone()).export(merchant_id).await;
@@ -51,7 +41,7 @@ async fn export(settings: &Settings, key: &str, out: Option<&Path>) -> anyhow::R
     }
 }
 
-async fn import(settings: &Settings, file: &Path) -> anyhow::Result<()> {
+pub async fn import(settings: &Settings, file: &Path) -> anyhow::Result<()> {
     let database = Db::connect(&settings.database_url, Metrics::new()).await?;
     let _serving = database.lock_for_serving().map_err(|e| {
         anyhow::anyhow!(

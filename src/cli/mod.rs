@@ -353,8 +353,12 @@ impl Cli {
 }
 
 async fn run_tenant(settings: &Settings, command: TenantCommand) -> anyhow::Result<()> {
-    let TenantCommand::Apply { files, .. } = command else {
-        return archive::run(settings, command).await;
+    let files = match command {
+        TenantCommand::Apply { files, .. } => files,
+        TenantCommand::Export { key, out, .. } => {
+            return archive::export(settings, &key, out.as_deref()).await
+        }
+        TenantCommand::Import { file, .. } => return archive::import(settings, &file).await,
     };
     // Validate every file before touching the database.
     let manifests = tenants::load_all(&files)?;

@@ -580,8 +580,12 @@ impl Importer {
                     .await?;
             }
             Backend::Sqlite => {
+                // An archive's id is its sender's word: the greatest possible one has no next.
+                let next = high.checked_add(1).ok_or_else(|| {
+                    ImportError::Invalid(format!("an id of {high} leaves no id after it"))
+                })?;
                 sqlx::query("UPDATE id_allocator SET next_id = $1 WHERE k = 1")
-                    .bind(high + 1)
+                    .bind(next)
                     .execute(&mut *conn)
                     .await?;
             }

@@ -41,12 +41,7 @@ impl Operator {
         &self,
         merchant_id: i64,
     ) -> Result<Option<mpsc::Receiver<Vec<u8>>>, Failure> {
-        if self
-            .db
-            .merchant_summaries(Some(&[merchant_id]), 0, 1)
-            .await?
-            .is_empty()
-        {
+        if self.db.merchant(merchant_id).await?.is_none() {
             return Ok(None);
         }
         let (sender, receiver) = mpsc::channel(CHUNKS_IN_FLIGHT);
