@@ -811,7 +811,7 @@ class Bench:
                  for j in range(1 + i % 3)}
         return {"clientId": f"00000000-{tag:04d}-4000-8000-{i:012d}",
                 "occurredAt": time.strftime("%Y-%m-%dT%H:%M:%S.000Z",
-                                            time.gmtime((now_ms - rng.randrange(3_600_000)) / 1000)),
+                                            time.gmtime((now_ms - rng.randrange(int(os.environ.get("SYNC_SPREAD_MS", "3600000")))) / 1000)),
                 "storeId": self.main.stores["main"], "basketProducts": lines,
                 "payments": {"p": {"type": "CARD", "amount": 100_000}}}
 

@@ -268,14 +268,15 @@ impl Db {
         merchant_id: i64,
         customer_id: i64,
     ) -> Result<Vec<Event>, DbError> {
-        let rows = sqlx::query(
-            "SELECT seq, event_type, object_id, occurred_at, data FROM events \
-             WHERE merchant_id = $1 AND ((event_type LIKE 'customer.%' AND object_id = $2) \
-             OR (event_type LIKE 'order.%' AND object_id IN \
+        let rows = sqlx::query(&format!(
+            "SELECT e.seq, e.event_type, e.object_id, e.occurred_at, {} FROM events e \
+             WHERE e.merchant_id = $1 AND ((e.event_type LIKE 'customer.%' AND e.object_id = $2) \
+             OR (e.event_type LIKE 'order.%' AND e.object_id IN \
              (SELECT id FROM orders WHERE merchant_id = $3 AND customer_id = $4)) \
-             OR (event_type LIKE 'basket.%' AND object_id IN \
-             (SELECT id FROM baskets WHERE merchant_id = $5 AND customer_id = $6))) ORDER BY seq",
-        )
+             OR (e.event_type LIKE 'basket.%' AND e.object_id IN \
+             (SELECT id FROM baskets WHERE merchant_id = $5 AND customer_id = $6))) ORDER BY e.seq",
+            super::events::DATA
+        ))
         .bind(merchant_id)
         .bind(customer_id)
         .bind(merchant_id)

@@ -49,12 +49,16 @@ impl Tx {
     ) -> Result<i64, DbError> {
         let numbered: Vec<Event> = (after + 1..)
             .zip(events)
-            .map(|(seq, event)| Event {
+            .enumerate()
+            .map(|(i, (seq, event))| Event {
                 seq,
                 kind: event.kind.as_str().to_owned(),
                 object_id: event.object_id,
                 occurred_at: now,
-                data: event.data.clone(),
+                data: match i.checked_sub(1).map(|p| &events[p]) {
+                    Some(before) if repeats(before, event) => String::new(),
+                    _ => event.data.clone(),
+                },
             })
             .collect();
         let refs: Vec<&Event> = numbered.iter().collect();
@@ -63,6 +67,22 @@ impl Tx {
         Ok(numbered.last().map_or(after, |e| e.seq))
     }
 }
+
+/// Whether `event` carries the same object as the event appended just before it (a basket
+/// created and completed by one write: `basket.created` and `basket.completed`). Its data is
+/// then stored empty and read as that event's ([`DATA`]): a synced sale's basket, about
+/// 1.5 KB, is stored once instead of twice. Both are appended together, so both have one
+/// `occurred_at` and retention keeps or removes them together.
+fn repeats(before: &NewEvent, event: &NewEvent) -> bool {
+    before.object_id == event.object_id
+        && before.kind.object() == event.kind.object()
+        && before.data == event.data
+}
+
+/// The `data` column of `events e` as its readers see it: an empty one (see [`repeats`]) is
+/// the event's before it.
+pub(super) const DATA: &str = "CASE WHEN e.data = '' THEN (SELECT p.data FROM events p \
+     WHERE p.merchant_id = e.merchant_id AND p.seq = e.seq - 1) ELSE e.data END AS data";
 
 /// Where a merchant's log stands: its last sequence number and the last one pruned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,10 +127,10 @@ impl Db {
         after: i64,
         limit: i64,
     ) -> Result<Vec<Event>, DbError> {
-        let rows = sqlx::query(
-            "SELECT seq, event_type, object_id, occurred_at, data FROM events \
-             WHERE merchant_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-        )
+        let rows = sqlx::query(&format!(
+            "SELECT e.seq, e.event_type, e.object_id, e.occurred_at, {DATA} FROM events e \
+             WHERE e.merchant_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3",
+        ))
         .bind(merchant_id)
         .bind(after)
         .bind(limit)

@@ -210,12 +210,13 @@ impl Db {
         endpoint: &Endpoint,
         limit: i64,
     ) -> Result<Vec<Event>, DbError> {
-        let rows = sqlx::query(
-            "SELECT e.seq, e.event_type, e.object_id, e.occurred_at, e.data FROM events e \
+        let rows = sqlx::query(&format!(
+            "SELECT e.seq, e.event_type, e.object_id, e.occurred_at, {} FROM events e \
              JOIN (SELECT seq FROM webhook_deliveries WHERE merchant_id = $1 AND webhook_id = $2 \
-                   AND status = 'pending' ORDER BY seq LIMIT $3) p ON p.seq = e.seq \
+                   AND status = 'pending' ORDER BY seq LIMIT $3) d ON d.seq = e.seq \
              WHERE e.merchant_id = $1 ORDER BY e.seq",
-        )
+            super::events::DATA
+        ))
         .bind(endpoint.merchant_id)
         .bind(endpoint.id)
         .bind(limit)

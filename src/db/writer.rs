@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use sqlx::{AnyConnection, Connection, Executor};
 use tokio::sync::{watch, Mutex as AsyncMutex, Notify, OwnedMutexGuard};
 
+use super::checkpoint::{self, Log};
 use super::DbError;
 use crate::metrics::Metrics;
 
@@ -33,6 +34,8 @@ pub(super) struct Writer {
     /// Wakes the flusher to commit a group whose last writer left it open.
     flush: Notify,
     closed: AtomicBool,
+    /// How long the log is, which the checkpoint task tells.
+    log: Log,
     metrics: Metrics,
 }
 
@@ -71,7 +74,7 @@ impl Drop for Waiting<'_> {
 }
 
 impl Writer {
-    pub(super) fn start(conn: AnyConnection, metrics: Metrics) -> Arc<Self> {
+    pub(super) fn start(conn: AnyConnection, log: Log, metrics: Metrics) -> Arc<Self> {
         let writer = Arc::new(Self {
             conn: Arc::new(AsyncMutex::new(WriterConn {
                 conn,
@@ -85,6 +88,7 @@ impl Writer {
             failed: Mutex::new(BTreeMap::new()),
             flush: Notify::new(),
             closed: AtomicBool::new(false),
+            log,
             metrics,
         });
         // The flusher holds the writer weakly: it ends when the database handle is gone.
@@ -205,6 +209,19 @@ impl Writer {
             self.metrics.db_group_size.observe(written as f64);
         }
         self.durable.send_replace(group);
+        if self.log.restart_due() {
+            self.copy_the_rest(guard).await;
+        }
+    }
+
+    /// Copies the frames the checkpoint task has not yet copied (the last groups'), so that
+    /// the next group begins with the whole log in the file and starts it over (see
+    /// `checkpoint`). The next write waits for this; the task has already copied the rest.
+    async fn copy_the_rest(&self, guard: &mut WriterConn) {
+        match checkpoint::passive(&mut guard.conn).await {
+            Ok(found) => self.log.found((found.0, 0, found.2)),
+            Err(e) => tracing::debug!(error = %e, "the writer's WAL checkpoint failed"),
+        }
     }
 
     /// Rolls back the savepoint a failed or dropped write left. When that is impossible, the

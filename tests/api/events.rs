@@ -212,6 +212,18 @@ backend_tests! {
         assert_eq!(stock.data["object"]["stockLeft"], -2);
         let completed = events.iter().find(|e| e.kind == "basket.completed").unwrap();
         assert_eq!(completed.data["object"]["completed"], true);
+        // `basket.completed` carries the object `basket.updated` carried just before it; the
+        // log stores it once. Resumed between the two, the stream still has it whole.
+        let updated_seq = (completed.id - 1).to_string();
+        let mut resumed = Stream::open(&app, &token, &[("Last-Event-ID", &updated_seq)]).await;
+        let first = resumed.take(1).await.remove(0);
+        assert_eq!(first.kind, "basket.completed");
+        assert_eq!(first.data["object"], completed.data["object"], "{first:?}");
+        assert_eq!(first.data["object"]["id"], basket);
+        let before = (completed.id - 2).to_string();
+        let both = Stream::open(&app, &token, &[("Last-Event-ID", &before)]).await.take(2).await;
+        assert_eq!(both[0].kind, "basket.updated", "{both:?}");
+        assert_eq!(both[0].data["object"], both[1].data["object"]);
         // A till showing a store's stock learns of the sale through its delta read.
         let (status, body, _) = send_full(
             &app, Method::GET, "/product", &token,
