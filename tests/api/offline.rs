@@ -8,7 +8,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::backend_tests;
+use crate::{backend_tests, backend_tests_with};
 use crate::helpers::{create_one as create, send, TestApp};
 use crate::shop_day::{id, product, receive, stock};
 use crate::tills::report;
@@ -289,5 +289,32 @@ backend_tests! {
         assert!(!body.to_string().contains("already"), "{body}");
         let (_, body) = send(&app, Method::GET, "/basket", &other, &[("basketIds", &id(&mine["baskets"]["a"]).to_string())], None).await;
         assert_eq!(body["baskets"], json!({}), "{body}");
+    }
+}
+
+backend_tests_with! { |s| s.sales_window = 4;
+    async fn a_group_of_repeats_larger_than_the_cached_window_answers_every_sale(app) {
+        // The writer caches the 4 most recent finished sales. A sync repeating 12 older ones
+        // brings all 12 back from history for its group: none may be pushed out before it
+        // is matched (it would be taken for a new sale, and the unique index would fail the
+        // whole sync).
+        let token = app.owner_token().await;
+        let store = app.tenant("demo").stores["high-street"];
+        let latte = product(&app, &token, "Latte", "300").await;
+        let now = merchantd::domain::now_millis();
+        let sales: serde_json::Map<String, Value> = (0..12)
+            .map(|n| (format!("s{n}"), json!({"clientId": uuid(100 + n), "occurredAt": iso(now - i64::from(n) * 1000),
+                "storeId": store, "basketProducts": {"l": {"productId": latte, "quantity": 1, "price": "300"}}})))
+            .collect();
+        let (status, first) = sync(&app, &token, Value::Object(sales.clone())).await;
+        assert_eq!(status, StatusCode::CREATED, "{first}");
+        let (status, again) = sync(&app, &token, Value::Object(sales)).await;
+        assert_eq!(status, StatusCode::CREATED, "{again}");
+        for n in 0..12 {
+            let key = format!("s{n}");
+            assert_eq!(id(&again["baskets"][&key]), id(&first["baskets"][&key]), "{again}");
+        }
+        assert_eq!(again["api"]["message"]["success"].to_string().matches("was already recorded as basket").count(), 12, "{again}");
+        assert_eq!(stock(&app, &token, store, latte).await.2, -12, "the repeats moved no stock");
     }
 }

@@ -138,6 +138,8 @@ pub struct MerchantState {
     /// Finished sales records still cached, oldest first; beyond `window` they are dropped.
     history: Vector<(Kind, i64)>,
     window: usize,
+    /// A group is being written: the window may grow until it is over.
+    holding: bool,
     /// Each live store's stock, as its StoreActor publishes it.
     pub stock: BTreeMap<i64, watch::Receiver<Arc<StockMap>>>,
     /// Moves of writes validated but not yet committed (a group being written).
@@ -165,6 +167,7 @@ impl MerchantState {
             merchant_id,
             files_base,
             window,
+            holding: false,
             ..Default::default()
         }
     }
@@ -270,6 +273,26 @@ impl MerchantState {
 
     fn retire(&mut self, kind: Kind, id: i64) {
         self.history.push_back((kind, id));
+        if !self.holding {
+            self.trim_window();
+        }
+    }
+
+    /// Keeps every record a group of writes brings in or finishes until the group is over
+    /// ([`MerchantState::release_window`]): a sync repeating more sales than the window holds
+    /// brings them all from history, and one pushed out before its sale is matched would be
+    /// taken for a new sale.
+    pub fn hold_window(&mut self) {
+        self.holding = true;
+    }
+
+    /// Ends [`MerchantState::hold_window`]: the window shrinks back to its size.
+    pub fn release_window(&mut self) {
+        self.holding = false;
+        self.trim_window();
+    }
+
+    fn trim_window(&mut self) {
         while self.history.len() > self.window {
             match self.history.pop_front() {
                 Some((kind, id)) => self.evict(kind, id),
