@@ -21,6 +21,9 @@ pub struct Settings {
     pub database_url: String,
     /// Connections this process opens to PostgreSQL at most (SQLite keeps its own few).
     pub database_max_connections: u32,
+    /// SQLite: pages (4 KiB) of write-ahead log past which the writer makes the log start
+    /// over, and the size its file is cut back to.
+    pub sqlite_log_restart_pages: u32,
     pub tenants: PathBuf,
     /// Where clients reach the API; used in links (file paths). Defaults to `http://<bind>`.
     pub public_base_url: Option<String>,
@@ -121,6 +124,7 @@ impl Default for Settings {
             bind: "127.0.0.1:8080".into(),
             database_url: "sqlite://data/merchantd.db".into(),
             database_max_connections: 20,
+            sqlite_log_restart_pages: 16_384,
             tenants: PathBuf::from("tenants"),
             public_base_url: None,
             public_auth_url: None,

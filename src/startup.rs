@@ -51,6 +51,7 @@ impl Application {
         let metrics = Metrics::new();
         let pool = PoolSettings {
             postgres_connections: settings.database_max_connections,
+            sqlite_log_restart_pages: settings.sqlite_log_restart_pages.max(1),
             ..PoolSettings::default()
         };
         let database = Db::connect_with(&settings.database_url, metrics.clone(), pool)

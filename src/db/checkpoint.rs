@@ -14,7 +14,7 @@
 //! that is never idle always begins with its previous group's frames still uncopied, so under
 //! a steady load the log grew without end (1 GB after 50,000 synced sales) and every page read
 //! searched a longer log index: each sync round was slower than the one before. So once the
-//! log is long, the writer copies the few frames left itself, between two groups
+//! log is longer than `sqlite_log_restart_pages`, the writer copies the few frames left itself, between two groups
 //! ([`Log::restart_due`]), and the group after it starts the log over.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,23 +27,31 @@ use tokio::sync::watch;
 /// How long commits accumulate before a checkpoint copies them.
 const GATHER: Duration = Duration::from_millis(200);
 
-/// Frames (pages) of log past which the writer makes sure the log starts over: 64 MiB.
-const RESTART_FRAMES: u64 = 16 * 1024;
-
-/// How long the write-ahead log is, as the last checkpoint found it.
-#[derive(Clone, Default)]
-pub(super) struct Log(Arc<AtomicU64>);
+/// How long the write-ahead log is, as the last checkpoint found it, and the length past which
+/// the writer makes sure it starts over (`sqlite_log_restart_pages`, 64 MiB by default).
+#[derive(Clone)]
+pub(super) struct Log {
+    frames: Arc<AtomicU64>,
+    restart: u64,
+}
 
 impl Log {
+    pub(super) fn restarting_at(frames: u32) -> Self {
+        Self {
+            frames: Arc::default(),
+            restart: u64::from(frames),
+        }
+    }
+
     /// Whether the log is long enough that the writer should let it start over.
     pub(super) fn restart_due(&self) -> bool {
-        self.0.load(Ordering::Relaxed) >= RESTART_FRAMES
+        self.frames.load(Ordering::Relaxed) >= self.restart
     }
 
     /// Records what a `wal_checkpoint` answered: (busy, frames in the log, frames copied).
     pub(super) fn found(&self, (_, frames, _): (i64, i64, i64)) {
-        self.0
-            .store(u64::try_from(frames).unwrap_or(0), Ordering::Relaxed);
+        let frames = u64::try_from(frames).unwrap_or(0);
+        self.frames.store(frames, Ordering::Relaxed);
     }
 }
 

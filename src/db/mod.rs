@@ -122,6 +122,8 @@ pub struct PoolSettings {
     pub sqlite_writes: SqliteWrites,
     /// Connections to PostgreSQL at most (at least 2: a group's write and a read).
     pub postgres_connections: u32,
+    /// SQLite: log pages past which the writer makes the log start over (see `checkpoint`).
+    pub sqlite_log_restart_pages: u32,
 }
 
 impl Default for PoolSettings {
@@ -129,6 +131,7 @@ impl Default for PoolSettings {
         Self {
             sqlite_writes: SqliteWrites::default(),
             postgres_connections: 20,
+            sqlite_log_restart_pages: 16_384,
         }
     }
 }
@@ -156,6 +159,7 @@ impl Db {
         settings: PoolSettings,
     ) -> Result<Self, DbError> {
         let sqlite_writes = settings.sqlite_writes;
+        let restart_pages = settings.sqlite_log_restart_pages;
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(url)?;
         let pool = match backend {
@@ -202,8 +206,8 @@ impl Db {
                 // a sync of 200 sales spent 23 % of the writer thread in those spills). Pages
                 // are allocated as they are used, so the cap costs only what groups touch.
                 // Checkpoints are left to a task of their own (`checkpoint`).
-                // When the log starts over, the file is cut back to 64 MiB rather than kept at
-                // the longest it ever was.
+                // When the log starts over, its file is cut back to the restart length rather
+                // than kept at the longest it ever was.
                 // Each write is a savepoint, and a page a savepoint changes is first copied to
                 // its sub-journal, a temporary file past 64 KiB: 14 % of the writer thread
                 // under a sync was those `pwrite`s. In memory, the copy is a `memcpy` (pages
@@ -211,10 +215,10 @@ impl Db {
                 conn.execute(&*format!(
                     "PRAGMA cache_size = -{WRITER_CACHE_KIB}; PRAGMA wal_autocheckpoint = 0; \
                      PRAGMA journal_size_limit = {}; PRAGMA temp_store = MEMORY;",
-                    64 * 1024 * 1024
+                    u64::from(restart_pages) * 4096
                 ))
                 .await?;
-                let log = checkpoint::Log::default();
+                let log = checkpoint::Log::restarting_at(restart_pages);
                 let writer = Writer::start(conn, log.clone(), metrics.clone());
                 checkpoint::start(pool.clone(), writer.commits(), log);
                 Some(writer)

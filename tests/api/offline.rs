@@ -8,10 +8,10 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::{backend_tests, backend_tests_with};
 use crate::helpers::{create_one as create, send, TestApp};
 use crate::shop_day::{id, product, receive, stock};
 use crate::tills::report;
+use crate::{backend_tests, backend_tests_with};
 
 const HOUR: i64 = 3_600_000;
 
