@@ -119,6 +119,7 @@ impl Application {
             state.limits.clone(),
             settings.event_retention_days,
         );
+        spawn_digest_follower(state.services.digests.clone());
         spawn_merchant_purge(
             state.services.operator.clone(),
             tokens,
@@ -301,6 +302,18 @@ async fn listen_for_replicas(settings: &Settings, db: &Db, state: &AppState, met
 /// rows. Every replica sweeps; each merchant's removal is one transaction that re-checks its
 /// time, so two replicas never remove one twice and a resume that committed first wins.
 /// This replica forgets its cached tokens after a removal (the others hear the commit).
+/// Keeps the digests of the merchants whose digests are read current (services::digests).
+fn spawn_digest_follower(follower: crate::services::digests::DigestFollower) {
+    actix_rt::spawn(async move {
+        let mut tick = tokio::time::interval(crate::services::digests::EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            follower.follow(crate::domain::now_millis()).await;
+        }
+    });
+}
+
 fn spawn_merchant_purge(
     operator: crate::services::operator::Operator,
     tokens: TokenActors,

@@ -4,6 +4,7 @@
 
 pub mod archive;
 mod customers;
+pub mod digests;
 mod events;
 mod files;
 mod legacy;
@@ -32,12 +33,15 @@ pub struct Services {
     last_unavailable: Arc<AtomicI64>,
     /// The operator's realm: its tokens, merchants' creation, suspension and usage.
     pub operator: operator::Operator,
+    /// The merchants whose digests this process keeps current.
+    pub digests: digests::DigestFollower,
 }
 
 impl Services {
     pub fn new(db: Db) -> Self {
         Self {
             operator: operator::Operator::new(db.clone()),
+            digests: digests::DigestFollower::new(db.clone()),
             db,
             legacy: legacy::LegacyClients::new(),
             last_unavailable: Arc::new(AtomicI64::new(0)),

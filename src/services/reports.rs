@@ -28,6 +28,8 @@ impl Services {
         object: &str,
         size: i64,
     ) -> Result<Vec<crate::domain::digest::Bucket>, Failure> {
+        self.digests
+            .note_read(merchant_id, crate::domain::now_millis());
         Ok(self.db.digest(merchant_id, object, size).await?)
     }
 }

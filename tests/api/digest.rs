@@ -169,4 +169,40 @@ backend_tests! {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         assert!(body.to_string().contains("resource: the header is missing."), "{body}");
     }
+
+    async fn a_merchant_whose_digests_are_read_is_followed_in_the_background(app) {
+        let token = app.owner_token().await;
+        let other = app.token_for("second", "owner@second.test", "read write admin", 3600).await;
+        let (demo, second) = (app.tenant("demo").id, app.tenant("second").id);
+        // Demo's integrator compares digests; nobody reads the second merchant's.
+        server_digest(&app, &token, "category", 10_000).await;
+        for n in 0..5 {
+            create(&app, &token, "/category", "categories", json!({"title": format!("C{n}")})).await;
+        }
+        create(&app, &other, "/category", "categories", json!({"title": "Theirs"})).await;
+        let watermark = |merchant: i64| {
+            let sql = format!("SELECT (SELECT seq FROM digest_watermarks WHERE merchant_id = {merchant}), \
+                               (SELECT MAX(seq) FROM events WHERE merchant_id = {merchant})");
+            let pool = app.sql.clone();
+            async move { sqlx::query_as::<_, (Option<i64>, Option<i64>)>(&sql).fetch_one(&pool).await.unwrap() }
+        };
+        // Without another digest read, demo's digests reach the end of its log.
+        let mut seen = watermark(demo).await;
+        for _ in 0..100 {
+            if seen.0.is_some() && seen.0 == seen.1 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            seen = watermark(demo).await;
+        }
+        assert!(seen.1.is_some_and(|last| last >= 5), "{seen:?}");
+        assert_eq!(seen.0, seen.1, "the followed merchant's digests caught up with its log: {seen:?}");
+        // The other merchant's writes cost no digest work: its log is not followed.
+        let theirs = watermark(second).await;
+        assert_eq!(theirs.0, None, "{theirs:?}");
+        assert!(theirs.1.is_some(), "{theirs:?}");
+        // And what the follower kept is what a read answers.
+        let events = read_events(&app, &token).await;
+        assert_eq!(server_digest(&app, &token, "category", 10_000).await, local_digest(&events, "category", 10_000));
+    }
 }
