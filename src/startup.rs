@@ -298,10 +298,6 @@ async fn listen_for_replicas(settings: &Settings, db: &Db, state: &AppState, met
     }
 }
 
-/// Every `every`: the merchants the operator deleted whose grace period has passed lose their
-/// rows. Every replica sweeps; each merchant's removal is one transaction that re-checks its
-/// time, so two replicas never remove one twice and a resume that committed first wins.
-/// This replica forgets its cached tokens after a removal (the others hear the commit).
 /// Keeps the digests of the merchants whose digests are read current (services::digests).
 fn spawn_digest_follower(follower: crate::services::digests::DigestFollower) {
     actix_rt::spawn(async move {
@@ -314,6 +310,10 @@ fn spawn_digest_follower(follower: crate::services::digests::DigestFollower) {
     });
 }
 
+/// Every `every`: the merchants the operator deleted whose grace period has passed lose their
+/// rows. Every replica sweeps; each merchant's removal is one transaction that re-checks its
+/// time, so two replicas never remove one twice and a resume that committed first wins.
+/// This replica forgets its cached tokens after a removal (the others hear the commit).
 fn spawn_merchant_purge(
     operator: crate::services::operator::Operator,
     tokens: TokenActors,

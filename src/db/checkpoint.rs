@@ -82,3 +82,29 @@ pub(super) async fn passive(conn: &mut AnyConnection) -> Result<(i64, i64, i64),
         .fetch_one(conn)
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    use sqlx::Connection;
+
+    use super::AnyConnection;
+
+    /// The bundled SQLite is built to keep a savepoint's sub-journal in memory up to 64 MiB
+    /// (`LIBSQLITE3_FLAGS` in .cargo/config.toml): without it each write's changed pages also
+    /// go to a temporary file past 64 KiB.
+    #[actix_rt::test]
+    async fn savepoint_journals_stay_in_memory_up_to_64_mib() {
+        sqlx::any::install_default_drivers();
+        let mut conn = AnyConnection::connect("sqlite::memory:")
+            .await
+            .expect("an in-memory database");
+        let options: Vec<(String,)> = sqlx::query_as("PRAGMA compile_options")
+            .fetch_all(&mut conn)
+            .await
+            .expect("compile options");
+        assert!(
+            options.iter().any(|(o,)| o == "STMTJRNL_SPILL=67108864"),
+            "{options:?}"
+        );
+    }
+}

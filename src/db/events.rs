@@ -47,20 +47,22 @@ impl Tx {
         events: &[NewEvent],
         now: i64,
     ) -> Result<i64, DbError> {
-        let numbered: Vec<Event> = (after + 1..)
-            .zip(events)
-            .enumerate()
-            .map(|(i, (seq, event))| Event {
+        let mut numbered: Vec<Event> = Vec::with_capacity(events.len());
+        for (seq, event) in (after + 1..).zip(events) {
+            // Only an event stored whole is pointed at: a third copy is stored whole again.
+            let before = numbered.last().filter(|e| !e.data.is_empty());
+            let data = match before {
+                Some(before) if repeats(before, event) => String::new(),
+                _ => event.data.clone(),
+            };
+            numbered.push(Event {
                 seq,
                 kind: event.kind.as_str().to_owned(),
                 object_id: event.object_id,
                 occurred_at: now,
-                data: match i.checked_sub(1).map(|p| &events[p]) {
-                    Some(before) if repeats(before, event) => String::new(),
-                    _ => event.data.clone(),
-                },
-            })
-            .collect();
+                data,
+            });
+        }
         let refs: Vec<&Event> = numbered.iter().collect();
         rows::insert_many(self.conn()?, merchant_id, &refs).await?;
         self.appended |= !numbered.is_empty();
@@ -73,9 +75,9 @@ impl Tx {
 /// then stored empty and read as that event's ([`DATA`]): a synced sale's basket, about
 /// 1.5 KB, is stored once instead of twice. Both are appended together, so both have one
 /// `occurred_at` and retention keeps or removes them together.
-fn repeats(before: &NewEvent, event: &NewEvent) -> bool {
+fn repeats(before: &Event, event: &NewEvent) -> bool {
     before.object_id == event.object_id
-        && before.kind.object() == event.kind.object()
+        && before.kind.split('.').next() == Some(event.kind.object())
         && before.data == event.data
 }
 
@@ -212,6 +214,18 @@ impl Db {
             )
             .bind(merchant_id)
             .bind(through)
+            .execute(tx.conn()?)
+            .await?;
+            // The first event kept may point at the last one removed (see `repeats`): it
+            // takes that event's object first.
+            sqlx::query(
+                "UPDATE events SET data = (SELECT p.data FROM events p \
+                   WHERE p.merchant_id = $1 AND p.seq = $2) \
+                 WHERE merchant_id = $1 AND seq = $3 AND data = ''",
+            )
+            .bind(merchant_id)
+            .bind(through)
+            .bind(through + 1)
             .execute(tx.conn()?)
             .await?;
             let done = sqlx::query("DELETE FROM events WHERE merchant_id = $1 AND seq <= $2")

@@ -203,18 +203,16 @@ impl Db {
                 // The one writer's cache holds every page a group's transaction dirties: when
                 // it is full, SQLite spills dirty pages to the log in the middle of the
                 // transaction and writes them again at the commit (with SQLite's default 2 MiB,
-                // a sync of 200 sales spent 23 % of the writer thread in those spills). Pages
+                // a sync of 200 sales spent 5 % of the writer thread in those spills). Pages
                 // are allocated as they are used, so the cap costs only what groups touch.
+                // Each write's savepoint keeps its sub-journal in memory up to 64 MiB (the
+                // bundled SQLite is built so: .cargo/config.toml).
                 // Checkpoints are left to a task of their own (`checkpoint`).
                 // When the log starts over, its file is cut back to the restart length rather
                 // than kept at the longest it ever was.
-                // Each write is a savepoint, and a page a savepoint changes is first copied to
-                // its sub-journal, a temporary file past 64 KiB: 14 % of the writer thread
-                // under a sync was those `pwrite`s. In memory, the copy is a `memcpy` (pages
-                // a savepoint appends are never copied, so an import stays small).
                 conn.execute(&*format!(
                     "PRAGMA cache_size = -{WRITER_CACHE_KIB}; PRAGMA wal_autocheckpoint = 0; \
-                     PRAGMA journal_size_limit = {}; PRAGMA temp_store = MEMORY;",
+                     PRAGMA journal_size_limit = {};",
                     u64::from(restart_pages) * 4096
                 ))
                 .await?;

@@ -219,7 +219,10 @@ impl Writer {
     /// `checkpoint`). The next write waits for this; the task has already copied the rest.
     async fn copy_the_rest(&self, guard: &mut WriterConn) {
         match checkpoint::passive(&mut guard.conn).await {
-            Ok(found) => self.log.found((found.0, 0, found.2)),
+            // Everything copied: the next group starts the log over. Else (a reader still on
+            // an old part) the next commit tries again.
+            Ok((busy, frames, copied)) if copied >= frames => self.log.found((busy, 0, copied)),
+            Ok(found) => self.log.found(found),
             Err(e) => tracing::debug!(error = %e, "the writer's WAL checkpoint failed"),
         }
     }

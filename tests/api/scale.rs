@@ -74,11 +74,12 @@ backend_tests! {
         let sales = completed_sales(&app, &token, main, free, 50_000).await;
         assert_eq!(sales.len(), 50_000);
 
-        // The cached state holds at most the window of finished sales (1,000 by default), plus
-        // the one open basket.
+        // The cached state holds at most the window of finished sales (1,000 by default), the
+        // ones the last group of writes finished (the next group drops them: at most four
+        // batches of 200 sent at once), and the one open basket.
         let cached = metric(&app, "merchant_cached_records", "kind=\"basket\"").await;
         println!("cached baskets after 50,003 completed sales: {cached}");
-        assert!(cached <= 1_001.0, "{cached} baskets cached");
+        assert!(cached <= 1_001.0 + 800.0, "{cached} baskets cached");
         assert!(cached >= 1.0);
 
         // By id: the oldest sales come back exactly as they were answered.

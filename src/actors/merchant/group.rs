@@ -35,12 +35,6 @@ pub(super) enum Written {
 }
 
 impl Written {
-    /// Every job decided, and the state they leave (its history window back to its size).
-    fn done(jobs: Vec<Box<dyn Job>>, mut state: MerchantState) -> Self {
-        state.release_window();
-        Written::Done(jobs, Some(Box::new(state)))
-    }
-
     fn failed(mut jobs: Vec<Box<dyn Job>>, failure: Failure) -> Self {
         for job in &mut jobs {
             job.fail(failure.clone());
@@ -60,7 +54,7 @@ impl Group {
     #[tracing::instrument(level = "debug", skip_all, fields(merchant_id = self.merchant_id, writes = jobs.len()))]
     pub async fn write(&self, base: Arc<MerchantState>, mut jobs: Vec<Box<dyn Job>>) -> Written {
         let mut start = (*base).clone();
-        start.hold_window();
+        start.begin_group();
         if let Err(failure) = self.prepare(&mut start, &jobs).await {
             return Written::failed(jobs, failure);
         }
@@ -86,7 +80,7 @@ impl Group {
         if !jobs.iter().any(|j| j.changed()) {
             // Nothing to write; keep what was brought in from history.
             group.rollback().await;
-            return Written::done(jobs, next);
+            return Written::Done(jobs, Some(Box::new(next)));
         }
         let moves: Vec<StockMove> = jobs.iter().flat_map(|j| j.moves()).copied().collect();
         let totals = merged_totals(&jobs);
@@ -96,7 +90,7 @@ impl Group {
                 self.publish_stock(moves).await;
                 next.version = version;
                 next.event_seq = event_seq;
-                Written::done(jobs, next)
+                Written::Done(jobs, Some(Box::new(next)))
             }
             Err(e) if jobs.len() == 1 => Written::failed(jobs, e.into()),
             // One bad write must not fail the others: each is tried again on its own.
@@ -321,7 +315,7 @@ impl Group {
         self.observe_group(jobs.len());
         self.publish_stock(moves).await;
         state.version = version;
-        Written::done(jobs, state)
+        Written::Done(jobs, Some(Box::new(state)))
     }
 
     /// Job `at` as a part of the group that is taken back alone if it fails. The inner error

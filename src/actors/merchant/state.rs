@@ -138,7 +138,7 @@ pub struct MerchantState {
     /// Finished sales records still cached, oldest first; beyond `window` they are dropped.
     history: Vector<(Kind, i64)>,
     window: usize,
-    /// A group is being written: the window may grow until it is over.
+    /// Since a group began: the window may grow until the next one begins.
     holding: bool,
     /// Each live store's stock, as its StoreActor publishes it.
     pub stock: BTreeMap<i64, watch::Receiver<Arc<StockMap>>>,
@@ -278,18 +278,15 @@ impl MerchantState {
         }
     }
 
-    /// Keeps every record a group of writes brings in or finishes until the group is over
-    /// ([`MerchantState::release_window`]): a sync repeating more sales than the window holds
-    /// brings them all from history, and one pushed out before its sale is matched would be
-    /// taken for a new sale.
-    pub fn hold_window(&mut self) {
-        self.holding = true;
-    }
-
-    /// Ends [`MerchantState::hold_window`]: the window shrinks back to its size.
-    pub fn release_window(&mut self) {
-        self.holding = false;
+    /// A group of writes begins: the window drops what the previous group kept beyond its size,
+    /// then keeps every record this group brings in or finishes until the next group begins. A
+    /// sync repeating more sales than the window holds brings them all from history: one pushed
+    /// out before its sale is matched would be taken for a new sale, and one pushed out before
+    /// the group's answers are rendered would be answered as nothing. So the state a group
+    /// publishes may hold one group's worth of records beyond the window.
+    pub fn begin_group(&mut self) {
         self.trim_window();
+        self.holding = true;
     }
 
     fn trim_window(&mut self) {

@@ -9,7 +9,7 @@ use super::job::{
     replay_methods, send_answer, Answer, Changes, Job, ObjectOutcome, Persisting, Replay, Saved,
     Wants,
 };
-use super::state::{Entry, MerchantState};
+use super::state::MerchantState;
 use crate::actors::catalogue::offline::{self, Recorded};
 use crate::actors::render::Render;
 use crate::actors::resource::Kind;
@@ -45,8 +45,6 @@ pub(crate) struct SyncJob {
     outcomes: Vec<Outcome>,
     baskets: Changes<BasketRecord>,
     payments: Changes<TransactionRecord>,
-    /// The baskets its repeats answer: the window may drop them once the group is over.
-    repeated: Vec<Entry<BasketRecord>>,
     shortfalls: Vec<Shortfall>,
     failure: Option<Failure>,
     replay: Replay<Synced>,
@@ -67,7 +65,6 @@ impl SyncJob {
             outcomes: Vec::new(),
             baskets: Changes::default(),
             payments: Changes::default(),
-            repeated: Vec::new(),
             shortfalls: Vec::new(),
             failure: None,
             replay: Replay::new(key),
@@ -91,11 +88,10 @@ impl SyncJob {
             .by_client
             .get(&(Kind::Basket, sale.client_id.clone()));
         if let Some(&id) = made {
-            let made = state
+            let same = state
                 .entry::<BasketRecord>(id)
-                .filter(|b| b.client_digest.as_deref() == Some(sale.fingerprint.as_str()));
-            return if let Some(basket) = made {
-                self.repeated.push(basket.clone());
+                .is_some_and(|b| b.client_digest.as_deref() == Some(sale.fingerprint.as_str()));
+            return if same {
                 Ok((
                     false,
                     id,
@@ -145,10 +141,7 @@ impl SyncJob {
                     result: outcome.clone().map(|(created, id, detail)| Saved {
                         created,
                         id,
-                        json: match state
-                            .entry::<BasketRecord>(id)
-                            .or_else(|| self.repeated.iter().find(|e| e.id == id))
-                        {
+                        json: match state.entry::<BasketRecord>(id) {
                             Some(e) => render.record(e.record(), e.memo(), state),
                             None => self.baskets.records().find(|b| b.id == id).map_or_else(
                                 || "null".to_owned(),
@@ -193,7 +186,6 @@ impl Job for SyncJob {
 
     fn apply(&mut self, state: &mut MerchantState, ids: &mut dyn Iterator<Item = i64>, now: i64) {
         self.outcomes.clear();
-        self.repeated.clear();
         self.baskets.clear();
         self.payments.clear();
         self.shortfalls.clear();
