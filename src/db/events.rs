@@ -49,9 +49,9 @@ impl Tx {
     ) -> Result<i64, DbError> {
         let mut numbered: Vec<Event> = Vec::with_capacity(events.len());
         for (seq, event) in (after + 1..).zip(events) {
-            // Only an event stored whole is pointed at: a third copy is stored whole again.
-            let before = numbered.last().filter(|e| !e.data.is_empty());
-            let data = match before {
+            // Compared with what the event before it stored: after one stored empty, a third
+            // copy is stored whole again, so a repeat always points at a whole one.
+            let data = match numbered.last() {
                 Some(before) if repeats(before, event) => String::new(),
                 _ => event.data.clone(),
             };

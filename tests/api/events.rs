@@ -7,9 +7,9 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::backend_tests;
 use crate::contract::Checked;
 use crate::helpers::{send_full, TestApp};
+use crate::{backend_tests, backend_tests_with};
 
 /// One parsed server-sent event.
 #[derive(Debug, Clone)]
@@ -431,5 +431,42 @@ backend_tests! {
             [("stock_count.completed", count_id), ("basket.created", wastage), ("basket.completed", wastage)]
         );
         assert_eq!(events[2].data["object"]["type"], "wastage");
+    }
+}
+
+backend_tests_with! { |s| s.test_write_delay_ms = 1000;
+    async fn events_of_one_object_in_one_commit_are_each_read_whole(app) {
+        let token = app.owner_token().await;
+        let id = create_category(&app, &token, "First").await;
+        // A write holds its group for a second; three updates sent meanwhile commit together,
+        // and each event carries the object as that commit left it: the same three times.
+        let blocker = app.api(Method::POST, "/category", &token)
+            .json(&json!({"categories": {"b": {"title": "Blocker"}}}));
+        let blocker = tokio::spawn(async move { blocker.checked().await.unwrap().status() });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let updates: Vec<_> = ["Second", "Third", "Fourth"].into_iter().map(|title| {
+            let update = app.api(Method::PUT, "/category", &token)
+                .json(&json!({"categories": {"x": {"id": id, "title": title}}}));
+            tokio::spawn(async move { update.checked().await.unwrap().status() })
+        }).collect();
+        assert_eq!(blocker.await.unwrap(), StatusCode::CREATED);
+        for update in updates {
+            assert_eq!(update.await.unwrap(), StatusCode::CREATED);
+        }
+        let rows: Vec<(i64, i64, String)> = sqlx::query_as(&format!(
+            "SELECT seq, occurred_at, data FROM events WHERE merchant_id = {} AND object_id = {id} \
+             AND event_type = 'category.updated' ORDER BY seq", app.tenant("demo").id
+        )).fetch_all(&app.sql).await.unwrap();
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        assert!(rows.iter().all(|r| r.1 == rows[0].1), "one commit: {rows:?}");
+        // Stored: whole, as the one before, whole again (a repeat points only at a whole one).
+        let empty: Vec<bool> = rows.iter().map(|r| r.2.is_empty()).collect();
+        assert_eq!(empty, [false, true, false], "{rows:?}");
+        let from = (rows[0].0 - 1).to_string();
+        let read = Stream::open(&app, &token, &[("Last-Event-ID", &from), ("types", "category.updated")]).await.take(3).await;
+        for event in &read {
+            assert_eq!(event.data["object"]["id"], id, "{read:?}");
+            assert_eq!(event.data["object"]["title"], read[0].data["object"]["title"], "{read:?}");
+        }
     }
 }
