@@ -14,8 +14,9 @@
 //! that is never idle always begins with its previous group's frames still uncopied, so under
 //! a steady load the log grew without end (1 GB after 50,000 synced sales) and every page read
 //! searched a longer log index: each sync round was slower than the one before. So once the
-//! log is longer than `sqlite_log_restart_pages`, the writer copies the few frames left itself, between two groups
-//! ([`Log::restart_due`]), and the group after it starts the log over.
+//! log is longer than `sqlite_log_restart_pages`, the writer copies the few frames left
+//! itself, between two groups ([`Log::restart_due`]), and the group after it starts the log
+//! over.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -48,8 +49,8 @@ impl Log {
         self.frames.load(Ordering::Relaxed) >= self.restart
     }
 
-    /// Records what a `wal_checkpoint` answered: (busy, frames in the log, frames copied).
-    pub(super) fn found(&self, (_, frames, _): (i64, i64, i64)) {
+    /// Records how many frames the log holds.
+    pub(super) fn set(&self, frames: i64) {
         let frames = u64::try_from(frames).unwrap_or(0);
         self.frames.store(frames, Ordering::Relaxed);
     }
@@ -68,7 +69,7 @@ pub(super) fn start(pool: AnyPool, mut durable: watch::Receiver<u64>, log: Log) 
             }
             .await;
             match done {
-                Ok(found) => log.found(found),
+                Ok((_, frames, _)) => log.set(frames),
                 // The next commit tries again; the log only grows meanwhile.
                 Err(e) => tracing::debug!(error = %e, "WAL checkpoint failed"),
             }

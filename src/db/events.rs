@@ -77,7 +77,7 @@ impl Tx {
 /// `occurred_at` and retention keeps or removes them together.
 fn repeats(before: &Event, event: &NewEvent) -> bool {
     before.object_id == event.object_id
-        && before.kind.split('.').next() == Some(event.kind.object())
+        && before.kind.split('.').next() == event.kind.as_str().split('.').next()
         && before.data == event.data
 }
 

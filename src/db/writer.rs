@@ -221,8 +221,7 @@ impl Writer {
         match checkpoint::passive(&mut guard.conn).await {
             // Everything copied: the next group starts the log over. Else (a reader still on
             // an old part) the next commit tries again.
-            Ok((busy, frames, copied)) if copied >= frames => self.log.found((busy, 0, copied)),
-            Ok(found) => self.log.found(found),
+            Ok((_, frames, copied)) => self.log.set(if copied >= frames { 0 } else { frames }),
             Err(e) => tracing::debug!(error = %e, "the writer's WAL checkpoint failed"),
         }
     }

@@ -23,11 +23,6 @@ impl EventKind {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-
-    /// The object part: `product` of `product.created`.
-    pub fn object(&self) -> &str {
-        self.0.split('.').next().unwrap_or_default()
-    }
 }
 
 /// An event as the log holds it.

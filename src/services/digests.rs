@@ -39,11 +39,6 @@ impl DigestFollower {
         self.lock().insert(merchant_id, now);
     }
 
-    /// Whether the merchant is followed.
-    pub fn follows(&self, merchant_id: i64) -> bool {
-        self.lock().contains_key(&merchant_id)
-    }
-
     /// Brings each followed merchant's digests up to its log, and stops following those whose
     /// digests nobody read for a day. A merchant whose catch-up fails (deleted since, the
     /// database away) is dropped: its next digest read follows it again.
