@@ -32,6 +32,8 @@ pub struct Application {
     db: Db,
     server: actix_web::dev::Server,
     metrics_server: Option<actix_web::dev::Server>,
+    /// Ended first when the server stops (see `run_until_stopped`).
+    streams: Arc<http::events::OpenStreams>,
     /// SQLite: this process alone serves the file, for as long as it runs.
     _serving: Option<ServingLock>,
 }
@@ -137,6 +139,7 @@ impl Application {
             db: database,
             server,
             metrics_server,
+            streams: state.streams.clone(),
             _serving: serving,
         })
     }
@@ -169,9 +172,14 @@ impl Application {
         let metrics_handle = self.metrics_server.as_ref().map(|s| s.handle());
         if self.signals == Signals::Handle {
             let handle = self.server.handle();
+            let streams = self.streams.clone();
             actix_rt::spawn(async move {
                 wait_for_stop_signal().await;
                 tracing::info!("stop signal received; finishing requests in flight");
+                // An event stream never finishes by itself: each ends now (within a second),
+                // telling its client to resume elsewhere, instead of holding the shutdown for
+                // its whole timeout.
+                streams.close_all();
                 handle.stop(true).await;
             });
         }

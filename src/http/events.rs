@@ -43,6 +43,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 pub struct OpenStreams {
     by_family: Mutex<HashMap<String, VecDeque<Opened>>>,
     next_id: AtomicU64,
+    /// The server is stopping: every stream ends.
+    closing_all: AtomicBool,
 }
 
 /// A stream's number and the flag that tells it to close.
@@ -60,6 +62,12 @@ struct Slot {
 }
 
 impl OpenStreams {
+    /// Ends every stream within a second (the server is stopping); each client is told to
+    /// resume with its `Last-Event-ID`.
+    pub fn close_all(&self) {
+        self.closing_all.store(true, Ordering::Relaxed);
+    }
+
     fn take(
         self: &Arc<Self>,
         family: &str,
@@ -222,6 +230,13 @@ impl Tail {
             }
             if self.done {
                 return None;
+            }
+            if self.slot.streams.closing_all.load(Ordering::Relaxed) {
+                self.done = true;
+                self.pending.push_back(Bytes::from_static(
+                    b"event: end\ndata: {\"reason\": \"the server is stopping; resume with Last-Event-ID\"}\n\n",
+                ));
+                continue;
             }
             if self.slot.closing.load(Ordering::Relaxed) {
                 self.done = true;

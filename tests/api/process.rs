@@ -170,6 +170,32 @@ db_tests! {
         }
     }
 
+    // An event stream never finishes by itself: on SIGTERM it is told to resume elsewhere and
+    // ends, so the server exits without waiting out its shutdown timeout (10 s here) for it.
+    async fn sigterm_ends_open_event_streams_with_a_reason(db) {
+        let served = serve(&db, "info");
+        let (token, _) = crate::crash::token_for_demo_owner(&db).await;
+        let res = reqwest::Client::new()
+            .get(served.url("/events"))
+            .bearer_auth(&token)
+            .header("x-accept-version", "2.0")
+            .checked()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        served.signal("-TERM");
+        let body = tokio::time::timeout(Duration::from_secs(8), res.text())
+            .await
+            .expect("the stream ends before the shutdown timeout")
+            .unwrap();
+        assert!(
+            body.contains("event: end\ndata: {\"reason\": \"the server is stopping; resume with Last-Event-ID\"}"),
+            "{body}"
+        );
+        let (status, _) = tokio::task::spawn_blocking(move || served.wait()).await.unwrap();
+        assert_eq!(status.code(), Some(0));
+    }
+
     async fn no_secret_or_token_reaches_the_logs_or_the_database(db) {
         let served = serve(&db, "trace");
         // A token for the demo owner, straight into the same database.
