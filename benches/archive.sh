@@ -8,8 +8,11 @@
 # file (a price instance each, a sixth with a second, 20 categories, opening stock), on a fresh
 # SQLite file. Each run times `merchantd tenant export` of it, then `merchantd tenant import` of
 # the archive into a fresh SQLite file and, with --postgres (default: the local server when
-# psql reaches it), into a fresh PostgreSQL database (migrated before the clock starts). The
-# times are whole commands: process start, connecting and the work.
+# psql reaches it), into a fresh PostgreSQL database (migrated before the clock starts), and
+# `merchantd tenant move` of a copy of the SQLite file into another fresh PostgreSQL database
+# (the archive with the merchant's sign-ins, the copy read back and verified table by table,
+# the source's rows removed; docs/operations.md, "From SQLite to PostgreSQL"). The times are
+# whole commands: process start, connecting and the work.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 binary="" products=10000 runs=3 postgres="postgres://postgres@127.0.0.1:5432/test"
@@ -59,6 +62,14 @@ for run in $(seq 1 "$runs"); do
         "$binary" migrate --database-url "$url" > /dev/null
         timed postgres "$binary" tenant import "$work/demo.ndjson" --database-url "$url"
         psql "$pg_admin" -qc "DROP DATABASE $db" > /dev/null
+        # The move empties its source: each run moves a copy (the commands above left no log).
+        rm -f "$work"/moving.db*
+        cp "$work/source.db" "$work/moving.db"
+        if [[ -f "$work/source.db-wal" ]]; then cp "$work/source.db-wal" "$work/moving.db-wal"; fi
+        psql "$pg_admin" -qc "CREATE DATABASE $db" > /dev/null
+        "$binary" migrate --database-url "$url" > /dev/null
+        timed move "$binary" tenant move --to "$url" --database-url "sqlite://$work/moving.db"
+        psql "$pg_admin" -qc "DROP DATABASE $db" > /dev/null
     fi
 done
 python3 - "$work/times" "$work/demo.ndjson" "$products" <<'EOF'
@@ -73,12 +84,17 @@ with open(archive, "rb") as f:
 rows = json.loads(last)["end"]["rows"]
 size = os.path.getsize(archive)
 print(f"archive of the demo merchant with {products:,} products: {rows:,} rows, {size / 1e6:.1f} MB")
-labels = {"export": "export (SQLite)", "sqlite": "import into SQLite", "postgres": "import into PostgreSQL"}
-for name in ("export", "sqlite", "postgres"):
+labels = {"export": "export (SQLite)", "sqlite": "import into SQLite", "postgres": "import into PostgreSQL",
+          "move": "move into PostgreSQL"}
+for name in ("export", "sqlite", "postgres", "move"):
     if name in by:
         median = statistics.median(by[name])
         runs = ", ".join(str(v) for v in by[name])
         print(f"{labels[name]:>24}: median {median:,.0f} ms ({rows / median * 1000:,.0f} rows/s; runs {runs} ms)")
+if "move" in by:
+    by_hand = statistics.median(by["export"]) + statistics.median(by["postgres"])
+    print(f"move (verified, source removed) / export + import into PostgreSQL: "
+          f"{statistics.median(by['move']) / by_hand:.2f} x")
 if "sqlite" in by and "export" in by:
     print(f"import into SQLite / export: {statistics.median(by['sqlite']) / statistics.median(by['export']):.2f} x")
 EOF

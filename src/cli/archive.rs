@@ -1,6 +1,7 @@
 //! `merchantd tenant export` and `merchantd tenant import`: a merchant's archive to a file and
 //! back, the operator API's export and import without a server (docs/operator.md, "Export and
-//! import"): how a merchant leaves the SQLite file for PostgreSQL.
+//! import"); `merchantd tenant move`: merchants from a stopped server's database into another,
+//! how they leave the SQLite file for PostgreSQL (docs/operations.md).
 
 use std::io::Write;
 use std::path::Path;
@@ -11,6 +12,7 @@ use crate::config::Settings;
 use crate::db::Db;
 use crate::metrics::Metrics;
 use crate::services::archive::ImportRefused;
+use crate::services::moves::move_merchant;
 use crate::services::operator::Operator;
 
 pub async fn export(settings: &Settings, key: &str, out: Option<&Path>) -> anyhow::Result<()> {
@@ -66,4 +68,53 @@ pub async fn import(settings: &Settings, file: &Path) -> anyhow::Result<()> {
         Err(ImportRefused::Invalid(why)) => anyhow::bail!("not imported: {why}"),
         Err(ImportRefused::Conflict(why)) => anyhow::bail!("not imported: {why}"),
     }
+}
+
+/// `merchantd tenant move`: the named merchants (every one when none is named) from the
+/// configured database, which no server may be writing to, into the database at `to`.
+pub async fn move_merchants(settings: &Settings, keys: &[String], to: &str) -> anyhow::Result<()> {
+    let source = Db::connect(&settings.database_url, Metrics::new()).await?;
+    let _serving = source.lock_for_serving().map_err(|e| {
+        anyhow::anyhow!("{e}. A move needs the source's server stopped: no write may be lost.")
+    })?;
+    let target = Db::connect(to, Metrics::new()).await?;
+    let _target_serving = target.lock_for_serving()?;
+    source.migrate().await?;
+    target.migrate().await?;
+    let ids = match keys {
+        [] => source.merchant_ids().await?,
+        keys => {
+            let mut ids = Vec::with_capacity(keys.len());
+            for key in keys {
+                ids.push(source.merchant_id_by_key(key).await?);
+            }
+            ids
+        }
+    };
+    let scratch = std::env::temp_dir();
+    let (mut merchants, mut rows) = (0u64, 0u64);
+    let started = std::time::Instant::now();
+    for id in ids {
+        let moved = move_merchant(&source, &target, id, &scratch).await;
+        let moved = moved.map_err(|e| {
+            anyhow::anyhow!("merchant {id} not moved ({merchants} moved before it): {e}")
+        })?;
+        merchants += 1;
+        rows += moved.rows;
+        let printed = serde_json::json!({
+            "id": moved.merchant_id,
+            "key": moved.key,
+            "tables": moved.tables,
+            "rows": moved.rows,
+            "milliseconds": moved.millis,
+        });
+        println!("{printed}");
+    }
+    source.close().await;
+    target.close().await;
+    eprintln!(
+        "moved {merchants} merchant(s), {rows} rows, in {} ms",
+        started.elapsed().as_millis()
+    );
+    Ok(())
 }

@@ -213,6 +213,19 @@ pub enum TenantCommand {
         #[command(flatten)]
         db: DbArgs,
     },
+    /// Moves merchants, every row and sign-in with its ids, from the database (stopped: no
+    /// server may write to it) into another one, verifies each copy table by table, and only
+    /// then removes it from the source (docs/operations.md, "From SQLite to PostgreSQL").
+    /// Prints each merchant moved as a JSON line.
+    Move {
+        /// The merchants' manifest keys; none moves every merchant.
+        keys: Vec<String>,
+        /// The target database's URL (postgres://... or sqlite://...).
+        #[arg(long)]
+        to: String,
+        #[command(flatten)]
+        db: DbArgs,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -246,7 +259,8 @@ impl Cli {
                 command:
                     TenantCommand::Apply { db, .. }
                     | TenantCommand::Export { db, .. }
-                    | TenantCommand::Import { db, .. },
+                    | TenantCommand::Import { db, .. }
+                    | TenantCommand::Move { db, .. },
             } => db,
             Command::Token {
                 command: TokenCommand::Issue { db, .. },
@@ -359,6 +373,9 @@ async fn run_tenant(settings: &Settings, command: TenantCommand) -> anyhow::Resu
             return archive::export(settings, &key, out.as_deref()).await
         }
         TenantCommand::Import { file, .. } => return archive::import(settings, &file).await,
+        TenantCommand::Move { keys, to, .. } => {
+            return archive::move_merchants(settings, &keys, &to).await
+        }
     };
     // Validate every file before touching the database.
     let manifests = tenants::load_all(&files)?;

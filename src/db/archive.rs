@@ -56,7 +56,7 @@ pub const TABLES: [&str; 36] = [
 ];
 
 /// Tables with merchants' rows that an archive leaves out, and why.
-pub const LEFT_OUT: [(&str, &str); 6] = [
+pub const LEFT_OUT: [(&str, &str); 7] = [
     (
         "oauth_families",
         "sign-ins in flight: applications authorize again",
@@ -72,7 +72,30 @@ pub const LEFT_OUT: [(&str, &str); 6] = [
         "digest_buckets",
         "kept by a trigger as record_digests rows arrive",
     ),
+    (
+        "merchants_moved_in",
+        "where a move brought the merchant from: the receiving database's record",
+    ),
 ];
+
+/// What a move carries beyond an archive (docs/operations.md, "From SQLite to PostgreSQL"):
+/// the merchant's sign-ins, so that every token its applications hold keeps working. Sessions
+/// of a sign-in page still open are left: the person signs in again.
+pub const CREDENTIALS: [&str; 4] = [
+    "oauth_families",
+    "oauth_codes",
+    "access_tokens",
+    "refresh_tokens",
+];
+
+/// A move's facts an import keeps with the merchant (see [`Db::check_move_target`]).
+#[derive(Debug, Clone)]
+pub struct MoveFrom {
+    /// The source database's identity.
+    pub source: String,
+    /// The source allocator's last id handed out: the target's next is past it.
+    pub ids_through: i64,
+}
 
 /// Cells per INSERT statement: well under SQLite's 32,766 bound parameters and PostgreSQL's
 /// 65,535.
@@ -111,7 +134,16 @@ pub enum Exported {
 fn owner_column(table: &str) -> &'static str {
     match table {
         "merchants" => "id",
+        t if BY_FAMILY.contains(&t) => "family_id",
         _ => "merchant_id",
+    }
+}
+
+/// The condition that picks merchant `$1`'s rows of a table.
+fn owner_filter(table: &str) -> String {
+    match BY_FAMILY.contains(&table) {
+        true => "family_id IN (SELECT id FROM oauth_families WHERE merchant_id = $1)".into(),
+        false => format!("{} = $1", owner_column(table)),
     }
 }
 
@@ -225,6 +257,62 @@ impl Sink<'_> {
 /// Rows of a merchant's in tables without its id, by the sign-in they belong to.
 const BY_FAMILY: [&str; 2] = ["oauth_codes", "refresh_tokens"];
 
+/// The id this database's allocator hands out next.
+pub(super) async fn allocator_next(
+    conn: &mut AnyConnection,
+    backend: Backend,
+) -> Result<i64, DbError> {
+    Ok(match backend {
+        Backend::Postgres => {
+            let (last, called): (i64, bool) =
+                sqlx::query_as("SELECT last_value, is_called FROM global_id_seq")
+                    .fetch_one(&mut *conn)
+                    .await?;
+            if called {
+                last + 1
+            } else {
+                last
+            }
+        }
+        Backend::Sqlite => {
+            sqlx::query_as::<_, (i64,)>("SELECT next_id FROM id_allocator WHERE k = 1")
+                .fetch_one(&mut *conn)
+                .await?
+                .0
+        }
+    })
+}
+
+/// Deletes every row of merchant `merchant_id` in `tx`; every replica forgets the tokens it
+/// cached once `tx` commits.
+async fn remove_rows(tx: &mut Tx, merchant_id: i64) -> Result<(), DbError> {
+    let conn = tx.conn()?;
+    for table in BY_FAMILY {
+        sqlx::query(&format!(
+            "DELETE FROM {table} WHERE {}",
+            owner_filter(table)
+        ))
+        .bind(merchant_id)
+        .execute(&mut *conn)
+        .await?;
+    }
+    // Children before parents: the reverse of the order rows are created in.
+    let left_out = LEFT_OUT.iter().map(|(table, _)| *table);
+    let tables = left_out.filter(|t| !BY_FAMILY.contains(t)).rev();
+    for table in tables.chain(TABLES.iter().rev().copied()) {
+        sqlx::query(&format!(
+            "DELETE FROM {table} WHERE {}",
+            owner_filter(table)
+        ))
+        .bind(merchant_id)
+        .execute(&mut *conn)
+        .await?;
+    }
+    tx.note_write();
+    tx.announce(super::Announcement::TokensRevoked(None));
+    Ok(())
+}
+
 impl Db {
     /// Removes every row of merchant `merchant_id`, in one transaction, if its deletion time
     /// has passed by `now` (a resume in between cancels it); whether it was removed. Every
@@ -245,32 +333,17 @@ impl Db {
             tx.rollback().await?;
             return Ok(false);
         }
-        let conn = tx.conn()?;
-        for table in BY_FAMILY {
-            sqlx::query(&format!(
-                "DELETE FROM {table} WHERE family_id IN \
-                 (SELECT id FROM oauth_families WHERE merchant_id = $1)"
-            ))
-            .bind(merchant_id)
-            .execute(&mut *conn)
-            .await?;
-        }
-        // Children before parents: the reverse of the order rows are created in.
-        let left_out = LEFT_OUT.iter().map(|(table, _)| *table);
-        let tables = left_out.filter(|t| !BY_FAMILY.contains(t)).rev();
-        for table in tables.chain(TABLES.iter().rev().copied()) {
-            sqlx::query(&format!(
-                "DELETE FROM {table} WHERE {} = $1",
-                owner_column(table)
-            ))
-            .bind(merchant_id)
-            .execute(&mut *conn)
-            .await?;
-        }
-        tx.note_write();
-        tx.announce(super::Announcement::TokensRevoked(None));
+        remove_rows(&mut tx, merchant_id).await?;
         tx.commit().await?;
         Ok(true)
+    }
+
+    /// Removes every row of merchant `merchant_id` now, in one transaction: the source's copy
+    /// once a move has verified the target's.
+    pub async fn remove_merchant(&self, merchant_id: i64) -> Result<(), DbError> {
+        let mut tx = self.begin().await?;
+        remove_rows(&mut tx, merchant_id).await?;
+        tx.commit().await
     }
 
     /// The newest migration applied to this database.
@@ -283,11 +356,13 @@ impl Db {
     }
 
     /// Sends merchant `merchant_id`'s archive to `out` in chunks of lines, read in one
-    /// transaction. Streams each table: memory stays flat in the merchant's size.
+    /// transaction, with its [`CREDENTIALS`] when `credentials` (a move's). Streams each table:
+    /// memory stays flat in the merchant's size.
     pub async fn export_merchant(
         &self,
         merchant_id: i64,
         out: &mpsc::Sender<Vec<u8>>,
+        credentials: bool,
     ) -> Result<Exported, DbError> {
         let schema = self.schema_version().await?;
         let mut conn = self.pool().acquire().await?;
@@ -322,7 +397,8 @@ impl Db {
             return Ok(Exported::Abandoned);
         }
         let mut totals = Totals::default();
-        for table in TABLES {
+        let extra: &[&str] = if credentials { &CREDENTIALS } else { &[] };
+        for &table in TABLES.iter().chain(extra) {
             let columns = columns(&mut tx, self.backend(), table).await?;
             let names: Vec<String> = columns.iter().map(|(n, _)| n.clone()).collect();
             if !sink.line(&table_line(table, &names)).await {
@@ -338,9 +414,9 @@ impl Db {
                     .join(", "),
             };
             let sql = format!(
-                "SELECT {} FROM {table} WHERE {} = $1 ORDER BY {order}",
+                "SELECT {} FROM {table} WHERE {} ORDER BY {order}",
                 names.join(", "),
-                owner_column(table)
+                owner_filter(table)
             );
             let mut rows = sqlx::query(&sql).bind(merchant_id).fetch(&mut *tx);
             while let Some(row) = rows.try_next().await? {
@@ -363,8 +439,13 @@ impl Db {
     }
 
     /// Starts importing an archive whose header is `header`: refused when the archive's schema
-    /// is not this database's, or the merchant's id or key is already here.
-    pub async fn begin_import(&self, header: &Header) -> Result<Importer, ImportError> {
+    /// is not this database's, or the merchant's id or key is already here. A move's archive
+    /// (`moving`) may also hold the merchant's [`CREDENTIALS`].
+    pub async fn begin_import(
+        &self,
+        header: &Header,
+        moving: Option<MoveFrom>,
+    ) -> Result<Importer, ImportError> {
         let schema = self.schema_version().await?;
         if header.schema != schema {
             return Err(ImportError::Invalid(format!(
@@ -393,6 +474,8 @@ impl Db {
             seen: Vec::new(),
             totals: Totals::default(),
             ids: None,
+            moving,
+            families: std::collections::HashSet::new(),
         })
     }
 }
@@ -408,6 +491,9 @@ pub struct Importer {
     totals: Totals,
     /// The least and greatest `id` of every row.
     ids: Option<(i64, i64)>,
+    moving: Option<MoveFrom>,
+    /// The sign-ins imported so far (a move's), which the rows of `BY_FAMILY` must name.
+    families: std::collections::HashSet<String>,
 }
 
 struct Pending {
@@ -423,7 +509,11 @@ impl Importer {
     /// The next table's rows follow, in these columns: each of the table's columns here, once.
     pub async fn table(&mut self, table: &str, names: &[String]) -> Result<(), ImportError> {
         self.flush().await?;
-        let Some(table) = TABLES.iter().copied().find(|t| *t == table) else {
+        let extra: &[&str] = match self.moving {
+            Some(_) => &CREDENTIALS,
+            None => &[],
+        };
+        let Some(table) = TABLES.iter().chain(extra).copied().find(|t| *t == table) else {
             return Err(ImportError::Invalid(format!(
                 "{table} is not a table an archive holds"
             )));
@@ -493,7 +583,16 @@ impl Importer {
             })?);
         }
         // Every row is the archive's merchant's: an archive never writes another merchant's.
-        if cells[pending.owner] != Cell::Int(self.merchant_id) {
+        let owned = match (&cells[pending.owner], BY_FAMILY.contains(&table)) {
+            (Cell::Text(family), true) => self.families.contains(family),
+            (owner, _) => *owner == Cell::Int(self.merchant_id),
+        };
+        if table == "oauth_families" {
+            if let Some(Cell::Text(family)) = pending.id.map(|i| &cells[i]) {
+                self.families.insert(family.clone());
+            }
+        }
+        if !owned {
             return Err(ImportError::Invalid(format!(
                 "{table}: a row of another merchant than the header's {}",
                 self.merchant_id
@@ -527,6 +626,18 @@ impl Importer {
         if let Some((low, high)) = self.ids {
             self.reserve_ids(low, high).await?;
         }
+        if let Some(moving) = &self.moving {
+            sqlx::query(
+                "INSERT INTO merchants_moved_in (merchant_id, source, ids_through, moved_at) \
+                 VALUES ($1, $2, $3, $4)",
+            )
+            .bind(self.merchant_id)
+            .bind(&moving.source)
+            .bind(moving.ids_through)
+            .bind(now_millis())
+            .execute(self.tx.conn()?)
+            .await?;
+        }
         self.tx.note_write();
         let totals = self.totals;
         self.tx.commit().await?;
@@ -541,36 +652,26 @@ impl Importer {
     /// Ids are unique across the database and kept by the import, so every id the archive
     /// holds must be one this database has not handed out (blocks of it may be held unused by
     /// any replica): the archive's least id at or past the allocator's next. The allocator
-    /// then moves past its greatest.
+    /// then moves past its greatest. A move checked its target before it began
+    /// ([`Db::check_move_target`]); its allocator moves past every id the source handed out.
     async fn reserve_ids(&mut self, low: i64, high: i64) -> Result<(), ImportError> {
         let backend = self.tx.backend();
         let conn = self.tx.conn()?;
-        let next: i64 = match backend {
-            Backend::Postgres => {
-                let (last, called): (i64, bool) =
-                    sqlx::query_as("SELECT last_value, is_called FROM global_id_seq")
-                        .fetch_one(&mut *conn)
-                        .await?;
-                if called {
-                    last + 1
-                } else {
-                    last
-                }
-            }
-            Backend::Sqlite => {
-                sqlx::query_as::<_, (i64,)>("SELECT next_id FROM id_allocator WHERE k = 1")
-                    .fetch_one(&mut *conn)
-                    .await?
-                    .0
-            }
-        };
-        if low < next {
+        let next = allocator_next(conn, backend).await?;
+        if self.moving.is_none() && low < next {
             return Err(ImportError::Conflict(format!(
                 "the archive's ids run from {low} to {high}, and this database has handed out \
                  ids up to {}: import into a database whose ids are all below the archive's \
                  (an empty one)",
                 next - 1
             )));
+        }
+        let high = match &self.moving {
+            Some(moving) => high.max(moving.ids_through),
+            None => high,
+        };
+        if high < next {
+            return Ok(());
         }
         match backend {
             Backend::Postgres => {

@@ -40,6 +40,14 @@ impl Db {
             .ok_or_else(|| DbError::Conflict(format!("no merchant has the key {key}")))
     }
 
+    /// Every merchant's id, in order.
+    pub async fn merchant_ids(&self) -> Result<Vec<i64>, DbError> {
+        let rows: Vec<(i64,)> = sqlx::query_as("SELECT id FROM merchants ORDER BY id")
+            .fetch_all(self.pool())
+            .await?;
+        Ok(rows.into_iter().map(|(id,)| id).collect())
+    }
+
     pub async fn merchant(&self, id: i64) -> Result<Option<MerchantRecord>, DbError> {
         let row: Option<(i64, String)> =
             sqlx::query_as("SELECT id, name FROM merchants WHERE id = $1")

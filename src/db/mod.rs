@@ -21,6 +21,7 @@ pub mod idempotency;
 mod ids;
 pub mod logs;
 pub mod merchants;
+mod moves;
 mod notify;
 pub mod oauth;
 mod offline;

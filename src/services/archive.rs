@@ -7,8 +7,9 @@ use std::path::Path;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
+use super::archive_digest::Digest;
 use super::operator::Operator;
-use crate::db::archive::{Exported, ImportError, Importer};
+use crate::db::archive::{Exported, ImportError, Importer, MoveFrom};
 use crate::domain::archive::{Header, Line, Totals};
 use crate::domain::Failure;
 
@@ -41,13 +42,22 @@ impl Operator {
         &self,
         merchant_id: i64,
     ) -> Result<Option<mpsc::Receiver<Vec<u8>>>, Failure> {
+        self.export_with(merchant_id, false).await
+    }
+
+    /// [`Operator::export`], with the merchant's credentials when `credentials` (a move's).
+    pub(super) async fn export_with(
+        &self,
+        merchant_id: i64,
+        credentials: bool,
+    ) -> Result<Option<mpsc::Receiver<Vec<u8>>>, Failure> {
         if self.db.merchant(merchant_id).await?.is_none() {
             return Ok(None);
         }
         let (sender, receiver) = mpsc::channel(CHUNKS_IN_FLIGHT);
         let db = self.db.clone();
         tokio::spawn(async move {
-            match db.export_merchant(merchant_id, &sender).await {
+            match db.export_merchant(merchant_id, &sender, credentials).await {
                 Ok(Exported::Whole(totals)) => tracing::info!(
                     merchant_id,
                     tables = totals.tables,
@@ -63,14 +73,34 @@ impl Operator {
 
     /// Imports the archive in the file at `path`: every row or none.
     pub async fn import(&self, path: &Path) -> Result<Result<Imported, ImportRefused>, Failure> {
-        match self.import_file(path).await {
+        match self.import_file(path, None, None).await {
             Ok(imported) => Ok(Ok(imported)),
             Err(Stop::Refused(refused)) => Ok(Err(refused)),
             Err(Stop::Failed(failure)) => Err(failure),
         }
     }
 
-    async fn import_file(&self, path: &Path) -> Result<Imported, Stop> {
+    /// Imports the archive at `path`, a move's when `moving` (the source's credentials come
+    /// too), each line read also into `digest` when given.
+    pub(super) async fn import_moving(
+        &self,
+        path: &Path,
+        moving: MoveFrom,
+        digest: &mut Digest,
+    ) -> Result<Result<Imported, ImportRefused>, Failure> {
+        match self.import_file(path, Some(moving), Some(digest)).await {
+            Ok(imported) => Ok(Ok(imported)),
+            Err(Stop::Refused(refused)) => Ok(Err(refused)),
+            Err(Stop::Failed(failure)) => Err(failure),
+        }
+    }
+
+    async fn import_file(
+        &self,
+        path: &Path,
+        moving: Option<MoveFrom>,
+        digest: Option<&mut Digest>,
+    ) -> Result<Imported, Stop> {
         let file = tokio::fs::File::open(path)
             .await
             .map_err(|e| Failure::internal(format!("the saved archive cannot be read: {e}")))?;
@@ -84,10 +114,10 @@ impl Operator {
         };
         let mut importer = self
             .db
-            .begin_import(&header)
+            .begin_import(&header, moving)
             .await
             .map_err(|e| lines.stop(e))?;
-        let outcome = feed_all(&mut importer, &mut lines).await;
+        let outcome = feed_all(&mut importer, &mut lines, digest).await;
         let totals = match outcome {
             Ok(totals) => totals,
             Err(stop) => {
@@ -151,12 +181,19 @@ impl Lines {
 
 /// Feeds every line after the header to the import; the end line's counts. Nothing may follow
 /// the end line, and an archive without one was cut.
-async fn feed_all(importer: &mut Importer, lines: &mut Lines) -> Result<Totals, Stop> {
+async fn feed_all(
+    importer: &mut Importer,
+    lines: &mut Lines,
+    mut digest: Option<&mut Digest>,
+) -> Result<Totals, Stop> {
     loop {
         let Some(text) = lines.next().await? else {
             return Err(lines.invalid("the archive ends before its end line: it was cut".into()));
         };
         let line = Line::parse(&text).map_err(|why| lines.invalid(why))?;
+        if let Some(digest) = digest.as_deref_mut() {
+            digest.line(&line).map_err(|why| lines.invalid(why))?;
+        }
         let fed = match line {
             Line::Table { table, columns } => importer.table(&table, &columns).await,
             Line::Row(values) => importer.row(&values).await,

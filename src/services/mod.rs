@@ -3,12 +3,14 @@
 //! [`Services`] and hands it to the HTTP layer, which never touches storage itself.
 
 pub mod archive;
+mod archive_digest;
 mod customers;
 pub mod digests;
 mod events;
 mod files;
 mod legacy;
 mod logs;
+pub mod moves;
 pub mod operator;
 mod reports;
 pub mod webhooks;

@@ -51,7 +51,7 @@ impl Stream {
     }
 
     /// The next event, or `None` when the stream ended or nothing came within `wait`.
-    async fn next(&mut self, wait: Duration) -> Option<Sse> {
+    pub(crate) async fn next(&mut self, wait: Duration) -> Option<Sse> {
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();

@@ -19,7 +19,7 @@ use crate::{backend_tests, backend_tests_with, db_tests};
 
 /// One request the receiver got.
 #[derive(Clone, Debug)]
-struct Received {
+pub(crate) struct Received {
     /// The path and query it was sent to.
     endpoint: String,
     headers: reqwest::header::HeaderMap,
@@ -33,11 +33,11 @@ impl Received {
         serde_json::from_slice(&self.body).expect("a JSON body")
     }
 
-    fn seq(&self) -> i64 {
+    pub(crate) fn seq(&self) -> i64 {
         self.json()["sequence"].as_i64().expect("a sequence")
     }
 
-    fn header(&self, name: &str) -> &str {
+    pub(crate) fn header(&self, name: &str) -> &str {
         self.headers[name].to_str().expect("a text header")
     }
 }
@@ -50,8 +50,8 @@ struct Shared {
 }
 
 /// A webhook receiver on a random loopback port.
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
     shared: Arc<Shared>,
     handle: actix_web::dev::ServerHandle,
 }
@@ -83,7 +83,7 @@ async fn receive(req: HttpRequest, body: web::Bytes, shared: web::Data<Shared>) 
 }
 
 impl Receiver {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let shared = Arc::new(Shared::default());
         let data = web::Data::from(shared.clone());
         let server = HttpServer::new(move || {
@@ -110,7 +110,7 @@ impl Receiver {
     }
 
     /// The deliveries the receiver accepted, in arrival order.
-    fn accepted(&self) -> Vec<Received> {
+    pub(crate) fn accepted(&self) -> Vec<Received> {
         self.got().into_iter().filter(|r| r.status == 204).collect()
     }
 
@@ -149,7 +149,7 @@ async fn create(app: &TestApp, token: &str, url: &str, events: Value) -> (i64, S
 }
 
 /// Waits (at most `within`) for `done`, polling.
-async fn wait_for(within: Duration, what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) async fn wait_for(within: Duration, what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + within;
     while !done() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
@@ -158,7 +158,11 @@ async fn wait_for(within: Duration, what: &str, mut done: impl FnMut() -> bool) 
 }
 
 /// The merchant's logged events whose type starts with `prefix`: (sequence, type, object id).
-async fn logged(sql: &sqlx::AnyPool, merchant_id: i64, prefix: &str) -> Vec<(i64, String, i64)> {
+pub(crate) async fn logged(
+    sql: &sqlx::AnyPool,
+    merchant_id: i64,
+    prefix: &str,
+) -> Vec<(i64, String, i64)> {
     sqlx::query_as(
         "SELECT seq, event_type, object_id FROM events \
          WHERE merchant_id = $1 AND event_type LIKE $2 ORDER BY seq",
@@ -565,7 +569,7 @@ async fn sigkill_mid_delivery(db: &TestDb) {
 }
 
 /// The webhook settings of the process tests: loopback receivers, quick polls and retries.
-const PROCESS_SETTINGS: [(&str, &str); 4] = [
+pub(crate) const PROCESS_SETTINGS: [(&str, &str); 4] = [
     ("MERCHANTD_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", "true"),
     ("MERCHANTD_WEBHOOK_POLL_MS", "50"),
     ("MERCHANTD_WEBHOOK_TIMEOUT_MS", "1000"),

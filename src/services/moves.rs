@@ -1,0 +1,158 @@
+//! A merchant's move from one database to another while no server writes to the source
+//! (docs/operations.md, "From SQLite to PostgreSQL"): its archive with its sign-ins, imported
+//! into the target with every id kept, the target's copy read back and compared table by table
+//! with what left the source, and only then the source's rows removed.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+
+use super::archive::ImportRefused;
+use super::archive_digest::Digest;
+use super::operator::Operator;
+use crate::db::archive::MoveFrom;
+use crate::db::Db;
+use crate::domain::archive::Line;
+use crate::domain::Failure;
+
+/// A merchant moved.
+#[derive(Debug, Clone)]
+pub struct Moved {
+    pub merchant_id: i64,
+    pub key: String,
+    pub tables: u64,
+    pub rows: u64,
+    /// From the export's start to the source's rows removed.
+    pub millis: u128,
+}
+
+/// Why a merchant did not move. In each case the source still holds it whole.
+#[derive(Debug, thiserror::Error)]
+pub enum MoveError {
+    /// The target cannot take it (its id or key is there, ids could meet, schemas differ).
+    #[error("{0}")]
+    Refused(String),
+    /// The target's copy read back differs from the source's: the copy was removed again.
+    #[error("the copy differs from the source in {0}; it was removed from the target")]
+    Differs(String),
+    #[error(transparent)]
+    Failed(#[from] Failure),
+}
+
+/// The archive between its export and its import, removed when dropped: it holds the
+/// merchant's data and its tokens' digests, so only this user may read it.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Moves merchant `merchant_id` from `source` to `target` (both migrated); `scratch` is a
+/// folder for its archive in between.
+pub async fn move_merchant(
+    source: &Db,
+    target: &Db,
+    merchant_id: i64,
+    scratch: &Path,
+) -> Result<Moved, MoveError> {
+    let started = Instant::now();
+    let identity = source.identity().await.map_err(Failure::from)?;
+    target
+        .check_move_target(&identity)
+        .await
+        .map_err(|e| MoveError::Refused(e.to_string()))?;
+    let ids_through = source.ids_handed_out().await.map_err(Failure::from)?;
+    let file = Scratch(scratch.join(format!("merchantd-move-{}.ndjson", uuid::Uuid::new_v4())));
+    let exported = Operator::new(source.clone())
+        .export_with(merchant_id, true)
+        .await?
+        .ok_or_else(|| MoveError::Refused(format!("no merchant has the id {merchant_id}")))?;
+    save(exported, &file.0).await?;
+
+    let mut sent = Digest::default();
+    let moving = MoveFrom {
+        source: identity,
+        ids_through,
+    };
+    let imported = Operator::new(target.clone())
+        .import_moving(&file.0, moving, &mut sent)
+        .await?
+        .map_err(|refused| match refused {
+            ImportRefused::Invalid(why) | ImportRefused::Conflict(why) => MoveError::Refused(why),
+        })?;
+    drop(file);
+
+    let landed = digest_of(target, merchant_id).await?;
+    let differences = sent.differences(&landed);
+    if !differences.is_empty() {
+        target
+            .remove_merchant(merchant_id)
+            .await
+            .map_err(Failure::from)?;
+        let tables: Vec<String> = differences
+            .iter()
+            .map(|(table, sent, landed)| format!("{table} ({sent} rows sent, {landed} stored)"))
+            .collect();
+        return Err(MoveError::Differs(tables.join(", ")));
+    }
+    source
+        .remove_merchant(merchant_id)
+        .await
+        .map_err(Failure::from)?;
+    Ok(Moved {
+        merchant_id,
+        key: imported.key,
+        tables: imported.totals.tables,
+        rows: imported.totals.rows,
+        millis: started.elapsed().as_millis(),
+    })
+}
+
+/// Writes an export's chunks to `path`, readable by this user only. An export that stopped
+/// short lacks its end line, which the import then refuses.
+async fn save(mut chunks: mpsc::Receiver<Vec<u8>>, path: &Path) -> Result<(), Failure> {
+    let cannot =
+        |e: std::io::Error| Failure::internal(format!("the move's archive cannot be written: {e}"));
+    let mut options = tokio::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    options.mode(0o600);
+    let mut out = tokio::io::BufWriter::new(options.open(path).await.map_err(cannot)?);
+    while let Some(chunk) = chunks.recv().await {
+        out.write_all(&chunk).await.map_err(cannot)?;
+    }
+    out.flush().await.map_err(cannot)
+}
+
+/// The digest of merchant `merchant_id`'s rows in `db`, credentials included, as an export
+/// reads them.
+async fn digest_of(db: &Db, merchant_id: i64) -> Result<Digest, MoveError> {
+    let mut chunks = Operator::new(db.clone())
+        .export_with(merchant_id, true)
+        .await?
+        .ok_or_else(|| MoveError::Differs("every table (the merchant is not there)".into()))?;
+    let mut digest = Digest::default();
+    let mut pending = Vec::new();
+    let mut header = true;
+    while let Some(chunk) = chunks.recv().await {
+        pending.extend_from_slice(&chunk);
+        let Some(last) = pending.iter().rposition(|b| *b == b'\n') else {
+            continue;
+        };
+        for raw in pending[..last].split(|b| *b == b'\n') {
+            if std::mem::take(&mut header) {
+                continue;
+            }
+            let text = std::str::from_utf8(raw)
+                .map_err(|e| Failure::internal(format!("an export line is not UTF-8: {e}")))?;
+            let line = Line::parse(text).map_err(Failure::internal)?;
+            digest.line(&line).map_err(Failure::internal)?;
+        }
+        pending.drain(..=last);
+    }
+    Ok(digest)
+}
