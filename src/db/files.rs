@@ -1,7 +1,9 @@
 //! Uploaded files (`/uploader`, `GET /files/{fileName}`), content-addressed by SHA-256.
 //!
-//! The same bytes are stored once, whoever uploads them; the row keeps the merchant of the first
-//! upload for accounting. Files are public by design (their names are unguessable hashes), so
+//! Each merchant's files are its own rows: the same bytes uploaded again by the same merchant
+//! change nothing, and uploaded by another are that merchant's row under the same name (either
+//! serves it), so deleting, moving or counting one merchant's files never touches another's
+//! (migration 0033). Files are public by design (their names are unguessable hashes), so
 //! reading one needs no merchant.
 
 use std::time::Instant;
@@ -11,7 +13,7 @@ use super::{Db, DbError, Tx};
 use crate::domain::file::{NewFile, StoredFile};
 
 impl Db {
-    /// Stores a file unless the same bytes are already stored (then nothing changes).
+    /// Stores a file unless the merchant stored the same bytes already (then nothing changes).
     pub async fn put_file(&self, file: &NewFile<'_>, now: i64) -> Result<(), DbError> {
         let mut tx = self.begin().await?;
         tx.put_file(file, now).await?;
@@ -19,19 +21,21 @@ impl Db {
     }
 
     /// Like [`Db::put_file`], unless the merchant's files would then hold more than `quota`
-    /// bytes: `Ok(Some(held))`, what they hold now, and nothing is stored. Bytes stored already
-    /// (by anyone) add nothing. Two uploads at once may both pass the check: the quota bounds
-    /// a merchant's storage to within one upload per concurrent request.
+    /// bytes: `Ok(Some(held))`, what they hold now, and nothing is stored. Bytes the merchant
+    /// stored already add nothing. Two uploads at once may both pass the check: the quota
+    /// bounds a merchant's storage to within one upload per concurrent request.
     pub async fn put_file_within(
         &self,
         file: &NewFile<'_>,
         now: i64,
         quota: u64,
     ) -> Result<Option<u64>, DbError> {
-        let stored: Option<(i64,)> = sqlx::query_as("SELECT size FROM files WHERE sha256 = $1")
-            .bind(file.sha256)
-            .fetch_optional(self.pool())
-            .await?;
+        let stored: Option<(i64,)> =
+            sqlx::query_as("SELECT size FROM files WHERE merchant_id = $1 AND sha256 = $2")
+                .bind(file.merchant_id)
+                .bind(file.sha256)
+                .fetch_optional(self.pool())
+                .await?;
         if stored.is_none() {
             let (held,): (i64,) = sqlx::query_as(
                 "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM files WHERE merchant_id = $1",
@@ -52,7 +56,7 @@ impl Db {
     pub async fn file(&self, file_name: &str) -> Result<Option<StoredFile>, DbError> {
         let started = Instant::now();
         let row: Option<(String, Vec<u8>)> =
-            sqlx::query_as("SELECT content_type, data FROM files WHERE file_name = $1")
+            sqlx::query_as("SELECT content_type, data FROM files WHERE file_name = $1 LIMIT 1")
                 .bind(file_name)
                 .fetch_optional(self.pool())
                 .await?;
@@ -67,7 +71,7 @@ impl Tx {
         sqlx::query(
             "INSERT INTO files (sha256, file_name, content_type, size, data, merchant_id, purpose, \
              created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-             ON CONFLICT (sha256) DO NOTHING",
+             ON CONFLICT (merchant_id, sha256) DO NOTHING",
         )
         .bind(file.sha256)
         .bind(file.file_name)

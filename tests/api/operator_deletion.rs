@@ -87,8 +87,13 @@ backend_tests_with! {
                 &[("tag", "till"), ("object", "STORE"), ("identifier", "1")], Some(json!({"n": 1}))).await;
             assert_eq!(status, StatusCode::CREATED, "{body}");
         }
+        // The same bytes, uploaded by both: one name, each merchant's own row.
         let (status, body) = upload(&app, &token, "logo.jpg", "image/jpeg", JPEG).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
+        let file_name = body["file"]["fileName"].as_str().expect("a file name").to_owned();
+        let (status, body) = upload(&app, &kept, "logo.jpg", "image/jpeg", JPEG).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(body["file"]["fileName"], file_name.as_str());
         let before: i64 = rows_of(&app, leaving).await.iter().map(|(_, n)| n).sum();
         assert!(before > 15, "{:?}", rows_of(&app, leaving).await);
         let staying_before = rows_of(&app, staying).await;
@@ -121,6 +126,10 @@ backend_tests_with! {
         let (status, body) = send(&app, Method::GET, "/product", &kept, &[], None).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body["products"].as_object().map(|p| p.len()), Some(1), "{body}");
+        // The file both uploaded is still served: the deleted merchant's row went, not theirs.
+        let res = app.client.get(app.url(&format!("/files/{file_name}"))).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        assert_eq!(res.bytes().await.unwrap().as_ref(), JPEG);
         // Deleting a merchant that is not there: 404.
         let (status, body) = operator(&app, Method::POST, "/operator/merchant/delete", &op,
             &[("merchantIds", &leaving.to_string())], None).await;

@@ -220,17 +220,22 @@ backend_tests! {
         }
     }
 
-    async fn the_same_bytes_are_stored_once_whoever_uploads_them(app) {
+    async fn the_same_bytes_are_one_name_and_each_uploaders_own_row(app) {
         let demo = app.owner_token().await;
         let second = app.token_for("second", "owner@second.test", "read write admin", 3600).await;
         let (_, first) = upload(&app, &demo, "a.png", "image/png", PNG).await;
-        let (status, again) = upload(&app, &second, "b.png", "image/png", PNG).await;
+        let (status, again) = upload(&app, &demo, "a.png", "image/png", PNG).await;
         assert_eq!(status, StatusCode::CREATED, "{again}");
         assert_eq!(first["file"], again["file"]);
-        assert_eq!(stored_files(&app).await, 1);
-        let (owner,): (i64,) = sqlx::query_as("SELECT merchant_id FROM files")
-            .fetch_one(&app.sql).await.unwrap();
-        assert_eq!(owner, app.tenant("demo").id, "the first uploader is kept for accounting");
+        assert_eq!(stored_files(&app).await, 1, "the same merchant's bytes again add nothing");
+        let (status, theirs) = upload(&app, &second, "b.png", "image/png", PNG).await;
+        assert_eq!(status, StatusCode::CREATED, "{theirs}");
+        assert_eq!(first["file"], theirs["file"]);
+        let owners: Vec<(i64,)> = sqlx::query_as("SELECT merchant_id FROM files ORDER BY merchant_id")
+            .fetch_all(&app.sql).await.unwrap();
+        let mut expected = vec![(app.tenant("demo").id,), (app.tenant("second").id,)];
+        expected.sort();
+        assert_eq!(owners, expected, "each uploader's own row, so deleting one keeps the other's");
     }
 
     async fn anything_but_an_image_is_415_and_nothing_is_stored(app) {
