@@ -37,6 +37,13 @@ pub fn sha256_hex(input: &str) -> String {
     hex(digest::digest(&digest::SHA256, input.as_bytes()).as_ref())
 }
 
+/// The SHA-256 of `input`, as bytes.
+pub fn sha256(input: &[u8]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    out.copy_from_slice(digest::digest(&digest::SHA256, input).as_ref());
+    out
+}
+
 /// Lower-case hex SHA-256 of several parts, each length-prefixed so that no two different
 /// lists of parts hash alike.
 pub fn sha256_hex_of(parts: &[&[u8]]) -> String {

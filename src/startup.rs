@@ -34,6 +34,9 @@ pub struct Application {
     metrics_server: Option<actix_web::dev::Server>,
     /// Ended first when the server stops (see `run_until_stopped`).
     streams: Arc<http::events::OpenStreams>,
+    /// Stopped once requests are answered, before the database closes.
+    webhooks: Option<crate::webhooks::Dispatching>,
+    shutdown_timeout: Duration,
     /// SQLite: this process alone serves the file, for as long as it runs.
     _serving: Option<ServingLock>,
 }
@@ -109,7 +112,7 @@ impl Application {
             ),
         });
         listen_for_replicas(&settings, &database, &state, &metrics).await;
-        crate::webhooks::start(
+        let webhooks = crate::webhooks::start(
             database.clone(),
             state.merchants.clone(),
             metrics.webhooks.clone(),
@@ -140,6 +143,8 @@ impl Application {
             server,
             metrics_server,
             streams: state.streams.clone(),
+            webhooks,
+            shutdown_timeout: Duration::from_secs(settings.shutdown_timeout_secs),
             _serving: serving,
         })
     }
@@ -189,6 +194,10 @@ impl Application {
         let result = self.server.await;
         if let Some(h) = metrics_handle {
             h.stop(true).await;
+        }
+        // Deliveries sent but not yet recorded would be sent again by the next process.
+        if let Some(webhooks) = &self.webhooks {
+            webhooks.stop(self.shutdown_timeout).await;
         }
         self.db.close().await;
         tracing::info!("server stopped");

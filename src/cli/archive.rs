@@ -107,6 +107,8 @@ pub async fn move_merchants(settings: &Settings, keys: &[String], to: &str) -> a
             "tables": moved.tables,
             "rows": moved.rows,
             "milliseconds": moved.millis,
+            "finishedEarlierCopy": moved.finished_earlier_copy,
+            "phaseMilliseconds": moved.phases.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>(),
         });
         println!("{printed}");
     }

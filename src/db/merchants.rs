@@ -40,6 +40,16 @@ impl Db {
             .ok_or_else(|| DbError::Conflict(format!("no merchant has the key {key}")))
     }
 
+    /// The manifest key of merchant `id`, if there is one.
+    pub async fn merchant_key(&self, id: i64) -> Result<Option<String>, DbError> {
+        let row: Option<(String,)> =
+            sqlx::query_as("SELECT manifest_key FROM merchants WHERE id = $1")
+                .bind(id)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(row.map(|(key,)| key))
+    }
+
     /// Every merchant's id, in order.
     pub async fn merchant_ids(&self) -> Result<Vec<i64>, DbError> {
         let rows: Vec<(i64,)> = sqlx::query_as("SELECT id FROM merchants ORDER BY id")

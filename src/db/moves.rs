@@ -30,6 +30,17 @@ impl Db {
         Ok(allocator_next(&mut conn, self.backend()).await? - 1)
     }
 
+    /// The identity of the database a move brought merchant `merchant_id` here from, if one
+    /// did.
+    pub async fn moved_in_from(&self, merchant_id: i64) -> Result<Option<String>, DbError> {
+        let row: Option<(String,)> =
+            sqlx::query_as("SELECT source FROM merchants_moved_in WHERE merchant_id = $1")
+                .bind(merchant_id)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(row.map(|(source,)| source))
+    }
+
     /// Whether this database can take merchants of the database `source` with their ids: every
     /// merchant here came from `source` by a move, and no id was handed out here since (a
     /// server on this database may have made some). Ids of the two would otherwise meet.

@@ -43,19 +43,29 @@ impl Digest {
                     .iter()
                     .map(|i| (names[*i].as_str(), &cells[*i]))
                     .collect();
-                let text = serde_json::to_string(&sorted).map_err(|e| e.to_string())?;
-                let hash = crate::crypto::sha256_hex(&text);
+                let text = serde_json::to_vec(&sorted).map_err(|e| e.to_string())?;
+                let hash = crate::crypto::sha256(&text);
                 let entry = self.tables.entry(table.clone()).or_default();
                 entry.rows += 1;
-                for (i, part) in entry.sum.iter_mut().enumerate() {
-                    let word = u64::from_str_radix(&hash[i * 16..i * 16 + 16], 16)
-                        .map_err(|e| e.to_string())?;
-                    *part = part.wrapping_add(word);
+                for (part, word) in entry.sum.iter_mut().zip(hash.chunks_exact(8)) {
+                    let mut bytes = [0u8; 8];
+                    bytes.copy_from_slice(word);
+                    *part = part.wrapping_add(u64::from_be_bytes(bytes));
                 }
             }
             Line::End(_) => self.current = None,
         }
         Ok(())
+    }
+
+    /// Tables read.
+    pub fn tables(&self) -> u64 {
+        self.tables.len() as u64
+    }
+
+    /// Rows over every table.
+    pub fn rows(&self) -> u64 {
+        self.tables.values().map(|t| t.rows).sum()
     }
 
     /// The tables whose rows differ between `self` and `other`, with their two row counts.

@@ -26,6 +26,32 @@ pub struct Moved {
     pub rows: u64,
     /// From the export's start to the source's rows removed.
     pub millis: u128,
+    /// An earlier run had copied and committed it but stopped before removing it from the
+    /// source: this one verified that copy and removed it.
+    pub finished_earlier_copy: bool,
+    /// Milliseconds of each step, in order: `export`, `import`, `verify`, `remove`.
+    pub phases: Vec<(&'static str, u128)>,
+}
+
+/// The time of each step of a move.
+struct Laps {
+    last: Instant,
+    phases: Vec<(&'static str, u128)>,
+}
+
+impl Laps {
+    fn start() -> Self {
+        Self {
+            last: Instant::now(),
+            phases: Vec::with_capacity(4),
+        }
+    }
+
+    /// Ends step `name`, the next one starts.
+    fn lap(&mut self, name: &'static str) {
+        self.phases.push((name, self.last.elapsed().as_millis()));
+        self.last = Instant::now();
+    }
 }
 
 /// Why a merchant did not move. In each case the source still holds it whole.
@@ -61,17 +87,32 @@ pub async fn move_merchant(
 ) -> Result<Moved, MoveError> {
     let started = Instant::now();
     let identity = source.identity().await.map_err(Failure::from)?;
+    if target
+        .moved_in_from(merchant_id)
+        .await
+        .map_err(Failure::from)?
+        == Some(identity.clone())
+        && target
+            .merchant(merchant_id)
+            .await
+            .map_err(Failure::from)?
+            .is_some()
+    {
+        return finish_earlier_copy(source, target, merchant_id, started).await;
+    }
     target
         .check_move_target(&identity)
         .await
         .map_err(|e| MoveError::Refused(e.to_string()))?;
     let ids_through = source.ids_handed_out().await.map_err(Failure::from)?;
+    let mut laps = Laps::start();
     let file = Scratch(scratch.join(format!("merchantd-move-{}.ndjson", uuid::Uuid::new_v4())));
     let exported = Operator::new(source.clone())
         .export_with(merchant_id, true)
         .await?
         .ok_or_else(|| MoveError::Refused(format!("no merchant has the id {merchant_id}")))?;
     save(exported, &file.0).await?;
+    laps.lap("export");
 
     let mut sent = Digest::default();
     let moving = MoveFrom {
@@ -85,9 +126,11 @@ pub async fn move_merchant(
             ImportRefused::Invalid(why) | ImportRefused::Conflict(why) => MoveError::Refused(why),
         })?;
     drop(file);
+    laps.lap("import");
 
     let landed = digest_of(target, merchant_id).await?;
     let differences = sent.differences(&landed);
+    laps.lap("verify");
     if !differences.is_empty() {
         target
             .remove_merchant(merchant_id)
@@ -103,12 +146,59 @@ pub async fn move_merchant(
         .remove_merchant(merchant_id)
         .await
         .map_err(Failure::from)?;
+    laps.lap("remove");
     Ok(Moved {
         merchant_id,
         key: imported.key,
         tables: imported.totals.tables,
         rows: imported.totals.rows,
         millis: started.elapsed().as_millis(),
+        finished_earlier_copy: false,
+        phases: laps.phases,
+    })
+}
+
+/// A merchant an earlier run committed in the target and did not remove from the source (it
+/// stopped in between): the two copies compared as a move compares them, and the source's
+/// removed when they are the same. A difference (a server wrote to the source after all) is
+/// left for the operator: nothing is removed.
+async fn finish_earlier_copy(
+    source: &Db,
+    target: &Db,
+    merchant_id: i64,
+    started: Instant,
+) -> Result<Moved, MoveError> {
+    let mut laps = Laps::start();
+    let left = digest_of(source, merchant_id).await?;
+    let landed = digest_of(target, merchant_id).await?;
+    let differences = left.differences(&landed);
+    laps.lap("verify");
+    if !differences.is_empty() {
+        let tables: Vec<&str> = differences.iter().map(|(t, _, _)| t.as_str()).collect();
+        return Err(MoveError::Refused(format!(
+            "an earlier move copied merchant {merchant_id} into the target and the two copies \
+             now differ in {}: a server wrote to one of them; nothing was removed",
+            tables.join(", ")
+        )));
+    }
+    let key = source
+        .merchant_key(merchant_id)
+        .await
+        .map_err(Failure::from)?
+        .unwrap_or_default();
+    source
+        .remove_merchant(merchant_id)
+        .await
+        .map_err(Failure::from)?;
+    laps.lap("remove");
+    Ok(Moved {
+        merchant_id,
+        key,
+        tables: landed.tables(),
+        rows: landed.rows(),
+        millis: started.elapsed().as_millis(),
+        finished_earlier_copy: true,
+        phases: laps.phases,
     })
 }
 

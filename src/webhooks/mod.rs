@@ -11,7 +11,9 @@
 //! appends `webhook.disabled` with the reason.
 //!
 //! At least once: an attempt is recorded after it is sent, so a process killed in between
-//! sends it again once its lease runs out, with the same `webhook-id`.
+//! sends it again once its lease runs out, with the same `webhook-id`. A process told to stop
+//! ([`Dispatching::stop`]) claims nothing more and lets each drain finish the attempt it is
+//! sending, record it and give its endpoint back, so a stop sends nothing twice.
 
 mod send;
 pub mod sign;
@@ -97,13 +99,42 @@ struct Dispatcher {
     sender: send::Sender,
     /// This process's name on the leases it takes.
     owner: String,
+    /// True once the process is stopping.
+    stopping: tokio::sync::watch::Receiver<bool>,
+    /// One permit per drain that may run; all of them free when none runs.
+    slots: Arc<Semaphore>,
+}
+
+/// The running dispatcher, to stop it.
+pub struct Dispatching {
+    stop: tokio::sync::watch::Sender<bool>,
+    slots: Arc<Semaphore>,
+    concurrency: u32,
+}
+
+impl Dispatching {
+    /// Claims no endpoint more, and waits (at most `within`) for every drain to record what it
+    /// sent and give its endpoint back. A drain still sending then is cut off: its attempt is
+    /// sent again by the next holder of the endpoint, with the same `webhook-id`.
+    pub async fn stop(&self, within: Duration) {
+        let _ = self.stop.send(true);
+        let all = self.slots.acquire_many(self.concurrency);
+        if tokio::time::timeout(within, all).await.is_err() {
+            tracing::warn!("webhook deliveries still in flight at shutdown are sent again later");
+        }
+    }
 }
 
 /// Starts this process's dispatcher on an arbiter (thread) of its own (none when
 /// `concurrency` is 0).
-pub fn start(db: Db, merchants: Merchants, metrics: WebhookMetrics, config: DispatcherConfig) {
+pub fn start(
+    db: Db,
+    merchants: Merchants,
+    metrics: WebhookMetrics,
+    config: DispatcherConfig,
+) -> Option<Dispatching> {
     if config.concurrency == 0 {
-        return;
+        return None;
     }
     let sender = match send::Sender::new(
         config.timeout,
@@ -113,9 +144,12 @@ pub fn start(db: Db, merchants: Merchants, metrics: WebhookMetrics, config: Disp
         Ok(sender) => sender,
         Err(e) => {
             tracing::error!(error = %e, "the webhook dispatcher's HTTP client could not be built; no webhooks are delivered");
-            return;
+            return None;
         }
     };
+    let concurrency = u32::try_from(config.concurrency).unwrap_or(u32::MAX >> 4);
+    let slots = Arc::new(Semaphore::new(concurrency as usize));
+    let (stop, stopping) = tokio::sync::watch::channel(false);
     let dispatcher = Arc::new(Dispatcher {
         db,
         merchants,
@@ -123,6 +157,8 @@ pub fn start(db: Db, merchants: Merchants, metrics: WebhookMetrics, config: Disp
         config,
         sender,
         owner: uuid::Uuid::new_v4().to_string(),
+        stopping,
+        slots: slots.clone(),
     });
     // A thread of its own: on the main arbiter it would share a thread with the merchants'
     // supervisors, and every delivery's HTTP work would delay the writes they serialize.
@@ -136,6 +172,11 @@ pub fn start(db: Db, merchants: Merchants, metrics: WebhookMetrics, config: Disp
         }
         actix_rt::Arbiter::current().stop();
     });
+    Some(Dispatching {
+        stop,
+        slots,
+        concurrency,
+    })
 }
 
 /// Attempts sent but not yet recorded, and how far the log has been handled.
@@ -203,7 +244,8 @@ impl Step {
 
 impl Dispatcher {
     async fn run(self: Arc<Self>) {
-        let slots = Arc::new(Semaphore::new(self.config.concurrency));
+        let slots = self.slots.clone();
+        let mut stopping = self.stopping.clone();
         let mut tick = tokio::time::interval(self.config.poll);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut counted: Option<Instant> = None;
@@ -212,6 +254,7 @@ impl Dispatcher {
         let mut claims: u64 = 0;
         loop {
             tokio::select! {
+                () = async { let _ = stopping.wait_for(|stop| *stop).await; } => return,
                 _ = tick.tick() => {}
                 _ = commits.changed() => {
                     // Woken by a commit: at most one poll per MIN_WAKE, however many commits.
@@ -290,6 +333,9 @@ impl Dispatcher {
         let mut idle_since = Instant::now();
         let mut sent = 0;
         loop {
+            if *self.stopping.borrow() {
+                return self.give_back(&endpoint, &mut batch, now_millis()).await;
+            }
             let step = match self.retries(&endpoint, &mut batch).await? {
                 Step::Nothing => {
                     self.new_events(&mut endpoint, &mut batch, &mut sent)

@@ -33,6 +33,28 @@ fn run_move(from: &str, to: &str) -> (bool, String, String) {
     )
 }
 
+/// A copy of the SQLite database of `db` (stopped), as a URL.
+fn copy_of(db: &TestDb, name: &str) -> String {
+    let from = db.url.trim_start_matches("sqlite://").to_owned();
+    let to = db.dir().join(format!("{name}.db"));
+    std::fs::copy(&from, &to).expect("a copy of the file");
+    let log = format!("{from}-wal");
+    if std::path::Path::new(&log).exists() {
+        std::fs::copy(&log, format!("{}-wal", to.display())).expect("a copy of its log");
+    }
+    format!("sqlite://{}", to.display())
+}
+
+async fn merchants_in(url: &str) -> i64 {
+    let pool = raw_pool(url).await;
+    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM merchants")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    n
+}
+
 /// Writes categories `{writer}-0..n` with an `Idempotency-Key` each, to whichever server `base`
 /// names at the time, retrying each until it is acknowledged: (key, id) of each.
 async fn write_through(
@@ -141,6 +163,9 @@ async fn merchants_move_from_the_sqlite_file_into_postgresql_without_losing_a_wr
         said.contains("did not move there from this source"),
         "{said}"
     );
+    // Two copies of the source as the move finds it, to stand for a move that stopped after
+    // the target's commit and before the source's removal.
+    let copies = ["stopped-1", "stopped-2"].map(|name| copy_of(&sqlite, name));
 
     let moving = Instant::now();
     let (moved, printed, said) = run_move(&sqlite.url, &postgres.url);
@@ -150,16 +175,24 @@ async fn merchants_move_from_the_sqlite_file_into_postgresql_without_losing_a_wr
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
-    let source = raw_pool(&sqlite.url).await;
-    let (left,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM merchants")
-        .fetch_one(&source)
-        .await
-        .unwrap();
     assert_eq!(
-        left, 0,
+        merchants_in(&sqlite.url).await,
+        0,
         "each merchant verified in the target leaves the source"
     );
     assert!(moved.iter().any(|m| m["key"] == "demo"), "{printed}");
+
+    // Run again on a source the move left whole, the merchants are verified and removed there.
+    let (finished, again, said) = run_move(&copies[0], &postgres.url);
+    assert!(finished, "{said}");
+    assert_eq!(again.lines().count(), moved.len(), "{again}");
+    assert!(
+        again
+            .lines()
+            .all(|l| l.contains("\"finishedEarlierCopy\":true")),
+        "{again}"
+    );
+    assert_eq!(merchants_in(&copies[0]).await, 0);
 
     let b = serve_with(&postgres, "info", &PROCESS_SETTINGS);
     *base.lock().unwrap() = b.url("");
@@ -182,6 +215,12 @@ async fn merchants_move_from_the_sqlite_file_into_postgresql_without_losing_a_wr
     .unwrap();
     let stored: BTreeMap<String, i64> = stored.into_iter().collect();
     assert_eq!(stored, acknowledged, "every acknowledged write, once");
+    // Once the new server wrote, a source left whole is no longer the target's copy: nothing is
+    // removed, and the command says why.
+    let (finished, _, said) = run_move(&copies[1], &postgres.url);
+    assert!(!finished);
+    assert!(said.contains("now differ"), "{said}");
+    assert_eq!(merchants_in(&copies[1]).await, moved.len() as i64);
 
     let (merchant,): (i64,) =
         sqlx::query_as("SELECT merchant_id FROM employees WHERE email = 'owner@demo.test'")
