@@ -287,19 +287,15 @@ pub(super) async fn allocator_next(
 /// cached once `tx` commits.
 async fn remove_rows(tx: &mut Tx, merchant_id: i64) -> Result<(), DbError> {
     let conn = tx.conn()?;
-    for table in BY_FAMILY {
-        sqlx::query(&format!(
-            "DELETE FROM {table} WHERE {}",
-            owner_filter(table)
-        ))
-        .bind(merchant_id)
-        .execute(&mut *conn)
-        .await?;
-    }
-    // Children before parents: the reverse of the order rows are created in.
+    // Sign-ins' children first, then children before parents: the reverse of the order rows
+    // are created in.
     let left_out = LEFT_OUT.iter().map(|(table, _)| *table);
     let tables = left_out.filter(|t| !BY_FAMILY.contains(t)).rev();
-    for table in tables.chain(TABLES.iter().rev().copied()) {
+    let all = BY_FAMILY
+        .into_iter()
+        .chain(tables)
+        .chain(TABLES.iter().rev().copied());
+    for table in all {
         sqlx::query(&format!(
             "DELETE FROM {table} WHERE {}",
             owner_filter(table)

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use super::{Db, DbError, Tx};
+use super::{Backend, Db, DbError, Tx};
 
 use crate::domain::file::{NewFile, StoredFile};
 
@@ -22,33 +22,45 @@ impl Db {
 
     /// Like [`Db::put_file`], unless the merchant's files would then hold more than `quota`
     /// bytes: `Ok(Some(held))`, what they hold now, and nothing is stored. Bytes the merchant
-    /// stored already add nothing. Two uploads at once may both pass the check: the quota
-    /// bounds a merchant's storage to within one upload per concurrent request.
+    /// stored already add nothing. The check and the insert are one transaction that no other
+    /// upload of the merchant runs beside: SQLite's one writer runs it alone, and on
+    /// PostgreSQL it holds a lock of the merchant's uploads (a transaction-scoped advisory lock
+    /// keyed by the merchant's id, the only advisory lock merchantd takes) until it commits.
+    /// So uploads at once never take a merchant past its quota together.
     pub async fn put_file_within(
         &self,
         file: &NewFile<'_>,
         now: i64,
         quota: u64,
     ) -> Result<Option<u64>, DbError> {
+        let mut tx = self.begin().await?;
+        if self.backend() == Backend::Postgres {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(file.merchant_id)
+                .execute(tx.conn()?)
+                .await?;
+        }
         let stored: Option<(i64,)> =
             sqlx::query_as("SELECT size FROM files WHERE merchant_id = $1 AND sha256 = $2")
                 .bind(file.merchant_id)
                 .bind(file.sha256)
-                .fetch_optional(self.pool())
+                .fetch_optional(tx.conn()?)
                 .await?;
         if stored.is_none() {
             let (held,): (i64,) = sqlx::query_as(
                 "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM files WHERE merchant_id = $1",
             )
             .bind(file.merchant_id)
-            .fetch_one(self.pool())
+            .fetch_one(tx.conn()?)
             .await?;
             let held = u64::try_from(held).unwrap_or(0);
             if held.saturating_add(file.data.len() as u64) > quota {
+                tx.rollback().await?;
                 return Ok(Some(held));
             }
         }
-        self.put_file(file, now).await?;
+        tx.put_file(file, now).await?;
+        tx.commit().await?;
         Ok(None)
     }
 

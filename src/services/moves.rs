@@ -142,11 +142,7 @@ pub async fn move_merchant(
             .collect();
         return Err(MoveError::Differs(tables.join(", ")));
     }
-    source
-        .remove_merchant(merchant_id)
-        .await
-        .map_err(Failure::from)?;
-    laps.lap("remove");
+    remove_from_source(source, merchant_id, &mut laps).await?;
     Ok(Moved {
         merchant_id,
         key: imported.key,
@@ -186,11 +182,7 @@ async fn finish_earlier_copy(
         .await
         .map_err(Failure::from)?
         .unwrap_or_default();
-    source
-        .remove_merchant(merchant_id)
-        .await
-        .map_err(Failure::from)?;
-    laps.lap("remove");
+    remove_from_source(source, merchant_id, &mut laps).await?;
     Ok(Moved {
         merchant_id,
         key,
@@ -200,6 +192,13 @@ async fn finish_earlier_copy(
         finished_earlier_copy: true,
         phases: laps.phases,
     })
+}
+
+/// The last step of a move: the merchant's rows leave the source.
+async fn remove_from_source(source: &Db, merchant_id: i64, laps: &mut Laps) -> Result<(), Failure> {
+    source.remove_merchant(merchant_id).await?;
+    laps.lap("remove");
+    Ok(())
 }
 
 /// Writes an export's chunks to `path`, readable by this user only. An export that stopped

@@ -108,18 +108,20 @@ struct Dispatcher {
 /// The running dispatcher, to stop it.
 pub struct Dispatching {
     stop: tokio::sync::watch::Sender<bool>,
-    slots: Arc<Semaphore>,
-    concurrency: u32,
+    /// True once every drain has ended.
+    stopped: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Dispatching {
     /// Claims no endpoint more, and waits (at most `within`) for every drain to record what it
-    /// sent and give its endpoint back. A drain still sending then is cut off: its attempt is
-    /// sent again by the next holder of the endpoint, with the same `webhook-id`.
+    /// sent and give its endpoint back. A drain still sending then is cut off with the
+    /// dispatcher's thread: its attempt is sent again by the next holder of the endpoint, with
+    /// the same `webhook-id`.
     pub async fn stop(&self, within: Duration) {
         let _ = self.stop.send(true);
-        let all = self.slots.acquire_many(self.concurrency);
-        if tokio::time::timeout(within, all).await.is_err() {
+        let mut stopped = self.stopped.clone();
+        let drained = async { stopped.wait_for(|done| *done).await.is_ok() };
+        if !tokio::time::timeout(within, drained).await.unwrap_or(false) {
             tracing::warn!("webhook deliveries still in flight at shutdown are sent again later");
         }
     }
@@ -147,9 +149,9 @@ pub fn start(
             return None;
         }
     };
-    let concurrency = u32::try_from(config.concurrency).unwrap_or(u32::MAX >> 4);
-    let slots = Arc::new(Semaphore::new(concurrency as usize));
+    let slots = Arc::new(Semaphore::new(config.concurrency));
     let (stop, stopping) = tokio::sync::watch::channel(false);
+    let (drained, stopped) = tokio::sync::watch::channel(false);
     let dispatcher = Arc::new(Dispatcher {
         db,
         merchants,
@@ -158,7 +160,7 @@ pub fn start(
         sender,
         owner: uuid::Uuid::new_v4().to_string(),
         stopping,
-        slots: slots.clone(),
+        slots,
     });
     // A thread of its own: on the main arbiter it would share a thread with the merchants'
     // supervisors, and every delivery's HTTP work would delay the writes they serialize.
@@ -170,13 +172,10 @@ pub fn start(
             () = dispatcher.run() => {}
             _ = ended => {}
         }
+        let _ = drained.send(true);
         actix_rt::Arbiter::current().stop();
     });
-    Some(Dispatching {
-        stop,
-        slots,
-        concurrency,
-    })
+    Some(Dispatching { stop, stopped })
 }
 
 /// Attempts sent but not yet recorded, and how far the log has been handled.
@@ -254,7 +253,12 @@ impl Dispatcher {
         let mut claims: u64 = 0;
         loop {
             tokio::select! {
-                () = async { let _ = stopping.wait_for(|stop| *stop).await; } => return,
+                () = async { let _ = stopping.wait_for(|stop| *stop).await; } => {
+                    // Every drain gives its permit back once it has recorded what it sent.
+                    let all = u32::try_from(self.config.concurrency).unwrap_or(u32::MAX);
+                    let _ = slots.acquire_many(all).await;
+                    return;
+                }
                 _ = tick.tick() => {}
                 _ = commits.changed() => {
                     // Woken by a commit: at most one poll per MIN_WAKE, however many commits.

@@ -64,3 +64,26 @@ backend_tests_with! {
         assert_eq!(status, StatusCode::CREATED, "{body}");
     }
 }
+
+backend_tests_with! {
+    |s| s.quota_storage_bytes = 3 * (69 + 8);
+    // Ten different files of 77 bytes sent at once against room for three: the check and the
+    // insert are one step per merchant, so exactly three are stored and the rest refused
+    // (before, each upload read what the merchant held on its own and several could pass).
+    async fn uploads_at_once_never_pass_the_storage_quota_together(app) {
+        let token = app.owner_token().await;
+        let files: Vec<Vec<u8>> = (0..10).map(|i| [PNG, format!("{i:08}").as_bytes()].concat()).collect();
+        let answers = futures_util::future::join_all(
+            files.iter().map(|bytes| upload(&app, &token, "dot.png", "image/png", bytes)),
+        )
+        .await;
+        let created = answers.iter().filter(|(status, _)| *status == StatusCode::CREATED).count();
+        for (status, body) in &answers {
+            assert!(matches!(*status, StatusCode::CREATED | StatusCode::FORBIDDEN), "{status} {body}");
+        }
+        assert_eq!(created, 3, "{answers:?}");
+        let (held,): (i64,) = sqlx::query_as("SELECT CAST(SUM(size) AS BIGINT) FROM files")
+            .fetch_one(&app.sql).await.unwrap();
+        assert_eq!(held, 3 * (69 + 8));
+    }
+}
