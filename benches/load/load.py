@@ -737,7 +737,9 @@ class Bench:
         if self.want("mix") and read:
             self.scenario_mix(read, d)
         if self.want("multi") and read:
+            self.perf_start("multi", d)
             res = self.wrk.run("/product", 64, d, script="products.lua", args=(self.f_multi, 10, "-"))
+            self.perf_wait()
             res["ratio"] = ratio(res["rps"])
             res["vs_one"] = res["rps"] / read["rps"] if read["rps"] else None
             self.record("multi", res)

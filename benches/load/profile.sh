@@ -57,6 +57,7 @@ for scenario in ${scenarios//,/ }; do
         mix) title="merchantd $name: 90 % GET /product (10 ids) + 10 % PUT /category" ;;
         refresh) title="merchantd $name: POST /oauth/token grant_type=refresh_token, 64 connections" ;;
         basket) title="merchantd $name: basket + payment + completion, 64 connections" ;;
+        multi) title="merchantd $name: GET /product, 10 random productIds of a random merchant, 64 connections" ;;
         *) title="merchantd $name: $scenario" ;;
     esac
     inferno-flamegraph --minwidth 0.5 --title "$title" < "$work/$scenario.folded" > "$here/profiles/$name-$scenario.svg"

@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -192,9 +192,10 @@ impl TokenActors {
             // still cached stays good (its expiry is checked by the caller).
             return match self.store.access_token(hash).await {
                 Ok(found) => Ok(found.map(Arc::new)),
+                // Only what was read within CACHED_FOR: nothing can be heard meanwhile.
                 Err(e) if e.is_unavailable() => match self.access.cache.get(hash).await {
-                    Some(cached) => Ok(cached),
-                    None => Err(e.into()),
+                    Some((read, cached)) if read.elapsed() < CACHED_FOR => Ok(cached),
+                    _ => Err(e.into()),
                 },
                 Err(e) => Err(e.into()),
             };
@@ -336,14 +337,24 @@ impl TokenActors {
     }
 }
 
-/// How long another process's revocation (or secret change) may take to be seen here.
+/// How long another process's secret change may take to be seen here.
 const CACHED_FOR: Duration = Duration::from_secs(30);
 
-/// Access tokens by hash, in front of the database. Entries live briefly so a revocation made
-/// by another process is seen within that bound; revocations in this process evict at once.
+/// How long an access token's record is kept. Every change that ends or narrows a token
+/// (revocation, an employee's or application's change, a suspension, a deletion) evicts it in
+/// this process at once and reaches the others by their announcements; a process that cannot
+/// hear those does not use this cache (see [`TokenActors::access_token`]). So the bound only
+/// limits what a change made outside merchantd (SQL by hand) leaves cached. At 30 s, a replica
+/// serving 10,000 merchants' tokens looked up 10,000 of them every 30 s again: 10 % of its
+/// samples in `find_access_token` (docs/performance.md, "Ten thousand merchants").
+const TOKEN_CACHED_FOR: Duration = Duration::from_secs(300);
+
+/// Access tokens by hash, in front of the database, for [`TOKEN_CACHED_FOR`]; revocations in
+/// this process evict at once, other processes' by their announcements.
 #[derive(Clone)]
 struct AccessTokenCache {
-    cache: moka::future::Cache<String, Option<Arc<AccessTokenRecord>>>,
+    /// When each record was read, and the record.
+    cache: moka::future::Cache<String, (Instant, Option<Arc<AccessTokenRecord>>)>,
     /// Counts evictions, so a look-up that raced one does not cache what it read before it.
     evictions: Arc<AtomicU64>,
     hits: prometheus::IntCounter,
@@ -355,7 +366,7 @@ impl AccessTokenCache {
         Self {
             cache: moka::future::Cache::builder()
                 .max_capacity(100_000)
-                .time_to_live(CACHED_FOR)
+                .time_to_live(TOKEN_CACHED_FOR)
                 .build(),
             evictions: Arc::default(),
             hits: metrics
@@ -372,7 +383,7 @@ impl AccessTokenCache {
         store: &dyn TokenStore,
         hash: &str,
     ) -> Result<Option<Arc<AccessTokenRecord>>, Failure> {
-        if let Some(hit) = self.cache.get(hash).await {
+        if let Some((_, hit)) = self.cache.get(hash).await {
             self.hits.inc();
             return Ok(hit);
         }
@@ -380,7 +391,8 @@ impl AccessTokenCache {
         let evictions = self.evictions.load(Ordering::SeqCst);
         let found = store.access_token(hash).await?.map(Arc::new);
         if self.evictions.load(Ordering::SeqCst) == evictions {
-            self.cache.insert(hash.to_owned(), found.clone()).await;
+            let entry = (Instant::now(), found.clone());
+            self.cache.insert(hash.to_owned(), entry).await;
             // An eviction that came between the check and the insert may concern what was
             // just inserted: take it out again.
             if self.evictions.load(Ordering::SeqCst) != evictions {
