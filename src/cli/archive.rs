@@ -12,7 +12,7 @@ use crate::config::Settings;
 use crate::db::Db;
 use crate::metrics::Metrics;
 use crate::services::archive::ImportRefused;
-use crate::services::moves::move_merchant;
+use crate::services::moves::Mover;
 use crate::services::operator::Operator;
 
 pub async fn export(settings: &Settings, key: &str, out: Option<&Path>) -> anyhow::Result<()> {
@@ -92,15 +92,22 @@ pub async fn move_merchants(settings: &Settings, keys: &[String], to: &str) -> a
         }
     };
     let scratch = std::env::temp_dir();
+    let mut mover = Mover::begin(&source, &target, &scratch)
+        .await
+        .map_err(|e| anyhow::anyhow!("nothing moved: {e}"))?;
     let (mut merchants, mut rows) = (0u64, 0u64);
     let started = std::time::Instant::now();
     for id in ids {
-        let moved = move_merchant(&source, &target, id, &scratch).await;
-        let moved = moved.map_err(|e| {
+        let moved = mover.move_merchant(id).await.map_err(|e| {
             anyhow::anyhow!("merchant {id} not moved ({merchants} moved before it): {e}")
         })?;
         merchants += 1;
         rows += moved.rows;
+        let phases: serde_json::Map<String, serde_json::Value> = moved
+            .phases
+            .iter()
+            .map(|(step, ms)| (step.to_string(), serde_json::json!(ms)))
+            .collect();
         let printed = serde_json::json!({
             "id": moved.merchant_id,
             "key": moved.key,
@@ -108,7 +115,7 @@ pub async fn move_merchants(settings: &Settings, keys: &[String], to: &str) -> a
             "rows": moved.rows,
             "milliseconds": moved.millis,
             "finishedEarlierCopy": moved.finished_earlier_copy,
-            "phaseMilliseconds": moved.phases.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect::<serde_json::Map<_, _>>(),
+            "phaseMilliseconds": phases,
         });
         println!("{printed}");
     }

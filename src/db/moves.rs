@@ -42,9 +42,14 @@ impl Db {
     }
 
     /// Whether this database can take merchants of the database `source` with their ids: every
-    /// merchant here came from `source` by a move, and no id was handed out here since (a
-    /// server on this database may have made some). Ids of the two would otherwise meet.
-    pub async fn check_move_target(&self, source: &str) -> Result<(), ImportError> {
+    /// merchant here came from `source` by a move (this reads every merchant here), and, as
+    /// [`Db::check_no_ids_since`] tells each time, no id was handed out here since (a server on
+    /// this database may have made some). Ids of the two would otherwise meet. The last id
+    /// moves from `source` brought, and why the merchants here refuse a move if they do.
+    pub async fn check_move_target(
+        &self,
+        source: &str,
+    ) -> Result<(i64, Option<ImportError>), DbError> {
         let (others,): (i64,) = sqlx::query_as(
             "SELECT COUNT(*) FROM merchants m WHERE NOT EXISTS \
              (SELECT 1 FROM merchants_moved_in v WHERE v.merchant_id = m.id AND v.source = $1)",
@@ -52,20 +57,24 @@ impl Db {
         .bind(source)
         .fetch_one(self.pool())
         .await?;
-        if others > 0 {
-            return Err(ImportError::Conflict(format!(
+        let refused = (others > 0).then(|| {
+            ImportError::Conflict(format!(
                 "the target holds {others} merchant(s) that did not move there from this source; \
                  a move keeps every id, so it goes into an empty database or one that only moves \
                  from this source have filled"
-            )));
-        }
+            ))
+        });
         let (through,): (Option<i64>,) =
             sqlx::query_as("SELECT MAX(ids_through) FROM merchants_moved_in WHERE source = $1")
                 .bind(source)
                 .fetch_one(self.pool())
                 .await?;
+        Ok((through.unwrap_or(0), refused))
+    }
+
+    /// Refuses when this database handed out ids past `through`, the last one moves brought.
+    pub async fn check_no_ids_since(&self, through: i64) -> Result<(), ImportError> {
         let handed_out = self.ids_handed_out().await?;
-        let through = through.unwrap_or(0);
         if handed_out > through {
             return Err(ImportError::Conflict(format!(
                 "the target has handed out ids of its own (up to {handed_out}, past the {through} \

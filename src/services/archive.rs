@@ -73,11 +73,7 @@ impl Operator {
 
     /// Imports the archive in the file at `path`: every row or none.
     pub async fn import(&self, path: &Path) -> Result<Result<Imported, ImportRefused>, Failure> {
-        match self.import_file(path, None, None).await {
-            Ok(imported) => Ok(Ok(imported)),
-            Err(Stop::Refused(refused)) => Ok(Err(refused)),
-            Err(Stop::Failed(failure)) => Err(failure),
-        }
+        Stop::answer(self.import_file(path, None, None).await)
     }
 
     /// Imports the archive at `path`, a move's when `moving` (the source's credentials come
@@ -88,11 +84,7 @@ impl Operator {
         moving: MoveFrom,
         digest: &mut Digest,
     ) -> Result<Result<Imported, ImportRefused>, Failure> {
-        match self.import_file(path, Some(moving), Some(digest)).await {
-            Ok(imported) => Ok(Ok(imported)),
-            Err(Stop::Refused(refused)) => Ok(Err(refused)),
-            Err(Stop::Failed(failure)) => Err(failure),
-        }
+        Stop::answer(self.import_file(path, Some(moving), Some(digest)).await)
     }
 
     async fn import_file(
@@ -138,6 +130,17 @@ impl Operator {
 enum Stop {
     Refused(ImportRefused),
     Failed(Failure),
+}
+
+impl Stop {
+    /// An import's outcome as its callers take it: refused (nothing stored) or failed.
+    fn answer(outcome: Result<Imported, Stop>) -> Result<Result<Imported, ImportRefused>, Failure> {
+        match outcome {
+            Ok(imported) => Ok(Ok(imported)),
+            Err(Stop::Refused(refused)) => Ok(Err(refused)),
+            Err(Stop::Failed(failure)) => Err(failure),
+        }
+    }
 }
 
 impl From<Failure> for Stop {

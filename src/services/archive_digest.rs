@@ -45,7 +45,10 @@ impl Digest {
                     .collect();
                 let text = serde_json::to_vec(&sorted).map_err(|e| e.to_string())?;
                 let hash = crate::crypto::sha256(&text);
-                let entry = self.tables.entry(table.clone()).or_default();
+                // The table line made its entry.
+                let Some(entry) = self.tables.get_mut(table) else {
+                    return Err(format!("{table}: rows without their table"));
+                };
                 entry.rows += 1;
                 for (part, word) in entry.sum.iter_mut().zip(hash.chunks_exact(8)) {
                     let mut bytes = [0u8; 8];

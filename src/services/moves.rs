@@ -12,8 +12,8 @@ use tokio::sync::mpsc;
 use super::archive::ImportRefused;
 use super::archive_digest::Digest;
 use super::operator::Operator;
-use crate::db::archive::MoveFrom;
-use crate::db::Db;
+use crate::db::archive::{ImportError, MoveFrom};
+use crate::db::{Db, DbError};
 use crate::domain::archive::Line;
 use crate::domain::Failure;
 
@@ -67,6 +67,21 @@ pub enum MoveError {
     Failed(#[from] Failure),
 }
 
+impl From<DbError> for MoveError {
+    fn from(error: DbError) -> Self {
+        MoveError::Failed(error.into())
+    }
+}
+
+impl From<ImportError> for MoveError {
+    fn from(error: ImportError) -> Self {
+        match error {
+            ImportError::Db(error) => error.into(),
+            refused => MoveError::Refused(refused.to_string()),
+        }
+    }
+}
+
 /// The archive between its export and its import, removed when dropped: it holds the
 /// merchant's data and its tokens' digests, so only this user may read it.
 struct Scratch(PathBuf);
@@ -77,81 +92,107 @@ impl Drop for Scratch {
     }
 }
 
-/// Moves merchant `merchant_id` from `source` to `target` (both migrated); `scratch` is a
-/// folder for its archive in between.
-pub async fn move_merchant(
-    source: &Db,
-    target: &Db,
-    merchant_id: i64,
-    scratch: &Path,
-) -> Result<Moved, MoveError> {
-    let started = Instant::now();
-    let identity = source.identity().await.map_err(Failure::from)?;
-    if target
-        .moved_in_from(merchant_id)
-        .await
-        .map_err(Failure::from)?
-        == Some(identity.clone())
-        && target
-            .merchant(merchant_id)
-            .await
-            .map_err(Failure::from)?
-            .is_some()
-    {
-        return finish_earlier_copy(source, target, merchant_id, started).await;
-    }
-    target
-        .check_move_target(&identity)
-        .await
-        .map_err(|e| MoveError::Refused(e.to_string()))?;
-    let ids_through = source.ids_handed_out().await.map_err(Failure::from)?;
-    let mut laps = Laps::start();
-    let file = Scratch(scratch.join(format!("merchantd-move-{}.ndjson", uuid::Uuid::new_v4())));
-    let exported = Operator::new(source.clone())
-        .export_with(merchant_id, true)
-        .await?
-        .ok_or_else(|| MoveError::Refused(format!("no merchant has the id {merchant_id}")))?;
-    save(exported, &file.0).await?;
-    laps.lap("export");
+/// One run of moves from `source` to `target` (both migrated).
+pub struct Mover<'a> {
+    source: &'a Db,
+    target: &'a Db,
+    /// A folder for each merchant's archive between its export and its import.
+    scratch: &'a Path,
+    /// The source's identity, as the target records it.
+    identity: String,
+    /// The last id the target may have handed out: what moves from the source brought.
+    through: i64,
+    /// Why the target takes no new copy from the source, if it does not (merchants of its own).
+    refused: Option<String>,
+}
 
-    let mut sent = Digest::default();
-    let moving = MoveFrom {
-        source: identity,
-        ids_through,
-    };
-    let imported = Operator::new(target.clone())
-        .import_moving(&file.0, moving, &mut sent)
-        .await?
-        .map_err(|refused| match refused {
-            ImportRefused::Invalid(why) | ImportRefused::Conflict(why) => MoveError::Refused(why),
-        })?;
-    drop(file);
-    laps.lap("import");
-
-    let landed = digest_of(target, merchant_id).await?;
-    let differences = sent.differences(&landed);
-    laps.lap("verify");
-    if !differences.is_empty() {
-        target
-            .remove_merchant(merchant_id)
-            .await
-            .map_err(Failure::from)?;
-        let tables: Vec<String> = differences
-            .iter()
-            .map(|(table, sent, landed)| format!("{table} ({sent} rows sent, {landed} stored)"))
-            .collect();
-        return Err(MoveError::Differs(tables.join(", ")));
+impl<'a> Mover<'a> {
+    /// Reads once whether `target` can take the source's merchants with their ids
+    /// ([`Db::check_move_target`], which reads every merchant of the target); each new copy
+    /// then checks only that no id was handed out there since.
+    pub async fn begin(
+        source: &'a Db,
+        target: &'a Db,
+        scratch: &'a Path,
+    ) -> Result<Mover<'a>, MoveError> {
+        let identity = source.identity().await?;
+        let (through, refused) = target.check_move_target(&identity).await?;
+        Ok(Self {
+            source,
+            target,
+            scratch,
+            identity,
+            through,
+            refused: refused.map(|why| why.to_string()),
+        })
     }
-    remove_from_source(source, merchant_id, &mut laps).await?;
-    Ok(Moved {
-        merchant_id,
-        key: imported.key,
-        tables: imported.totals.tables,
-        rows: imported.totals.rows,
-        millis: started.elapsed().as_millis(),
-        finished_earlier_copy: false,
-        phases: laps.phases,
-    })
+
+    /// Moves merchant `merchant_id`.
+    pub async fn move_merchant(&mut self, merchant_id: i64) -> Result<Moved, MoveError> {
+        let (source, target) = (self.source, self.target);
+        let started = Instant::now();
+        let earlier = target.moved_in_from(merchant_id).await?;
+        if earlier.as_ref() == Some(&self.identity) && target.merchant(merchant_id).await?.is_some()
+        {
+            return finish_earlier_copy(source, target, merchant_id, started).await;
+        }
+        if let Some(why) = &self.refused {
+            return Err(MoveError::Refused(why.clone()));
+        }
+        target.check_no_ids_since(self.through).await?;
+        let ids_through = source.ids_handed_out().await?;
+        let mut laps = Laps::start();
+        let file = Scratch(
+            self.scratch
+                .join(format!("merchantd-move-{}.ndjson", uuid::Uuid::new_v4())),
+        );
+        let exported = Operator::new(source.clone())
+            .export_with(merchant_id, true)
+            .await?
+            .ok_or_else(|| MoveError::Refused(format!("no merchant has the id {merchant_id}")))?;
+        save(exported, &file.0).await?;
+        laps.lap("export");
+
+        let mut sent = Digest::default();
+        let moving = MoveFrom {
+            source: self.identity.clone(),
+            ids_through,
+        };
+        let imported = Operator::new(target.clone())
+            .import_moving(&file.0, moving, &mut sent)
+            .await?
+            .map_err(|refused| match refused {
+                ImportRefused::Invalid(why) | ImportRefused::Conflict(why) => {
+                    MoveError::Refused(why)
+                }
+            })?;
+        drop(file);
+        // The import moved the target's allocator past every id the source handed out.
+        self.through = self.through.max(ids_through);
+        laps.lap("import");
+
+        let landed = digest_of(target, merchant_id).await?;
+        let differences = sent.differences(&landed);
+        laps.lap("verify");
+        if !differences.is_empty() {
+            target.remove_merchant(merchant_id).await?;
+            let tables: Vec<String> = differences
+                .iter()
+                .map(|(table, sent, landed)| format!("{table} ({sent} rows sent, {landed} stored)"))
+                .collect();
+            return Err(MoveError::Differs(tables.join(", ")));
+        }
+        remove_from_source(source, merchant_id, &mut laps).await?;
+        Ok(Moved {
+            merchant_id,
+            key: imported.key,
+            tables: imported.totals.tables,
+            rows: imported.totals.rows,
+            millis: started.elapsed().as_millis(),
+            finished_earlier_copy: false,
+            phases: laps.phases,
+        })
+    }
 }
 
 /// A merchant an earlier run committed in the target and did not remove from the source (it
@@ -177,11 +218,7 @@ async fn finish_earlier_copy(
             tables.join(", ")
         )));
     }
-    let key = source
-        .merchant_key(merchant_id)
-        .await
-        .map_err(Failure::from)?
-        .unwrap_or_default();
+    let key = source.merchant_key(merchant_id).await?.unwrap_or_default();
     remove_from_source(source, merchant_id, &mut laps).await?;
     Ok(Moved {
         merchant_id,
@@ -227,6 +264,7 @@ async fn digest_of(db: &Db, merchant_id: i64) -> Result<Digest, MoveError> {
     let mut digest = Digest::default();
     let mut pending = Vec::new();
     let mut header = true;
+    let mut ended = false;
     while let Some(chunk) = chunks.recv().await {
         pending.extend_from_slice(&chunk);
         let Some(last) = pending.iter().rposition(|b| *b == b'\n') else {
@@ -239,9 +277,17 @@ async fn digest_of(db: &Db, merchant_id: i64) -> Result<Digest, MoveError> {
             let text = std::str::from_utf8(raw)
                 .map_err(|e| Failure::internal(format!("an export line is not UTF-8: {e}")))?;
             let line = Line::parse(text).map_err(Failure::internal)?;
+            ended = matches!(line, Line::End(_));
             digest.line(&line).map_err(Failure::internal)?;
         }
         pending.drain(..=last);
+    }
+    // A read that failed midway is no verdict on the copy (see the log for why).
+    if !ended {
+        return Err(Failure::internal(format!(
+            "reading merchant {merchant_id} back stopped before its end"
+        ))
+        .into());
     }
     Ok(digest)
 }
