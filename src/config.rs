@@ -19,6 +19,9 @@ pub enum LogFormat {
 pub struct Settings {
     pub bind: String,
     pub database_url: String,
+    /// Further PostgreSQL databases holding merchants, as `name=url` pairs separated by
+    /// commas (docs/operations.md, "Pods"); empty: the home database holds every merchant.
+    pub pods: String,
     /// Connections this process opens to PostgreSQL at most (SQLite keeps its own few).
     pub database_max_connections: u32,
     /// SQLite: pages (4 KiB) of write-ahead log past which the writer makes the log start
@@ -123,6 +126,7 @@ impl Default for Settings {
         Self {
             bind: "127.0.0.1:8080".into(),
             database_url: "sqlite://data/merchantd.db".into(),
+            pods: String::new(),
             database_max_connections: 20,
             sqlite_log_restart_pages: 16_384,
             tenants: PathBuf::from("tenants"),
@@ -177,9 +181,10 @@ impl Default for Settings {
 }
 
 /// Keys whose environment value is read as a string even when it looks like a number.
-const STRING_KEYS: [&str; 10] = [
+const STRING_KEYS: [&str; 11] = [
     "bind",
     "database_url",
+    "pods",
     "tenants",
     "public_base_url",
     "public_auth_url",

@@ -7,9 +7,11 @@ use std::time::Duration;
 use actix_web::{web, HttpServer};
 use anyhow::Context;
 
+use crate::actors::pod_storage::PodStorage;
 use crate::actors::registry::RegistryConfig;
 use crate::actors::{replicas, Merchants, TokenActors};
 use crate::config::Settings;
+use crate::db::pods::{Pod, Pods};
 use crate::db::{Db, PoolSettings, ServingLock};
 use crate::http::oauth::OAuth;
 use crate::http::{self, AppState};
@@ -35,7 +37,8 @@ pub struct Application {
     /// Ended first when the server stops (see `run_until_stopped`).
     streams: Arc<http::events::OpenStreams>,
     /// Stopped once requests are answered, before the database closes.
-    webhooks: Option<crate::webhooks::Dispatching>,
+    webhooks: Vec<crate::webhooks::Dispatching>,
+    pods: Pods,
     shutdown_timeout: Duration,
     /// SQLite: this process alone serves the file, for as long as it runs.
     _serving: Option<ServingLock>,
@@ -68,20 +71,23 @@ impl Application {
             .optimize()
             .await
             .context("gathering planner statistics")?;
+        let pods = open_pods(&settings, database.clone(), &metrics, pool).await?;
         let files = tenants::manifests_in(&settings.tenants)?;
-        let applied = tenants::apply_files(&database, &files, settings.pbkdf2_iterations).await?;
+        let applied =
+            tenants::apply_files_placed(&pods, &files, settings.pbkdf2_iterations).await?;
         for t in &applied {
             tracing::info!(file = %t.file, merchant = %t.key, merchant_id = t.id, "tenant applied");
         }
 
         let settings = Arc::new(settings);
-        let tokens = TokenActors::start(Arc::new(database.clone()), TOKEN_SHARDS, &metrics);
+        let storage = PodStorage::new(pods.clone());
+        let tokens = TokenActors::start(Arc::new(storage.clone()), TOKEN_SHARDS, &metrics);
         let state = web::Data::new(AppState {
             settings: settings.clone(),
             metrics: metrics.clone(),
             tokens: tokens.clone(),
             oauth: OAuth::new(),
-            services: Services::new(database.clone()),
+            services: Services::new(pods.clone()),
             limits: Arc::new(http::rate::ApiLimits::new(
                 http::rate::Limit {
                     per_second: settings.api_requests_per_second_per_token,
@@ -95,7 +101,7 @@ impl Application {
             )),
             streams: Default::default(),
             merchants: Merchants::start(
-                std::sync::Arc::new(database.clone()),
+                std::sync::Arc::new(storage),
                 metrics.clone(),
                 RegistryConfig {
                     idle: Duration::from_secs(settings.merchant_idle_secs),
@@ -111,16 +117,13 @@ impl Application {
                 },
             ),
         });
-        listen_for_replicas(&settings, &database, &state, &metrics).await;
-        let webhooks = crate::webhooks::start(
-            database.clone(),
-            state.merchants.clone(),
-            metrics.webhooks.clone(),
-            crate::webhooks::DispatcherConfig::from_settings(&settings),
-        );
+        for pod in pods.all() {
+            listen_for_replicas(&settings, &pod.db, &pods, &state, &metrics).await;
+        }
+        let webhooks = start_webhooks(&settings, &pods, &state, &metrics);
         spawn_maintenance(
             tokens.clone(),
-            database.clone(),
+            pods.clone(),
             state.limits.clone(),
             settings.event_retention_days,
         );
@@ -144,6 +147,7 @@ impl Application {
             metrics_server,
             streams: state.streams.clone(),
             webhooks,
+            pods,
             shutdown_timeout: Duration::from_secs(settings.shutdown_timeout_secs),
             _serving: serving,
         })
@@ -196,10 +200,12 @@ impl Application {
             h.stop(true).await;
         }
         // Deliveries sent but not yet recorded would be sent again by the next process.
-        if let Some(webhooks) = &self.webhooks {
+        for webhooks in &self.webhooks {
             webhooks.stop(self.shutdown_timeout).await;
         }
-        self.db.close().await;
+        for pod in self.pods.all() {
+            pod.db.close().await;
+        }
         tracing::info!("server stopped");
         Ok(result?)
     }
@@ -289,9 +295,52 @@ fn serve_metrics(
     Ok((Some(port), Some(server.listen(listener)?.run())))
 }
 
+/// A webhook dispatcher per pod.
+fn start_webhooks(
+    settings: &Settings,
+    pods: &Pods,
+    state: &AppState,
+    metrics: &Metrics,
+) -> Vec<crate::webhooks::Dispatching> {
+    pods.all()
+        .iter()
+        .filter_map(|pod| {
+            crate::webhooks::start(
+                pod.db.clone(),
+                state.merchants.clone(),
+                metrics.webhooks.clone(),
+                crate::webhooks::DispatcherConfig::from_settings(settings),
+            )
+        })
+        .collect()
+}
+
+/// The home database and the pods the settings list, each connected and migrated.
+async fn open_pods(
+    settings: &Settings,
+    home: Db,
+    metrics: &Metrics,
+    pool: PoolSettings,
+) -> anyhow::Result<Pods> {
+    let mut others = Vec::new();
+    for (name, url) in crate::db::pods::parse_pods(&settings.pods)? {
+        let db = Db::connect_with(&url, metrics.clone(), pool)
+            .await
+            .with_context(|| format!("connecting to pod {name}"))?;
+        others.push(Pod { name, db });
+    }
+    Pods::open(home, others).await.context("opening the pods")
+}
+
 /// On PostgreSQL, hears the other replicas' writes; the server starts serving once it does (or
 /// after a few seconds without: it then reports not ready until it can).
-async fn listen_for_replicas(settings: &Settings, db: &Db, state: &AppState, metrics: &Metrics) {
+async fn listen_for_replicas(
+    settings: &Settings,
+    db: &Db,
+    pods: &Pods,
+    state: &AppState,
+    metrics: &Metrics,
+) {
     let retry = match settings.test_listen_retry_ms {
         ms if settings.test_hooks && ms > 0 => Duration::from_millis(ms),
         _ => replicas::FIRST_RETRY,
@@ -301,6 +350,7 @@ async fn listen_for_replicas(settings: &Settings, db: &Db, state: &AppState, met
     };
     replicas::listen(
         feed,
+        pods.clone(),
         state.merchants.clone(),
         state.tokens.clone(),
         metrics.clone(),
@@ -354,7 +404,7 @@ fn spawn_merchant_purge(
 /// planner statistics are brought up to date with the data.
 fn spawn_maintenance(
     tokens: TokenActors,
-    db: Db,
+    pods: Pods,
     limits: Arc<http::rate::ApiLimits>,
     event_retention_days: u64,
 ) {
@@ -369,31 +419,39 @@ fn spawn_maintenance(
                 Err(e) => tracing::warn!(error = %e, "OAuth purge failed"),
             }
             limits.prune();
-            match db.prune_idempotency_keys(crate::domain::now_millis()).await {
-                Ok(n) if n > 0 => tracing::debug!(removed = n, "expired idempotency keys pruned"),
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "pruning idempotency keys failed"),
-            }
-            let kept_from = crate::domain::now_millis()
-                - i64::try_from(event_retention_days).unwrap_or(3650) * 24 * 3600 * 1000;
-            match db.prune_events(kept_from).await {
-                Ok(n) if n > 0 => tracing::info!(removed = n, "events past their retention pruned"),
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "pruning events failed"),
-            }
-            match db.prune_webhook_deliveries(kept_from).await {
-                Ok(n) if n > 0 => tracing::info!(
-                    removed = n,
-                    "finished webhook deliveries past their retention pruned"
-                ),
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "pruning webhook deliveries failed"),
-            }
-            if round % 6 == 5 {
-                if let Err(e) = db.optimize().await {
-                    tracing::warn!(error = %e, "gathering planner statistics failed");
-                }
+            for pod in pods.all() {
+                prune(&pod.db, event_retention_days, round).await;
             }
         }
     });
+}
+
+/// Drops what the pod keeps past its time: idempotency keys, events and finished deliveries
+/// past their retention; every hour, SQLite's planner statistics.
+async fn prune(db: &Db, event_retention_days: u64, round: u64) {
+    match db.prune_idempotency_keys(crate::domain::now_millis()).await {
+        Ok(n) if n > 0 => tracing::debug!(removed = n, "expired idempotency keys pruned"),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "pruning idempotency keys failed"),
+    }
+    let kept_from = crate::domain::now_millis()
+        - i64::try_from(event_retention_days).unwrap_or(3650) * 24 * 3600 * 1000;
+    match db.prune_events(kept_from).await {
+        Ok(n) if n > 0 => tracing::info!(removed = n, "events past their retention pruned"),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "pruning events failed"),
+    }
+    match db.prune_webhook_deliveries(kept_from).await {
+        Ok(n) if n > 0 => tracing::info!(
+            removed = n,
+            "finished webhook deliveries past their retention pruned"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "pruning webhook deliveries failed"),
+    }
+    if round % 6 == 5 {
+        if let Err(e) = db.optimize().await {
+            tracing::warn!(error = %e, "gathering planner statistics failed");
+        }
+    }
 }

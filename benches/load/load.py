@@ -318,8 +318,9 @@ def free_port():
 class Database:
     """A fresh SQLite file in the work dir, or a fresh database on a PostgreSQL server."""
 
-    def __init__(self, workdir, postgres_url=None):
+    def __init__(self, workdir, postgres_url=None, pods=1):
         self.postgres_url = postgres_url
+        self.pods = []  # (name, database, url) of the pods beside the home database
         if postgres_url:
             if not shutil.which("psql"):
                 sys.exit("--postgres needs psql (apt-get install postgresql-client)")
@@ -328,6 +329,12 @@ class Database:
             u = urllib.parse.urlparse(postgres_url)
             self.url = urllib.parse.urlunparse(u._replace(path="/" + self.name))
             self.backend = "postgres"
+            for k in range(1, pods):
+                name = f"{self.name}_pod{k}"
+                self.psql(f'CREATE DATABASE "{name}"')
+                self.pods.append((f"p{k}", name, urllib.parse.urlunparse(u._replace(path="/" + name))))
+        elif pods > 1:
+            sys.exit("--pods needs --postgres")
         else:
             self.url = f"sqlite://{os.path.join(workdir, 'bench.db')}"
             self.backend = "sqlite"
@@ -336,12 +343,17 @@ class Database:
         subprocess.run(["psql", url or self.postgres_url, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql],
                        check=True, stdout=subprocess.DEVNULL)
 
+    def pods_setting(self):
+        """`pods` as merchantd reads it."""
+        return ",".join(f"{name}={url}" for name, _, url in self.pods)
+
     def drop(self):
         if self.postgres_url:
-            try:
-                self.psql(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
-            except subprocess.CalledProcessError:
-                log(f"could not drop database {self.name}; drop it by hand")
+            for name in [self.name] + [db for _, db, _ in self.pods]:
+                try:
+                    self.psql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                except subprocess.CalledProcessError:
+                    log(f"could not drop database {name}; drop it by hand")
 
 
 class Server:
@@ -514,6 +526,7 @@ class Bench:
                 "# written by benches/load/load.py",
                 f'bind = "127.0.0.1:{port or self.port}"',
                 f'database_url = "{self.db.url}"',
+                f'pods = "{self.db.pods_setting()}"',
                 f'tenants = "{serve_tenants}"',
                 'log_level = "warn"',
                 "workers = 1",
@@ -531,7 +544,7 @@ class Bench:
         return path
 
     def prepare(self):
-        self.db = Database(self.workdir, self.args.postgres)
+        self.db = Database(self.workdir, self.args.postgres, self.args.pods)
         self.main = Merchant("main")
         self.writer = Merchant("writes")
         self.shop = Merchant("shop", ("sale",))
@@ -1595,6 +1608,9 @@ def main():
     ap.add_argument("--history-budget-min", type=float, default=45,
                     help="stop the ladder when seeding the next step would take longer (default 45)")
     ap.add_argument("--report-sales", type=int, help="completed sales of scenario j (default 1000000)")
+    ap.add_argument("--pods", type=int, default=1,
+                    help="PostgreSQL databases holding the merchants (with --postgres): the home one and "
+                         "pods-1 more; `merchantd tenant apply` spreads the merchants over them")
     ap.add_argument("--merchants", type=int, help="merchants of scenario c (default 1000, quick 100)")
     ap.add_argument("--idle-secs", type=int, help="merchant_idle_secs of scenario f (default 30, quick 8)")
     ap.add_argument("--out", default=os.path.join(REPO, "target", "load"), help="where results-*.json go")
@@ -1635,7 +1651,7 @@ def main():
     out = os.path.join(args.out, f"results-{stamp}.json")
     with open(out, "w") as f:
         json.dump({"command": command, "started": started.isoformat(), "elapsed_s": bench.elapsed,
-                   "binary": args.binary, "backend": bench.db.backend, "machine": machine(),
+                   "binary": args.binary, "backend": bench.db.backend, "pods": args.pods, "machine": machine(),
                    "params": bench.p, "only": sorted(bench.only), "pbkdf2_iterations": PBKDF2_ITERATIONS, "notes": bench.notes,
                    "table": [dict(zip(("num", "measure", "median", "ratio", "target", "met"), r)) for r in rows],
                    "results": bench.results}, f, indent=1, default=str)

@@ -5,6 +5,7 @@ pub mod catalogue;
 pub mod lifetime;
 pub mod memory;
 pub mod merchant;
+pub mod pod_storage;
 pub mod ports;
 pub mod registry;
 pub mod render;

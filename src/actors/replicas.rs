@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use super::{Merchants, TokenActors};
+use crate::db::pods::Pods;
 use crate::db::{Announcement, Replicas};
 use crate::metrics::Metrics;
 
@@ -27,6 +28,7 @@ const LAST_RETRY: Duration = Duration::from_secs(5);
 /// the runtime it was made in, so it must never be dropped by a runtime that is going away.
 pub fn listen(
     replicas: Replicas,
+    pods: Pods,
     merchants: Merchants,
     tokens: TokenActors,
     metrics: Metrics,
@@ -48,7 +50,7 @@ pub fn listen(
             };
             runtime.block_on(async move {
                 tokio::select! {
-                    _ = run(replicas, merchants, tokens, metrics, first_retry) => {}
+                    _ = run(replicas, pods, merchants, tokens, metrics, first_retry) => {}
                     _ = stop => {}
                 }
             });
@@ -60,6 +62,7 @@ pub fn listen(
 
 async fn run(
     replicas: Replicas,
+    pods: Pods,
     merchants: Merchants,
     tokens: TokenActors,
     metrics: Metrics,
@@ -72,6 +75,7 @@ async fn run(
             Ok(mut listener) => {
                 // Whatever was cached before now may have missed announcements.
                 forget_everything(&merchants, &tokens);
+                pods.forget_all();
                 listener.go_live();
                 metrics.replica_listens.inc();
                 metrics.replica_listening.set(1);
@@ -79,6 +83,7 @@ async fn run(
                 retry = first_retry;
                 let lost = loop {
                     match listener.next().await {
+                        Ok(Announcement::MerchantPlaced(merchant_id)) => pods.forget(merchant_id),
                         Ok(announcement) => apply(&merchants, &tokens, announcement).await,
                         Err(e) => break e,
                     }
@@ -108,6 +113,7 @@ async fn apply(merchants: &Merchants, tokens: &TokenActors, announcement: Announ
         } => merchants.refresh(merchant_id, version),
         Announcement::TokensRevoked(Some(hashes)) => tokens.evict_revoked(&hashes).await,
         Announcement::TokensRevoked(None) => tokens.forget_cached_tokens(),
+        Announcement::MerchantPlaced(_) => {}
     }
 }
 

@@ -18,7 +18,7 @@ use crate::services::operator::Operator;
 pub async fn export(settings: &Settings, key: &str, out: Option<&Path>) -> anyhow::Result<()> {
     let database = Db::connect(&settings.database_url, Metrics::new()).await?;
     let merchant_id = database.merchant_id_by_key(key).await?;
-    let chunks = Operator::new(database.clone()).export(merchant_id).await;
+    let chunks = Operator::on(database.clone()).export(merchant_id).await;
     let mut sink: Box<dyn Write> = match out {
         Some(path) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
@@ -52,7 +52,7 @@ pub async fn import(settings: &Settings, file: &Path) -> anyhow::Result<()> {
         )
     })?;
     database.migrate().await?;
-    let imported = Operator::new(database.clone()).import(file).await;
+    let imported = Operator::on(database.clone()).import(file).await;
     database.close().await;
     match imported.map_err(|e| anyhow::anyhow!("{e}"))? {
         Ok(imported) => {
@@ -73,6 +73,9 @@ pub async fn import(settings: &Settings, file: &Path) -> anyhow::Result<()> {
 /// `merchantd tenant move`: the named merchants (every one when none is named) from the
 /// configured database, which no server may be writing to, into the database at `to`.
 pub async fn move_merchants(settings: &Settings, keys: &[String], to: &str) -> anyhow::Result<()> {
+    if !to.contains("://") {
+        return move_between_pods(settings, keys, to).await;
+    }
     let source = Db::connect(&settings.database_url, Metrics::new()).await?;
     let _serving = source.lock_for_serving().map_err(|e| {
         anyhow::anyhow!("{e}. A move needs the source's server stopped: no write may be lost.")
@@ -126,4 +129,63 @@ pub async fn move_merchants(settings: &Settings, keys: &[String], to: &str) -> a
         started.elapsed().as_millis()
     );
     Ok(())
+}
+
+/// `merchantd tenant move KEY... --to POD`: the named merchants into pod `POD` of the
+/// configured fleet while the replicas keep serving them (services::pod_moves).
+async fn move_between_pods(settings: &Settings, keys: &[String], to: &str) -> anyhow::Result<()> {
+    if keys.is_empty() {
+        anyhow::bail!("name the merchants to move into pod {to} (their manifest keys)");
+    }
+    let pods = open_pods(settings).await?;
+    let operator = Operator::new(pods.clone());
+    let scratch = std::env::temp_dir();
+    let mut outcome = Ok(());
+    for key in keys {
+        let Some(id) = pods.merchant_by_key(key).await? else {
+            outcome = Err(anyhow::anyhow!("no merchant has the key {key}"));
+            break;
+        };
+        match operator.move_to_pod(id, to, &scratch).await {
+            Ok(moved) => {
+                let phases: serde_json::Map<String, serde_json::Value> = moved
+                    .phases
+                    .iter()
+                    .map(|(step, ms)| (step.to_string(), serde_json::json!(ms)))
+                    .collect();
+                let printed = serde_json::json!({
+                    "id": moved.merchant_id,
+                    "key": moved.key,
+                    "from": moved.from,
+                    "to": moved.to,
+                    "tables": moved.tables,
+                    "rows": moved.rows,
+                    "heldMilliseconds": moved.held_millis,
+                    "milliseconds": moved.millis,
+                    "phaseMilliseconds": phases,
+                });
+                println!("{printed}");
+            }
+            Err(e) => {
+                outcome = Err(anyhow::anyhow!("merchant {key} not moved: {e}"));
+                break;
+            }
+        }
+    }
+    for pod in pods.all() {
+        pod.db.close().await;
+    }
+    outcome
+}
+
+/// The configured database and pods, connected and migrated.
+pub(super) async fn open_pods(settings: &Settings) -> anyhow::Result<crate::db::pods::Pods> {
+    let home = Db::connect(&settings.database_url, Metrics::new()).await?;
+    home.migrate().await?;
+    let mut others = Vec::new();
+    for (name, url) in crate::db::pods::parse_pods(&settings.pods)? {
+        let db = Db::connect(&url, Metrics::new()).await?;
+        others.push(crate::db::pods::Pod { name, db });
+    }
+    Ok(crate::db::pods::Pods::open(home, others).await?)
 }

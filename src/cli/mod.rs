@@ -220,7 +220,8 @@ pub enum TenantCommand {
     Move {
         /// The merchants' manifest keys; none moves every merchant.
         keys: Vec<String>,
-        /// The target database's URL (postgres://... or sqlite://...).
+        /// The target database's URL (postgres://... or sqlite://...), or the name of a pod
+        /// of the configured fleet (`pods`), which moves the merchants while servers run.
         #[arg(long)]
         to: String,
         #[command(flatten)]
@@ -296,12 +297,16 @@ impl Cli {
                 app.run_until_stopped().await
             }
             Command::Migrate { .. } => {
-                let database = Db::connect(&settings.database_url, Metrics::new()).await?;
-                database.migrate().await?;
-                database.close().await;
+                // Every pod of the fleet, home first (each one's id range checked).
+                let pods = archive::open_pods(&settings).await?;
+                let backend = pods.home().backend().name();
+                let names: Vec<String> = pods.all().iter().map(|p| p.name.clone()).collect();
+                for pod in pods.all() {
+                    pod.db.close().await;
+                }
                 println!(
                     "{}",
-                    serde_json::json!({"migrated": true, "backend": database.backend().name()})
+                    serde_json::json!({"migrated": true, "backend": backend, "pods": names})
                 );
                 Ok(())
             }
@@ -379,12 +384,11 @@ async fn run_tenant(settings: &Settings, command: TenantCommand) -> anyhow::Resu
     };
     // Validate every file before touching the database.
     let manifests = tenants::load_all(&files)?;
-    let database = Db::connect(&settings.database_url, Metrics::new()).await?;
-    database.migrate().await?;
-    let applied = database
-        .apply_manifests(&manifests, settings.pbkdf2_iterations)
-        .await;
-    database.close().await;
+    let pods = archive::open_pods(settings).await?;
+    let applied = tenants::apply_placed(&pods, manifests, settings.pbkdf2_iterations, true).await;
+    for pod in pods.all() {
+        pod.db.close().await;
+    }
     let applied = applied?;
     println!("{}", serde_json::to_string_pretty(&applied)?);
     Ok(())
@@ -394,7 +398,7 @@ async fn run_operator(settings: &Settings, command: OperatorCommand) -> anyhow::
     let OperatorCommand::Token { name, days, .. } = command;
     let database = Db::connect(&settings.database_url, Metrics::new()).await?;
     database.migrate().await?;
-    let issued = crate::services::operator::Operator::new(database.clone())
+    let issued = crate::services::operator::Operator::on(database.clone())
         .issue_token(&name, days)
         .await;
     database.close().await;

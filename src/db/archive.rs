@@ -56,7 +56,7 @@ pub const TABLES: [&str; 36] = [
 ];
 
 /// Tables with merchants' rows that an archive leaves out, and why.
-pub const LEFT_OUT: [(&str, &str); 7] = [
+pub const LEFT_OUT: [(&str, &str); 8] = [
     (
         "oauth_families",
         "sign-ins in flight: applications authorize again",
@@ -75,6 +75,10 @@ pub const LEFT_OUT: [(&str, &str); 7] = [
     (
         "merchants_moved_in",
         "where a move brought the merchant from: the receiving database's record",
+    ),
+    (
+        "merchant_placements",
+        "the home database's directory of pods: where the merchant lives, not what it holds",
     ),
 ];
 
@@ -95,6 +99,9 @@ pub struct MoveFrom {
     pub source: String,
     /// The source allocator's last id handed out: the target's next is past it.
     pub ids_through: i64,
+    /// Between pods of one fleet: each pod hands out ids from its own range, so the target's
+    /// allocator stays where it is, and nothing is recorded of the source.
+    pub between_pods: bool,
 }
 
 /// Cells per INSERT statement: well under SQLite's 32,766 bound parameters and PostgreSQL's
@@ -289,7 +296,12 @@ async fn remove_rows(tx: &mut Tx, merchant_id: i64) -> Result<(), DbError> {
     let conn = tx.conn()?;
     // Sign-ins' children first, then children before parents: the reverse of the order rows
     // are created in.
-    let left_out = LEFT_OUT.iter().map(|(table, _)| *table);
+    // The directory says where the merchant lives; a move removes it from the pod it left
+    // after writing the directory, so the directory is written by its own steps only.
+    let left_out = LEFT_OUT
+        .iter()
+        .map(|(table, _)| *table)
+        .filter(|t| *t != "merchant_placements");
     let tables = left_out.filter(|t| !BY_FAMILY.contains(t)).rev();
     let all = BY_FAMILY
         .into_iter()
@@ -622,7 +634,7 @@ impl Importer {
         if let Some((low, high)) = self.ids {
             self.reserve_ids(low, high).await?;
         }
-        if let Some(moving) = &self.moving {
+        if let Some(moving) = self.moving.as_ref().filter(|m| !m.between_pods) {
             sqlx::query(
                 "INSERT INTO merchants_moved_in (merchant_id, source, ids_through, moved_at) \
                  VALUES ($1, $2, $3, $4)",
@@ -651,6 +663,9 @@ impl Importer {
     /// then moves past its greatest. A move checked its target before it began
     /// ([`Db::check_move_target`]); its allocator moves past every id the source handed out.
     async fn reserve_ids(&mut self, low: i64, high: i64) -> Result<(), ImportError> {
+        if self.moving.as_ref().is_some_and(|m| m.between_pods) {
+            return Ok(());
+        }
         let backend = self.tx.backend();
         let conn = self.tx.conn()?;
         let next = allocator_next(conn, backend).await?;

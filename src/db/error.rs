@@ -13,6 +13,9 @@ pub enum DbError {
     Conflict(String),
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
+    /// The merchant left this database for the pod named (a move's write hold ended).
+    #[error("the merchant moved to pod {0}")]
+    Moved(String),
     /// A failure that reached us second-hand (a group's COMMIT, run by another writer) and was
     /// classified "unavailable" where it happened.
     #[error("database unavailable: {0}")]

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use super::{Backend, Db, DbError, Tx};
+use super::{Db, DbError, Tx};
 
 use crate::domain::file::{NewFile, StoredFile};
 
@@ -16,6 +16,7 @@ impl Db {
     /// Stores a file unless the merchant stored the same bytes already (then nothing changes).
     pub async fn put_file(&self, file: &NewFile<'_>, now: i64) -> Result<(), DbError> {
         let mut tx = self.begin().await?;
+        tx.stay_with(file.merchant_id).await?;
         tx.put_file(file, now).await?;
         tx.commit().await
     }
@@ -34,12 +35,7 @@ impl Db {
         quota: u64,
     ) -> Result<Option<u64>, DbError> {
         let mut tx = self.begin().await?;
-        if self.backend() == Backend::Postgres {
-            sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                .bind(file.merchant_id)
-                .execute(tx.conn()?)
-                .await?;
-        }
+        tx.stay_with(file.merchant_id).await?;
         let stored: Option<(i64,)> =
             sqlx::query_as("SELECT size FROM files WHERE merchant_id = $1 AND sha256 = $2")
                 .bind(file.merchant_id)

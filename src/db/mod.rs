@@ -27,6 +27,7 @@ pub mod oauth;
 mod offline;
 mod operator;
 pub mod people;
+pub mod pods;
 pub mod products;
 pub mod reconcile;
 mod records;

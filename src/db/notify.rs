@@ -17,6 +17,8 @@ use super::{Backend, Db, DbError};
 const MERCHANT_CHANGED: &str = "merchant_changed";
 /// Comma-separated access-token hashes that no longer grant anything, or `*` for "any".
 const TOKENS_REVOKED: &str = "tokens_revoked";
+/// `<merchant_id>`: the merchant moved to another pod (its placement changed).
+const MERCHANT_PLACED: &str = "merchant_placed";
 /// PostgreSQL refuses payloads of 8,000 bytes or more.
 const MAX_PAYLOAD: usize = 7_900;
 
@@ -29,6 +31,8 @@ pub enum Announcement {
     },
     /// Access tokens revoked; `None` when they are too many to name (or unknown by hash).
     TokensRevoked(Option<Vec<String>>),
+    /// The merchant's placement changed (a move between pods): where it lives is read again.
+    MerchantPlaced(i64),
 }
 
 impl Announcement {
@@ -39,6 +43,9 @@ impl Announcement {
                 merchant_id,
                 version,
             } => vec![(MERCHANT_CHANGED, format!("{merchant_id}:{version}"))],
+            Announcement::MerchantPlaced(merchant_id) => {
+                vec![(MERCHANT_PLACED, merchant_id.to_string())]
+            }
             Announcement::TokensRevoked(None) => vec![(TOKENS_REVOKED, "*".to_owned())],
             Announcement::TokensRevoked(Some(hashes)) => {
                 let mut out = Vec::new();
@@ -69,6 +76,7 @@ impl Announcement {
                     version: version.parse().ok()?,
                 })
             }
+            MERCHANT_PLACED => Some(Announcement::MerchantPlaced(payload.parse().ok()?)),
             TOKENS_REVOKED if payload == "*" => Some(Announcement::TokensRevoked(None)),
             TOKENS_REVOKED => Some(Announcement::TokensRevoked(Some(
                 payload.split(',').map(str::to_owned).collect(),
@@ -133,7 +141,9 @@ impl Db {
         // A lost connection is reported at once (and this process stops trusting its caches)
         // rather than retried inside the listener while announcements go missing.
         inner.eager_reconnect(false);
-        inner.listen_all([MERCHANT_CHANGED, TOKENS_REVOKED]).await?;
+        inner
+            .listen_all([MERCHANT_CHANGED, TOKENS_REVOKED, MERCHANT_PLACED])
+            .await?;
         Ok(Listener {
             inner: Some(inner),
             coherence: self.inner.coherence.clone(),
@@ -224,6 +234,10 @@ mod tests {
                 Announcement::parse(channel, &payload),
                 Some(changed.clone())
             );
+        }
+        let placed = Announcement::MerchantPlaced(9);
+        for (channel, payload) in placed.payloads() {
+            assert_eq!(Announcement::parse(channel, &payload), Some(placed.clone()));
         }
         let all = Announcement::TokensRevoked(None);
         assert_eq!(all.payloads(), vec![(TOKENS_REVOKED, "*".to_owned())]);

@@ -125,13 +125,24 @@ impl Tx {
     pub async fn claim_merchant(&mut self, merchant_id: i64) -> Result<i64, DbError> {
         let started = Instant::now();
         let row: Option<(i64,)> = sqlx::query_as(
-            "UPDATE merchants SET version = version + 1 WHERE id = $1 RETURNING version",
+            "UPDATE merchants SET version = version + 1 WHERE id = $1 AND moved_to IS NULL \
+             RETURNING version",
         )
         .bind(merchant_id)
         .fetch_optional(self.conn()?)
         .await?;
-        let (version,) =
-            row.ok_or_else(|| DbError::Conflict(format!("merchant {merchant_id} does not exist")))?;
+        let Some((version,)) = row else {
+            // Waited on a move's hold, or came after it: the merchant lives elsewhere now.
+            let moved: Option<(Option<String>,)> =
+                sqlx::query_as("SELECT moved_to FROM merchants WHERE id = $1")
+                    .bind(merchant_id)
+                    .fetch_optional(self.conn()?)
+                    .await?;
+            return Err(match moved {
+                Some((Some(pod),)) => DbError::Moved(pod),
+                _ => DbError::Conflict(format!("merchant {merchant_id} does not exist")),
+            });
+        };
         self.announce(Announcement::MerchantChanged {
             merchant_id,
             version,

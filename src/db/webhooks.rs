@@ -96,7 +96,7 @@ const DUE: &str = "FROM webhooks w \
      WHERE w.active = 1 AND w.delete_date IS NULL AND w.lease_until < $1 \
        AND w.next_attempt_at <= $1 \
        AND NOT EXISTS (SELECT 1 FROM merchants m WHERE m.id = w.merchant_id \
-                       AND m.suspend_date IS NOT NULL) \
+                       AND (m.suspend_date IS NOT NULL OR m.moved_to IS NOT NULL)) \
        AND (w.cursor_seq < COALESCE((SELECT MAX(e.seq) FROM events e \
                                      WHERE e.merchant_id = w.merchant_id), 0) \
             OR EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.merchant_id = w.merchant_id \

@@ -51,6 +51,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::get().to(super::operator_archive::export)),
     )
     .service(
+        web::resource("/operator/merchant/move")
+            .wrap(from_fn(gate))
+            .route(web::post().to(super::operator_archive::move_merchant)),
+    )
+    .service(
         web::resource("/operator/merchant/import")
             .wrap(from_fn(gate))
             .route(web::post().to(super::operator_archive::import)),

@@ -16,6 +16,7 @@ use super::filters::id_list;
 use super::messages::Message;
 use super::AppState;
 use crate::services::archive::ImportRefused;
+use crate::services::moves::MoveError;
 
 /// The archive's media type: newline-delimited JSON.
 const NDJSON: &str = "application/x-ndjson";
@@ -123,6 +124,86 @@ pub async fn import(
     Ok(Reply::new(StatusCode::CREATED)
         .field("merchants", merchants)
         .messages(messages))
+}
+
+/// `POST /operator/merchant/move` with `merchantIds` naming one merchant and `pod` the pod of
+/// the fleet it goes to: moved while every replica keeps serving it (its writes wait during
+/// the switch). 200 with the move's figures; 404 for no such merchant; 422 when it cannot go.
+pub async fn move_merchant(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<Reply, ApiError> {
+    let ids = id_list(req.headers(), "merchantIds")?.unwrap_or_default();
+    let mut ids = ids.into_iter();
+    let (Some(id), None) = (ids.next(), ids.next()) else {
+        return Err(ApiError::bad_header(
+            "merchantIds",
+            "name exactly one merchant to move.",
+        ));
+    };
+    let pod = req
+        .headers()
+        .get("pod")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| ApiError::bad_header("pod", "name the pod the merchant moves to."))?;
+    if state.services.merchant(id).await?.is_none() {
+        return Err(ApiError::NotFound {
+            detail: format!("Merchant {id} does not exist."),
+        });
+    }
+    let moved = match state
+        .services
+        .operator
+        .move_to_pod(id, pod, &std::env::temp_dir())
+        .await
+    {
+        Ok(moved) => moved,
+        Err(MoveError::Refused(why)) => {
+            return Err(ApiError::Unprocessable {
+                message: Message::Conflict,
+                detail: why,
+            })
+        }
+        Err(MoveError::Differs(why)) => {
+            return Err(ApiError::internal(anyhow::anyhow!(
+                "the copy differs from the source: {why}"
+            )))
+        }
+        Err(MoveError::Failed(failure)) => return Err(failure.into()),
+    };
+    tracing::info!(
+        merchant_id = id,
+        from = %moved.from,
+        to = %moved.to,
+        held_ms = moved.held_millis as u64,
+        "merchant moved between pods by the operator"
+    );
+    let key = id.to_string();
+    let mut messages = Messages::default();
+    messages.add(
+        Message::RequestSuccessful,
+        Some(&key),
+        format!(
+            "Merchant {id} moved from pod {} to pod {}; its writes waited {} ms.",
+            moved.from, moved.to, moved.held_millis
+        ),
+    );
+    let mut merchants = serde_json::Map::new();
+    merchants.insert(
+        key,
+        json!({
+            "id": id,
+            "key": moved.key,
+            "from": moved.from,
+            "to": moved.to,
+            "rows": moved.rows,
+            "heldMilliseconds": moved.held_millis as u64,
+            "milliseconds": moved.millis as u64,
+        }),
+    );
+    Ok(Reply::ok().field("merchants", merchants).messages(messages))
 }
 
 /// A failure to stage the archive: out of temporary space is the request's size against this

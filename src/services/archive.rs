@@ -51,11 +51,11 @@ impl Operator {
         merchant_id: i64,
         credentials: bool,
     ) -> Result<Option<mpsc::Receiver<Vec<u8>>>, Failure> {
-        if self.db.merchant(merchant_id).await?.is_none() {
+        let db = self.pods.of(merchant_id).await?;
+        if db.merchant(merchant_id).await?.is_none() {
             return Ok(None);
         }
         let (sender, receiver) = mpsc::channel(CHUNKS_IN_FLIGHT);
-        let db = self.db.clone();
         tokio::spawn(async move {
             match db.export_merchant(merchant_id, &sender, credentials).await {
                 Ok(Exported::Whole(totals)) => tracing::info!(

@@ -13,7 +13,11 @@ impl Services {
         merchant_id: i64,
         customer_id: i64,
     ) -> Result<Vec<Event>, Failure> {
-        Ok(self.db.customer_events(merchant_id, customer_id).await?)
+        Ok(self
+            .db_of(merchant_id)
+            .await?
+            .customer_events(merchant_id, customer_id)
+            .await?)
     }
 
     /// The logs quoting one of a customer's identifying values.
@@ -22,6 +26,10 @@ impl Services {
         merchant_id: i64,
         values: &[String],
     ) -> Result<Vec<LogRecord>, Failure> {
-        Ok(self.db.logs_quoting(merchant_id, values).await?)
+        Ok(self
+            .db_of(merchant_id)
+            .await?
+            .logs_quoting(merchant_id, values)
+            .await?)
     }
 }

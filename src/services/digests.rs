@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::db::Db;
+use crate::db::pods::Pods;
 
 /// How often the followed merchants' digests are brought up to their logs.
 pub const EVERY: Duration = Duration::from_secs(1);
@@ -22,14 +22,14 @@ const FOLLOW_FOR: i64 = 24 * 3600 * 1000;
 /// The merchants this process follows, with when each last had a digest read.
 #[derive(Clone)]
 pub struct DigestFollower {
-    db: Db,
+    pods: Pods,
     followed: Arc<Mutex<HashMap<i64, i64>>>,
 }
 
 impl DigestFollower {
-    pub(super) fn new(db: Db) -> Self {
+    pub(super) fn new(pods: Pods) -> Self {
         Self {
-            db,
+            pods,
             followed: Arc::default(),
         }
     }
@@ -49,7 +49,11 @@ impl DigestFollower {
             followed.keys().copied().collect()
         };
         for merchant_id in due {
-            if let Err(e) = self.db.catch_up_digests(merchant_id, i64::MAX).await {
+            let caught_up = match self.pods.of(merchant_id).await {
+                Ok(db) => db.catch_up_digests(merchant_id, i64::MAX).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = caught_up {
                 tracing::debug!(merchant_id, error = %e, "following the digests failed");
                 self.lock().remove(&merchant_id);
             }

@@ -14,7 +14,11 @@ impl Services {
         &self,
         window: ChangeWindow<'_>,
     ) -> Result<Option<BTreeSet<i64>>, Failure> {
-        Ok(self.db.changed_since(window).await?)
+        Ok(self
+            .db_of(window.merchant_id)
+            .await?
+            .changed_since(window)
+            .await?)
     }
 
     pub async fn events_after(
@@ -23,10 +27,18 @@ impl Services {
         after: i64,
         limit: i64,
     ) -> Result<Vec<Event>, Failure> {
-        Ok(self.db.events_after(merchant_id, after, limit).await?)
+        Ok(self
+            .db_of(merchant_id)
+            .await?
+            .events_after(merchant_id, after, limit)
+            .await?)
     }
 
     pub async fn event_position(&self, merchant_id: i64) -> Result<LogPosition, Failure> {
-        Ok(self.db.event_position(merchant_id).await?)
+        Ok(self
+            .db_of(merchant_id)
+            .await?
+            .event_position(merchant_id)
+            .await?)
     }
 }

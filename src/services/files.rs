@@ -7,7 +7,10 @@ use crate::domain::Failure;
 impl Services {
     /// Stores a file unless the same bytes are stored already.
     pub async fn put_file(&self, file: &NewFile<'_>, now: i64) -> Result<(), Failure> {
-        Ok(self.db.put_file(file, now).await?)
+        self.on_pod(file.merchant_id, |db| async move {
+            db.put_file(file, now).await
+        })
+        .await
     }
 
     /// Stores a file within the merchant's storage quota (`0`: none); `Err` with the bytes its
@@ -22,13 +25,23 @@ impl Services {
             self.put_file(file, now).await?;
             return Ok(Ok(()));
         }
-        Ok(match self.db.put_file_within(file, now, quota).await? {
+        let stored = self
+            .on_pod(file.merchant_id, |db| async move {
+                db.put_file_within(file, now, quota).await
+            })
+            .await?;
+        Ok(match stored {
             None => Ok(()),
             Some(held) => Err(held),
         })
     }
 
     pub async fn file(&self, file_name: &str) -> Result<Option<StoredFile>, Failure> {
-        Ok(self.db.file(file_name).await?)
+        for pod in self.pods.all() {
+            if let Some(found) = pod.db.file(file_name).await? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use moka::future::Cache;
 
-use crate::db::Db;
+use crate::db::pods::Pods;
 use crate::domain::Failure;
 
 #[derive(Clone)]
@@ -25,11 +25,17 @@ impl LegacyClients {
         }
     }
 
-    pub async fn allowed(&self, db: &Db, application_id: i64) -> Result<bool, Failure> {
+    pub async fn allowed(&self, pods: &Pods, application_id: i64) -> Result<bool, Failure> {
         if let Some(allowed) = self.known.get(&application_id).await {
             return Ok(allowed);
         }
-        let allowed = db.application_is_legacy(application_id).await?;
+        let mut allowed = false;
+        for pod in pods.all() {
+            if pod.db.application_is_legacy(application_id).await? {
+                allowed = true;
+                break;
+            }
+        }
         self.known.insert(application_id, allowed).await;
         Ok(allowed)
     }

@@ -12,10 +12,14 @@ impl Services {
         log: &NewLog<'_>,
         now: i64,
     ) -> Result<LogRecord, Failure> {
-        let mut tx = self.db.begin().await?;
-        let record = tx.insert_log(merchant_id, log, now).await?;
-        tx.commit().await?;
-        Ok(record)
+        self.on_pod(merchant_id, |db| async move {
+            let mut tx = db.begin().await?;
+            tx.stay_with(merchant_id).await?;
+            let record = tx.insert_log(merchant_id, log, now).await?;
+            tx.commit().await?;
+            Ok(record)
+        })
+        .await
     }
 
     /// Changes a log; `None` when the merchant has no such log.
@@ -26,22 +30,34 @@ impl Services {
         change: &LogChange<'_>,
         now: i64,
     ) -> Result<Option<LogRecord>, Failure> {
-        let mut tx = self.db.begin().await?;
-        let record = tx.update_log(merchant_id, log_id, change, now).await?;
-        tx.commit().await?;
-        Ok(record)
+        self.on_pod(merchant_id, |db| async move {
+            let mut tx = db.begin().await?;
+            tx.stay_with(merchant_id).await?;
+            let record = tx.update_log(merchant_id, log_id, change, now).await?;
+            tx.commit().await?;
+            Ok(record)
+        })
+        .await
     }
 
     /// Deletes a log; false when the merchant has no such log.
     pub async fn delete_log(&self, merchant_id: i64, log_id: &str) -> Result<bool, Failure> {
-        let mut tx = self.db.begin().await?;
-        let deleted = tx.delete_log(merchant_id, log_id).await?;
-        tx.commit().await?;
-        Ok(deleted)
+        self.on_pod(merchant_id, |db| async move {
+            let mut tx = db.begin().await?;
+            tx.stay_with(merchant_id).await?;
+            let deleted = tx.delete_log(merchant_id, log_id).await?;
+            tx.commit().await?;
+            Ok(deleted)
+        })
+        .await
     }
 
     pub async fn log(&self, merchant_id: i64, log_id: &str) -> Result<Option<LogRecord>, Failure> {
-        Ok(self.db.log(merchant_id, log_id).await?)
+        Ok(self
+            .db_of(merchant_id)
+            .await?
+            .log(merchant_id, log_id)
+            .await?)
     }
 
     pub async fn logs_of(
@@ -50,6 +66,10 @@ impl Services {
         object: &str,
         identifier: &str,
     ) -> Result<Vec<LogRecord>, Failure> {
-        Ok(self.db.logs_of(merchant_id, object, identifier).await?)
+        Ok(self
+            .db_of(merchant_id)
+            .await?
+            .logs_of(merchant_id, object, identifier)
+            .await?)
     }
 }

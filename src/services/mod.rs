@@ -12,13 +12,15 @@ mod legacy;
 mod logs;
 pub mod moves;
 pub mod operator;
+pub mod pod_moves;
 mod reports;
 pub mod webhooks;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use crate::db::Db;
+use crate::db::pods::Pods;
+use crate::db::{Db, DbError};
 use crate::domain::merchant::MerchantRecord;
 use crate::domain::Failure;
 
@@ -29,7 +31,7 @@ const NOT_READY_AFTER_UNAVAILABLE_MILLIS: i64 = 5_000;
 
 #[derive(Clone)]
 pub struct Services {
-    db: Db,
+    pods: Pods,
     legacy: legacy::LegacyClients,
     /// When a request was last answered "unavailable" (Unix millis; 0: never).
     last_unavailable: Arc<AtomicI64>,
@@ -40,11 +42,11 @@ pub struct Services {
 }
 
 impl Services {
-    pub fn new(db: Db) -> Self {
+    pub fn new(pods: Pods) -> Self {
         Self {
-            operator: operator::Operator::new(db.clone()),
-            digests: digests::DigestFollower::new(db.clone()),
-            db,
+            operator: operator::Operator::new(pods.clone()),
+            digests: digests::DigestFollower::new(pods.clone()),
+            pods,
             legacy: legacy::LegacyClients::new(),
             last_unavailable: Arc::new(AtomicI64::new(0)),
         }
@@ -52,7 +54,7 @@ impl Services {
 
     /// Whether the application's merchant lets it use the old Shopwave clients' conventions.
     pub async fn legacy_application(&self, application_id: i64) -> Result<bool, Failure> {
-        self.legacy.allowed(&self.db, application_id).await
+        self.legacy.allowed(&self.pods, application_id).await
     }
 
     /// True while the database answers and, where replicas share it, this process hears
@@ -62,7 +64,15 @@ impl Services {
         let quiet = crate::domain::clock::now_millis()
             - self.last_unavailable.load(Ordering::Relaxed)
             > NOT_READY_AFTER_UNAVAILABLE_MILLIS;
-        quiet && self.db.coherence().is_live() && self.db.ping().await
+        if !quiet {
+            return false;
+        }
+        for pod in self.pods.all() {
+            if !pod.db.coherence().is_live() || !pod.db.ping().await {
+                return false;
+            }
+        }
+        true
     }
 
     /// A request was answered "unavailable" (503, message 121).
@@ -73,6 +83,40 @@ impl Services {
 
     /// A merchant by id.
     pub async fn merchant(&self, id: i64) -> Result<Option<MerchantRecord>, Failure> {
-        Ok(self.db.merchant(id).await?)
+        Ok(self.db_of(id).await?.merchant(id).await?)
+    }
+
+    /// The database (pod) holding the merchant.
+    pub(crate) async fn db_of(&self, merchant_id: i64) -> Result<Db, Failure> {
+        Ok(self.pods.of(merchant_id).await?)
+    }
+
+    /// Runs `write` in the merchant's pod; a merchant that moved meanwhile (the write waited
+    /// on the move's hold) is followed to its new pod.
+    pub(crate) async fn on_pod<T, F, Fut>(&self, merchant_id: i64, write: F) -> Result<T, Failure>
+    where
+        F: Fn(Db) -> Fut,
+        Fut: std::future::Future<Output = Result<T, DbError>>,
+    {
+        let mut db = self.db_of(merchant_id).await?;
+        for _ in 0..3 {
+            match write(db.clone()).await {
+                Err(DbError::Moved(pod)) => {
+                    let index = self.pods.index_of(&pod).ok_or_else(|| {
+                        Failure::internal(format!("merchant moved to pod {pod}, not configured"))
+                    })?;
+                    self.pods.remember(merchant_id, index);
+                    db = self.pods.pod(index).db.clone();
+                }
+                done => return Ok(done?),
+            }
+        }
+        Err(Failure::Unavailable(
+            "the merchant is moving between databases; send the request again".into(),
+        ))
+    }
+
+    pub fn pods(&self) -> &Pods {
+        &self.pods
     }
 }

@@ -34,13 +34,13 @@ pub struct Moved {
 }
 
 /// The time of each step of a move.
-struct Laps {
+pub(super) struct Laps {
     last: Instant,
-    phases: Vec<(&'static str, u128)>,
+    pub(super) phases: Vec<(&'static str, u128)>,
 }
 
 impl Laps {
-    fn start() -> Self {
+    pub(super) fn start() -> Self {
         Self {
             last: Instant::now(),
             phases: Vec::with_capacity(4),
@@ -48,7 +48,7 @@ impl Laps {
     }
 
     /// Ends step `name`, the next one starts.
-    fn lap(&mut self, name: &'static str) {
+    pub(super) fn lap(&mut self, name: &'static str) {
         self.phases.push((name, self.last.elapsed().as_millis()));
         self.last = Instant::now();
     }
@@ -84,7 +84,7 @@ impl From<ImportError> for MoveError {
 
 /// The archive between its export and its import, removed when dropped: it holds the
 /// merchant's data and its tokens' digests, so only this user may read it.
-struct Scratch(PathBuf);
+pub(super) struct Scratch(pub(super) PathBuf);
 
 impl Drop for Scratch {
     fn drop(&mut self) {
@@ -146,7 +146,7 @@ impl<'a> Mover<'a> {
             self.scratch
                 .join(format!("merchantd-move-{}.ndjson", uuid::Uuid::new_v4())),
         );
-        let exported = Operator::new(source.clone())
+        let exported = Operator::on(source.clone())
             .export_with(merchant_id, true)
             .await?
             .ok_or_else(|| MoveError::Refused(format!("no merchant has the id {merchant_id}")))?;
@@ -157,8 +157,9 @@ impl<'a> Mover<'a> {
         let moving = MoveFrom {
             source: self.identity.clone(),
             ids_through,
+            between_pods: false,
         };
-        let imported = Operator::new(target.clone())
+        let imported = Operator::on(target.clone())
             .import_moving(&file.0, moving, &mut sent)
             .await?
             .map_err(|refused| match refused {
@@ -240,7 +241,7 @@ async fn remove_from_source(source: &Db, merchant_id: i64, laps: &mut Laps) -> R
 
 /// Writes an export's chunks to `path`, readable by this user only. An export that stopped
 /// short lacks its end line, which the import then refuses.
-async fn save(mut chunks: mpsc::Receiver<Vec<u8>>, path: &Path) -> Result<(), Failure> {
+pub(super) async fn save(mut chunks: mpsc::Receiver<Vec<u8>>, path: &Path) -> Result<(), Failure> {
     let cannot =
         |e: std::io::Error| Failure::internal(format!("the move's archive cannot be written: {e}"));
     let mut options = tokio::fs::OpenOptions::new();
@@ -256,8 +257,8 @@ async fn save(mut chunks: mpsc::Receiver<Vec<u8>>, path: &Path) -> Result<(), Fa
 
 /// The digest of merchant `merchant_id`'s rows in `db`, credentials included, as an export
 /// reads them.
-async fn digest_of(db: &Db, merchant_id: i64) -> Result<Digest, MoveError> {
-    let mut chunks = Operator::new(db.clone())
+pub(super) async fn digest_of(db: &Db, merchant_id: i64) -> Result<Digest, MoveError> {
+    let mut chunks = Operator::on(db.clone())
         .export_with(merchant_id, true)
         .await?
         .ok_or_else(|| MoveError::Differs("every table (the merchant is not there)".into()))?;

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use crate::crypto;
+use crate::db::pods::Pods;
 use crate::db::Db;
 use crate::domain::now_millis;
 use crate::domain::operator::{LiveUsage, MerchantSummary, OperatorToken};
@@ -31,16 +32,24 @@ pub enum CreateRefused {
 
 #[derive(Clone)]
 pub struct Operator {
+    /// The home database: the operator's tokens, imports.
     pub(super) db: Db,
+    pub(super) pods: Pods,
     usage: Arc<Usage>,
 }
 
 impl Operator {
-    pub fn new(db: Db) -> Self {
+    pub fn new(pods: Pods) -> Self {
         Self {
-            db,
+            db: pods.home().clone(),
+            pods,
             usage: Arc::default(),
         }
+    }
+
+    /// The operator over one database alone (the command line's).
+    pub fn on(db: Db) -> Self {
+        Self::new(Pods::single(db))
     }
 
     /// The token a request presents, if it is a live operator token.
@@ -88,7 +97,7 @@ impl Operator {
         let valid: Vec<&Manifest> = parsed.iter().filter_map(|(_, m)| m.as_ref().ok()).collect();
         let mut created = match valid.is_empty() {
             true => Vec::new(),
-            false => self.db.create_merchants(&valid, pbkdf2_iterations).await?,
+            false => self.create_placed(&valid, pbkdf2_iterations).await?,
         }
         .into_iter();
         Ok(parsed
@@ -110,7 +119,11 @@ impl Operator {
     /// Suspends (`true`) or resumes these merchants; the ids that exist.
     pub async fn set_suspended(&self, ids: &[i64], suspended: bool) -> Result<Vec<i64>, Failure> {
         let date = suspended.then(now_millis);
-        Ok(self.db.set_suspended(ids, date).await?)
+        let mut found = Vec::with_capacity(ids.len());
+        for (db, ids) in self.by_pod(ids).await? {
+            found.extend(db.set_suspended(&ids, date).await?);
+        }
+        Ok(found)
     }
 
     /// Deletes these merchants after `grace_secs`: suspended now, their rows removed by the
@@ -125,17 +138,26 @@ impl Operator {
             .unwrap_or(i64::MAX)
             .saturating_mul(1000);
         let after = now_millis().saturating_add(grace_millis);
-        Ok(self.db.schedule_deletion(ids, after).await?)
+        let mut found = Vec::with_capacity(ids.len());
+        for (db, ids) in self.by_pod(ids).await? {
+            found.extend(db.schedule_deletion(&ids, after).await?);
+        }
+        Ok(found)
     }
 
     /// Removes every row of the merchants whose deletion time has passed; how many went.
     pub async fn purge_due(&self) -> Result<usize, Failure> {
         let now = now_millis();
         let mut removed = 0;
-        for merchant_id in self.db.merchants_due_for_deletion(now).await? {
-            if self.db.delete_merchant(merchant_id, now).await? {
-                tracing::info!(merchant_id, "a deleted merchant's rows were removed");
-                removed += 1;
+        for pod in self.pods.all() {
+            for merchant_id in pod.db.merchants_due_for_deletion(now).await? {
+                if pod.db.delete_merchant(merchant_id, now).await? {
+                    if self.pods.is_fleet() {
+                        self.pods.place(merchant_id, "", 0).await?;
+                    }
+                    tracing::info!(merchant_id, pod = %pod.name, "a deleted merchant's rows were removed");
+                    removed += 1;
+                }
             }
         }
         Ok(removed)
@@ -148,7 +170,104 @@ impl Operator {
         after: i64,
         limit: i64,
     ) -> Result<Vec<MerchantSummary>, Failure> {
-        Ok(self.db.merchant_summaries(ids, after, limit).await?)
+        if !self.pods.is_fleet() {
+            return Ok(self.db.merchant_summaries(ids, after, limit).await?);
+        }
+        // Each pod's first page, merged by id; a merchant still in the pod it is leaving is
+        // shown from the pod that holds it.
+        let mut all = Vec::new();
+        for (k, pod) in self.pods.all().iter().enumerate() {
+            for summary in pod.db.merchant_summaries(ids, after, limit).await? {
+                if self.pods.index_for(summary.id).await? == k {
+                    all.push(summary);
+                }
+            }
+        }
+        all.sort_by_key(|s| s.id);
+        all.truncate(usize::try_from(limit).unwrap_or(0));
+        Ok(all)
+    }
+
+    /// The ids grouped by the pod holding each.
+    async fn by_pod(&self, ids: &[i64]) -> Result<Vec<(Db, Vec<i64>)>, Failure> {
+        let mut groups: Vec<Vec<i64>> = vec![Vec::new(); self.pods.all().len()];
+        for &id in ids {
+            groups[self.pods.index_for(id).await?].push(id);
+        }
+        Ok(groups
+            .into_iter()
+            .enumerate()
+            .filter(|(_, ids)| !ids.is_empty())
+            .map(|(k, ids)| (self.pods.pod(k).db.clone(), ids))
+            .collect())
+    }
+
+    /// Creates the merchants in the pod holding fewest (one transaction there), and records
+    /// where they are. A key another pod holds is refused.
+    async fn create_placed(
+        &self,
+        manifests: &[&Manifest],
+        pbkdf2_iterations: u32,
+    ) -> Result<Vec<Result<AppliedTenant, String>>, Failure> {
+        let pod = self.pods.for_new_merchant(None).await?;
+        let db = self.pods.pod(pod).db.clone();
+        let mut here = Vec::with_capacity(manifests.len());
+        let mut elsewhere = Vec::with_capacity(manifests.len());
+        for manifest in manifests {
+            elsewhere.push(self.taken_elsewhere(manifest, pod).await?);
+            if elsewhere.last().is_some_and(Option::is_none) {
+                here.push(*manifest);
+            }
+        }
+        let mut created = db
+            .create_merchants(&here, pbkdf2_iterations)
+            .await?
+            .into_iter();
+        let mut out = Vec::with_capacity(manifests.len());
+        for refused in elsewhere {
+            match refused {
+                Some(why) => out.push(Err(why)),
+                None => {
+                    let outcome = created
+                        .next()
+                        .unwrap_or_else(|| Err("not created".to_owned()));
+                    if let Ok(applied) = &outcome {
+                        if pod > 0 {
+                            self.pods.place(applied.id, &applied.key, pod).await?;
+                        }
+                    }
+                    out.push(outcome);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Why the manifest's key or one of its client ids is taken in a pod other than `pod`.
+    async fn taken_elsewhere(
+        &self,
+        manifest: &Manifest,
+        pod: usize,
+    ) -> Result<Option<String>, Failure> {
+        let key = &manifest.merchant_key;
+        for (k, other) in self.pods.all().iter().enumerate() {
+            if k == pod {
+                continue;
+            }
+            if let Some(id) = other.db.merchant_with_key(key).await? {
+                return Ok(Some(format!("merchant {id} already has the key {key}")));
+            }
+            for app in &manifest.applications {
+                let client_id = &app.client_id;
+                if other.db.find_client(client_id).await?.is_some() {
+                    return Ok(Some(format!(
+                        "applications ({client_id}): client_id: already registered by another \
+                         merchant"
+                    )));
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// What merchants did on this replica.

@@ -8,7 +8,11 @@ use crate::domain::Failure;
 
 impl Services {
     pub async fn basket_report(&self, range: &ReportRange<'_>) -> Result<BasketReport, Failure> {
-        Ok(self.db.basket_report(range).await?)
+        Ok(self
+            .db_of(range.merchant_id)
+            .await?
+            .basket_report(range)
+            .await?)
     }
 
     /// The sales running totals of one dimension over a range of local days or hours.
@@ -16,7 +20,11 @@ impl Services {
         &self,
         range: &TotalsRange<'_>,
     ) -> Result<Vec<(TotalsKey, Totals)>, Failure> {
-        Ok(self.db.sales_totals(range).await?)
+        Ok(self
+            .db_of(range.merchant_id)
+            .await?
+            .sales_totals(range)
+            .await?)
     }
 }
 
@@ -30,7 +38,11 @@ impl Services {
     ) -> Result<Vec<crate::domain::digest::Bucket>, Failure> {
         self.digests
             .note_read(merchant_id, crate::domain::now_millis());
-        Ok(self.db.digest(merchant_id, object, size).await?)
+        Ok(self
+            .db_of(merchant_id)
+            .await?
+            .digest(merchant_id, object, size)
+            .await?)
     }
 }
 
@@ -43,6 +55,10 @@ impl Services {
         products: &[i64],
         range: (i64, i64),
     ) -> Result<Option<crate::domain::stock::Ledger>, Failure> {
-        Ok(self.db.stock_ledger(merchant_id, products, range).await?)
+        Ok(self
+            .db_of(merchant_id)
+            .await?
+            .stock_ledger(merchant_id, products, range)
+            .await?)
     }
 }

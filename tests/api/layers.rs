@@ -261,6 +261,7 @@ fn only_the_storage_layer_knows_which_database_it_is() {
 const STORAGE_ADAPTERS: &[&str] = &[
     "actors/storage.rs",
     "actors/token_storage.rs",
+    "actors/pod_storage.rs",
     "actors/merchant/load.rs",
 ];
 

@@ -41,6 +41,7 @@ mod operator;
 mod operator_archive;
 mod operator_deletion;
 mod outage;
+mod pods;
 mod process;
 mod products;
 mod promotions;

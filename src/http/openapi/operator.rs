@@ -126,10 +126,43 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
     vec![
         ("MerchantManifest", manifest),
         ("ImportedMerchant", imported),
+        ("MovedMerchant", moved()),
         ("MerchantUsage", usage),
         ("OperatorMerchant", merchant),
         ("CreatedMerchant", created),
     ]
+}
+
+/// A merchant's move between pods, as its answer shows it.
+fn moved() -> Schema {
+    let int = || RefOr::T(schemas::integer());
+    let text = || RefOr::T(schemas::string());
+    object(
+        vec![
+            ("id", int()),
+            ("key", text()),
+            ("from", text()),
+            ("to", text()),
+            ("rows", int()),
+            ("heldMilliseconds", int()),
+            ("milliseconds", int()),
+        ],
+        &[
+            "id",
+            "key",
+            "from",
+            "to",
+            "rows",
+            "heldMilliseconds",
+            "milliseconds",
+        ],
+    )
+    .description(Some(
+        "A merchant moved between pods: from and to which, the rows copied, how long its \
+         writes waited (the hold) and how long the whole move took.",
+    ))
+    .build()
+    .into()
 }
 
 /// A tenant manifest as JSON: the file's sections and fields.
@@ -356,8 +389,40 @@ fn import() -> PathItem {
     item(vec![(HttpMethod::Post, op.build())])
 }
 
+fn move_between_pods() -> PathItem {
+    let op = with(
+        operation(
+            "moveMerchant",
+            "Move a merchant to another pod while every replica serves it (operator)",
+        )
+        .description(Some(
+            "Its writes wait during the switch (they do not fail); the copy is verified table \
+             by table before the old pod's rows are removed. Refused (113) for a pod that is \
+             not configured or already holds it. See docs/operations.md, \"Pods\".",
+        ))
+        .parameter(ids_param("merchantIds", true))
+        .parameter(super::paths::header_param(
+            "pod",
+            schemas::string(),
+            true,
+            "The name of the pod the merchant moves to (`home`, or one of `pods`).",
+        ))
+        .response(
+            "200",
+            json_ok(
+                "The merchant moved, with the move's figures.",
+                schemas::envelope(vec![("merchants", RefOr::T(keyed(named("MovedMerchant"))))]),
+                None,
+            ),
+        ),
+        &["404", "422"],
+    );
+    item(vec![(HttpMethod::Post, op.build())])
+}
+
 pub fn items() -> Vec<(&'static str, PathItem)> {
     vec![
+        ("/operator/merchant/move", move_between_pods()),
         ("/operator/merchant/export", export()),
         ("/operator/merchant/import", import()),
         ("/operator/merchant", merchants()),

@@ -1,0 +1,498 @@
+//! Pods (docs/operations.md, "Pods"; issue 25, acceptance 1): two PostgreSQL databases, two
+//! replicas serving both. While clients write about 200 requests/s to a merchant and to
+//! another, the merchant moves between the pods three times (`merchantd tenant move KEY --to
+//! POD`). No acknowledged write is lost or doubled, every event reaches a webhook receiver and
+//! an event stream that stay connected, once and in order, and the other merchant's requests
+//! see no error. The write hold of each move is printed.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use merchantd::db::Db;
+use merchantd::domain::token::NewFamily;
+use merchantd::metrics::Metrics;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::contract::Checked;
+use crate::events::{Sse, Stream};
+use crate::helpers::{binary, raw_pool, Backend, TestDb};
+use crate::process::serve_with;
+use crate::webhooks::{logged, wait_for, Receiver, PROCESS_SETTINGS};
+
+/// An access token of the owner whose email is `email` (issued in the home database).
+async fn token_of(db: &TestDb, email: &str) -> (String, i64) {
+    let sql = raw_pool(&db.url).await;
+    let (merchant_id, employee_id, application_id): (i64, i64, i64) = sqlx::query_as(
+        "SELECT e.merchant_id, e.id, a.id FROM employees e \
+         JOIN applications a ON a.merchant_id = e.merchant_id WHERE e.email = $1",
+    )
+    .bind(email)
+    .fetch_one(&sql)
+    .await
+    .unwrap();
+    sql.close().await;
+    let database = Db::connect(&db.url, Metrics::new()).await.unwrap();
+    let token = merchantd::crypto::random_token("mcd_at_");
+    let family = NewFamily {
+        id: uuid::Uuid::new_v4().to_string(),
+        merchant_id,
+        employee_id,
+        application_id,
+        scope: "admin".into(),
+    };
+    let expires = merchantd::domain::now_millis() + 3_600_000;
+    database
+        .issue_access_token(&family, &merchantd::crypto::sha256_hex(&token), expires)
+        .await
+        .unwrap();
+    database.close().await;
+    (token, merchant_id)
+}
+
+/// What one writer saw: (key, id) of each acknowledged write, the milliseconds each took,
+/// and the answers that were not 201.
+#[derive(Default)]
+struct Written {
+    acknowledged: Vec<(String, i64)>,
+    millis: Vec<u128>,
+    errors: Vec<String>,
+}
+
+/// Writes categories `{name}-0..` through `base` with an `Idempotency-Key` each, one every
+/// `every`, until `stop`; each retried until acknowledged.
+async fn write_until(
+    base: String,
+    token: String,
+    name: &'static str,
+    every: Duration,
+    stop: Arc<AtomicBool>,
+) -> Written {
+    let client = reqwest::Client::new();
+    let mut written = Written::default();
+    let mut i = 0;
+    while !stop.load(Ordering::SeqCst) {
+        let key = format!("pod-{name}-{i}");
+        i += 1;
+        let started = Instant::now();
+        loop {
+            let sent = client
+                .post(format!("{base}/category"))
+                .bearer_auth(&token)
+                .header("x-accept-version", "2.0")
+                .header("Idempotency-Key", &key)
+                .json(&json!({"categories": {"c": {"title": key}}}))
+                .timeout(Duration::from_secs(10))
+                .send()
+                .await;
+            match sent {
+                Ok(res) if res.status() == StatusCode::CREATED => {
+                    let body: Value = res.json().await.expect("JSON");
+                    let id = body["categories"]["c"]["id"].as_i64().expect("an id");
+                    written.acknowledged.push((key, id));
+                    written.millis.push(started.elapsed().as_millis());
+                    break;
+                }
+                Ok(res) => {
+                    let status = res.status();
+                    let body = res.text().await.unwrap_or_default();
+                    written.errors.push(format!("{key}: {status} {body}"));
+                }
+                Err(e) => written.errors.push(format!("{key}: {e}")),
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(every).await;
+    }
+    written
+}
+
+/// `merchantd tenant move KEY --to POD` on the fleet: the move's printed line.
+fn move_to(home: &TestDb, pods: &str, key: &str, pod: &str) -> Value {
+    let out = Command::new(binary())
+        .args([
+            "tenant",
+            "move",
+            key,
+            "--to",
+            pod,
+            "--database-url",
+            &home.url,
+        ])
+        .env("MERCHANTD_PODS", pods)
+        .output()
+        .expect("merchantd");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the move failed: {said}");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(printed.trim()).expect("a JSON line")
+}
+
+async fn merchants_in(url: &str, merchant_id: i64) -> i64 {
+    let pool = raw_pool(url).await;
+    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM merchants WHERE id = $1")
+        .bind(merchant_id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    n
+}
+
+fn percentile(sorted: &[u128], p: f64) -> u128 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[at.min(sorted.len() - 1)]
+}
+
+#[actix_rt::test]
+async fn a_merchant_moves_between_pods_while_two_replicas_serve_it_and_nothing_is_lost() {
+    let Some(home) = TestDb::new(Backend::Postgres).await else {
+        return;
+    };
+    let pod_b = TestDb::new(Backend::Postgres).await.expect("a second pod");
+    let pods = format!("b={}", pod_b.url);
+    let mut settings = PROCESS_SETTINGS.to_vec();
+    settings.push(("MERCHANTD_PODS", &pods));
+    let receiver = Receiver::start().await;
+    let a = serve_with(&home, "info", &settings);
+    let b = serve_with(&home, "info", &settings);
+    let (demo, demo_id) = token_of(&home, "owner@demo.test").await;
+    let (second, _) = token_of(&home, "owner@second.test").await;
+
+    let res = reqwest::Client::new()
+        .post(a.url("/webhook"))
+        .bearer_auth(&demo)
+        .header("x-accept-version", "2.0")
+        .json(&json!({"webhooks": {"w": {"url": receiver.url, "events": ["category"]}}}))
+        .checked()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::CREATED);
+    // An event stream on replica b from the start, connected through every move.
+    let res = reqwest::Client::new()
+        .get(b.url("/events"))
+        .bearer_auth(&demo)
+        .header("x-accept-version", "2.0")
+        .header("Last-Event-ID", "0")
+        .checked()
+        .await
+        .expect("GET /events");
+    let streamed: Arc<Mutex<Vec<Sse>>> = Arc::default();
+    let mut stream = Stream::of(res);
+    let into = streamed.clone();
+    actix_rt::spawn(async move {
+        while let Some(event) = stream.next(Duration::from_secs(120)).await {
+            into.lock().unwrap().push(event);
+        }
+    });
+
+    // About 200 writes a second: the moving merchant through both replicas, another merchant
+    // through both.
+    let stop = Arc::new(AtomicBool::new(false));
+    let every = Duration::from_millis(15);
+    let writers = [
+        ("demo-a", a.url(""), demo.clone()),
+        ("demo-b", b.url(""), demo.clone()),
+        ("second-a", a.url(""), second.clone()),
+        ("second-b", b.url(""), second.clone()),
+    ]
+    .map(|(name, base, token)| {
+        actix_rt::spawn(write_until(base, token, name, every, stop.clone()))
+    });
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    let mut moves = Vec::new();
+    for pod in ["b", "home", "b"] {
+        let moved = move_to(&home, &pods, "demo", pod);
+        assert_eq!(moved["to"], pod, "{moved}");
+        moves.push(moved);
+        tokio::time::sleep(Duration::from_millis(1000)).await;
+    }
+    stop.store(true, Ordering::SeqCst);
+    let mut results = BTreeMap::new();
+    for (writer, name) in writers
+        .into_iter()
+        .zip(["demo-a", "demo-b", "second-a", "second-b"])
+    {
+        results.insert(name, writer.await.unwrap());
+    }
+    for name in ["second-a", "second-b"] {
+        assert_eq!(
+            results[name].errors,
+            Vec::<String>::new(),
+            "the other merchant's requests see no error"
+        );
+    }
+    for name in ["demo-a", "demo-b"] {
+        assert_eq!(
+            results[name].errors,
+            Vec::<String>::new(),
+            "the moving merchant's writes wait, they do not fail"
+        );
+    }
+
+    // The merchant is in pod b alone, with every acknowledged write once, with its id.
+    assert_eq!(merchants_in(&home.url, demo_id).await, 0);
+    assert_eq!(merchants_in(&pod_b.url, demo_id).await, 1);
+    let directory = raw_pool(&home.url).await;
+    let placed: Vec<(String,)> =
+        sqlx::query_as("SELECT pod FROM merchant_placements WHERE merchant_id = $1")
+            .bind(demo_id)
+            .fetch_all(&directory)
+            .await
+            .unwrap();
+    assert_eq!(
+        placed,
+        vec![("b".to_owned(),)],
+        "the directory says where it is"
+    );
+    directory.close().await;
+    let in_b = raw_pool(&pod_b.url).await;
+    let stored: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT title, id FROM categories WHERE merchant_id = $1 AND title LIKE 'pod-demo-%'",
+    )
+    .bind(demo_id)
+    .fetch_all(&in_b)
+    .await
+    .unwrap();
+    let stored: BTreeMap<String, i64> = stored.into_iter().collect();
+    let acknowledged: BTreeMap<String, i64> = ["demo-a", "demo-b"]
+        .iter()
+        .flat_map(|n| results[n].acknowledged.iter().cloned())
+        .collect();
+    assert!(acknowledged.len() > 100, "{}", acknowledged.len());
+    assert_eq!(stored, acknowledged, "every acknowledged write, once");
+
+    // Every category event reached the receiver once, in order; every event the stream.
+    let categories: Vec<i64> = logged(&in_b, demo_id, "category.")
+        .await
+        .iter()
+        .map(|e| e.0)
+        .collect();
+    wait_for(Duration::from_secs(60), "every delivery", || {
+        receiver.accepted().len() >= categories.len()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let delivered: Vec<i64> = receiver.accepted().iter().map(|r| r.seq()).collect();
+    assert_eq!(delivered, categories, "each event delivered once, in order");
+    let all: Vec<i64> = logged(&in_b, demo_id, "")
+        .await
+        .iter()
+        .map(|e| e.0)
+        .collect();
+    wait_for(Duration::from_secs(30), "the stream to catch up", || {
+        streamed.lock().unwrap().last().map(|e| e.id) == all.last().copied()
+    })
+    .await;
+    let seen: Vec<i64> = streamed.lock().unwrap().iter().map(|e| e.id).collect();
+    assert_eq!(
+        seen, all,
+        "the stream through the moves: every event once, in order"
+    );
+
+    let mut held: Vec<u128> = moves
+        .iter()
+        .map(|m| m["heldMilliseconds"].as_u64().unwrap_or(u64::MAX) as u128)
+        .collect();
+    held.sort_unstable();
+    let mut waits: Vec<u128> = ["demo-a", "demo-b"]
+        .iter()
+        .flat_map(|n| results[n].millis.iter().copied())
+        .collect();
+    waits.sort_unstable();
+    let writes: usize = results.values().map(|w| w.acknowledged.len()).sum();
+    eprintln!(
+        "pods: 3 moves, writes held {held:?} ms; the moving merchant's writes took p50 {} ms, \
+         p99 {} ms, max {} ms; {writes} writes acknowledged in all; moves: {moves:?}",
+        percentile(&waits, 0.5),
+        percentile(&waits, 0.99),
+        waits.last().copied().unwrap_or(0),
+    );
+    assert!(
+        held.iter().all(|ms| *ms < 5_000),
+        "a hold of seconds: {held:?}"
+    );
+    in_b.close().await;
+}
+
+async fn count(url: &str, sql: &str, key: &str) -> i64 {
+    let pool = raw_pool(url).await;
+    let (n,): (i64,) = sqlx::query_as(sql)
+        .bind(key)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    n
+}
+
+/// A merchant the operator creates goes to the pod holding fewest; it authorizes an
+/// application and sells there, with its rows in that pod alone; the operator's move brings it
+/// home with the same reads and tokens; suspended, its tokens get 403; and no other merchant's
+/// token reaches its records, before or after.
+#[actix_rt::test]
+async fn an_operator_merchant_lives_in_the_pod_holding_fewest_and_moves_through_the_api() {
+    use crate::helpers::{create_one, send, spawn_app_on};
+    use crate::operator::{acme, operator, operator_token, signed_in};
+    use reqwest::Method;
+
+    let Some(home) = TestDb::new(Backend::Postgres).await else {
+        return;
+    };
+    let pod_b = TestDb::new(Backend::Postgres).await.expect("a second pod");
+    let pod_url = pod_b.url.clone();
+    let app = spawn_app_on(home, |s| s.pods = format!("b={pod_url}")).await;
+    let op = operator_token(&app.database.url).await;
+    let (status, body) = operator(
+        &app,
+        Method::POST,
+        "/operator/merchant",
+        &op,
+        &[],
+        Some(json!({"merchants": {"a": acme("acme"), "taken": acme("demo")}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let id = body["merchants"]["a"]["id"].as_i64().expect("an id");
+    assert!(
+        body["api"]["message"]
+            .to_string()
+            .contains("already has the key demo"),
+        "a key of another pod is taken: {body}"
+    );
+    // Home holds the two manifests' merchants, pod b none: the new one goes to b, with ids
+    // from b's range.
+    let in_pod = "SELECT COUNT(*) FROM merchants WHERE manifest_key = $1";
+    assert_eq!(count(&pod_b.url, in_pod, "acme").await, 1);
+    assert_eq!(count(&app.database.url, in_pod, "acme").await, 0);
+    assert!(id >= 1 << 40, "pod b hands out ids from 2^40: {id}");
+
+    let token = signed_in(&app, "acme").await;
+    let (status, stores) = send(&app, Method::GET, "/store", &token, &[], None).await;
+    assert_eq!(status, StatusCode::OK, "{stores}");
+    let store: i64 = stores["stores"]
+        .as_object()
+        .expect("stores")
+        .keys()
+        .next()
+        .expect("its store")
+        .parse()
+        .unwrap();
+    let product = create_one(
+        &app,
+        &token,
+        "/product",
+        "products",
+        json!({"name": "Hammer",
+        "instances": {"i": {"name": "Standard", "price": "12.50", "taxPercentage": "0.200"}}}),
+    )
+    .await;
+    let basket = create_one(
+        &app,
+        &token,
+        "/basket",
+        "baskets",
+        json!({"storeId": store,
+        "basketProducts": {"l": {"productId": product["id"], "quantity": 2}}}),
+    )
+    .await;
+    create_one(
+        &app,
+        &token,
+        "/transaction",
+        "transactions",
+        json!({"basketId": basket["id"],
+        "type": "CASH", "amount": 2500, "completed": true}),
+    )
+    .await;
+    let done = create_one(
+        &app,
+        &token,
+        "/basket",
+        "baskets",
+        json!({"id": basket["id"], "completed": true}),
+    )
+    .await;
+    assert_eq!(done["completed"], true, "{done}");
+    let in_pod_b = "SELECT COUNT(*) FROM baskets b JOIN merchants m ON m.id = b.merchant_id \
+                    WHERE m.manifest_key = $1";
+    assert_eq!(count(&pod_b.url, in_pod_b, "acme").await, 1);
+
+    // Realms apart across pods: the demo merchant's token reaches none of acme's records.
+    let demo = app.owner_token().await;
+    let pid = product["id"].to_string();
+    let by_id = [("productIds", pid.as_str())];
+    let (_, theirs) = send(&app, Method::GET, "/product", &demo, &by_id, None).await;
+    assert_eq!(theirs["products"], json!({}), "{theirs}");
+    let (status, before) = send(&app, Method::GET, "/product", &token, &by_id, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(before["products"][&pid]["name"], "Hammer", "{before}");
+
+    // Moved home by the operator: the same token reads the same product.
+    let ids = id.to_string();
+    let (status, body) = operator(
+        &app,
+        Method::POST,
+        "/operator/merchant/move",
+        &op,
+        &[("merchantIds", &ids), ("pod", "home")],
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["merchants"][&ids]["from"], "b", "{body}");
+    assert!(
+        body["merchants"][&ids]["heldMilliseconds"].is_u64(),
+        "{body}"
+    );
+    assert_eq!(count(&pod_b.url, in_pod, "acme").await, 0);
+    assert_eq!(count(&app.database.url, in_pod, "acme").await, 1);
+    let placed = "SELECT COUNT(*) FROM merchant_placements WHERE merchant_key = $1";
+    assert_eq!(
+        count(&app.database.url, placed, "acme").await,
+        0,
+        "home needs no row"
+    );
+    let (status, after) = send(&app, Method::GET, "/product", &token, &by_id, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        after["products"], before["products"],
+        "the same read after the move"
+    );
+    let (_, theirs) = send(&app, Method::GET, "/product", &demo, &by_id, None).await;
+    assert_eq!(theirs["products"], json!({}), "{theirs}");
+    // A move to where it is, or to a pod that is not configured, is refused.
+    for pod in ["home", "nowhere"] {
+        let (status, body) = operator(
+            &app,
+            Method::POST,
+            "/operator/merchant/move",
+            &op,
+            &[("merchantIds", &ids), ("pod", pod)],
+            None,
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    }
+
+    // Suspended (in the pod holding it), its token is refused.
+    let (status, body) = operator(
+        &app,
+        Method::POST,
+        "/operator/merchant/suspend",
+        &op,
+        &[("merchantIds", &ids)],
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _) = send(&app, Method::GET, "/product", &token, &by_id, None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}
