@@ -11,3 +11,7 @@ CREATE TABLE merchant_placements (
 -- Set on a merchant's row in the pod it left, in the same transaction that ends the move's
 -- write hold: a write that waited on the hold finds the pod it must go to instead.
 ALTER TABLE merchants ADD COLUMN moved_to TEXT;
+
+-- Set by a move on each endpoint of the merchant it is about to hold: no dispatcher claims the
+-- endpoint, and one delivering to it records what it sent and gives it back.
+ALTER TABLE webhooks ADD COLUMN paused_by TEXT;

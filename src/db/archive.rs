@@ -147,7 +147,7 @@ fn owner_column(table: &str) -> &'static str {
 }
 
 /// The condition that picks merchant `$1`'s rows of a table.
-fn owner_filter(table: &str) -> String {
+pub(super) fn owner_filter(table: &str) -> String {
     match BY_FAMILY.contains(&table) {
         true => "family_id IN (SELECT id FROM oauth_families WHERE merchant_id = $1)".into(),
         false => format!("{} = $1", owner_column(table)),
@@ -155,7 +155,7 @@ fn owner_filter(table: &str) -> String {
 }
 
 /// A table's columns in this database, in their stored order.
-async fn columns(
+pub(super) async fn columns(
     conn: &mut AnyConnection,
     backend: Backend,
     table: &str,
@@ -226,7 +226,7 @@ fn end_line(totals: Totals) -> String {
     serde_json::json!({ "end": totals }).to_string()
 }
 
-fn cell(row: &sqlx::any::AnyRow, i: usize, kind: Kind) -> Result<Cell, DbError> {
+pub(super) fn cell(row: &sqlx::any::AnyRow, i: usize, kind: Kind) -> Result<Cell, DbError> {
     let cell = match kind {
         Kind::Int => row.try_get::<Option<i64>, _>(i)?.map(Cell::Int),
         Kind::Real => row.try_get::<Option<f64>, _>(i)?.map(Cell::Real),

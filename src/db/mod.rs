@@ -9,6 +9,7 @@
 
 pub mod account;
 pub mod archive;
+mod catch_up;
 mod checkpoint;
 mod declared;
 mod digest;

@@ -390,41 +390,29 @@ impl Db {
         Ok(Hold { tx, merchant_id })
     }
 
-    /// Takes the lease of every webhook endpoint of the merchant for `owner` until `until`,
-    /// leaving the ones a dispatcher holds; true once `owner` holds them all (no delivery is
-    /// in flight, and none starts).
-    pub async fn pause_webhooks(
-        &self,
-        merchant_id: i64,
-        owner: &str,
-        until: i64,
-    ) -> Result<bool, DbError> {
-        sqlx::query(
-            "UPDATE webhooks SET lease_owner = $2, lease_until = $3 \
-             WHERE merchant_id = $1 AND (lease_until < $4 OR lease_owner = $2)",
+    /// Pauses the merchant's webhook endpoints for `owner`: no dispatcher claims one, and one
+    /// delivering records what it sent and gives it back. True once none is leased (no
+    /// delivery is in flight).
+    pub async fn pause_webhooks(&self, merchant_id: i64, owner: &str) -> Result<bool, DbError> {
+        sqlx::query("UPDATE webhooks SET paused_by = $2 WHERE merchant_id = $1")
+            .bind(merchant_id)
+            .bind(owner)
+            .execute(self.pool())
+            .await?;
+        let (leased,): (i64,) = sqlx::query_as(
+            "SELECT COUNT(*) FROM webhooks WHERE merchant_id = $1 AND lease_until >= $2",
         )
         .bind(merchant_id)
-        .bind(owner)
-        .bind(until)
         .bind(crate::domain::now_millis())
-        .execute(self.pool())
-        .await?;
-        let (others,): (i64,) = sqlx::query_as(
-            "SELECT COUNT(*) FROM webhooks WHERE merchant_id = $1 \
-             AND lease_owner IS DISTINCT FROM $2",
-        )
-        .bind(merchant_id)
-        .bind(owner)
         .fetch_one(self.pool())
         .await?;
-        Ok(others == 0)
+        Ok(leased == 0)
     }
 
-    /// Gives back the leases [`Db::pause_webhooks`] took: deliveries resume from the cursors.
+    /// Ends [`Db::pause_webhooks`]: deliveries resume from the cursors.
     pub async fn resume_webhooks(&self, merchant_id: i64, owner: &str) -> Result<(), DbError> {
         sqlx::query(
-            "UPDATE webhooks SET lease_owner = NULL, lease_until = 0 \
-             WHERE merchant_id = $1 AND lease_owner = $2",
+            "UPDATE webhooks SET paused_by = NULL WHERE merchant_id = $1 AND paused_by = $2",
         )
         .bind(merchant_id)
         .bind(owner)

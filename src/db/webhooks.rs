@@ -94,6 +94,7 @@ pub struct Pending {
 /// deliveries (`$1`: now).
 const DUE: &str = "FROM webhooks w \
      WHERE w.active = 1 AND w.delete_date IS NULL AND w.lease_until < $1 \
+       AND w.paused_by IS NULL \
        AND w.next_attempt_at <= $1 \
        AND NOT EXISTS (SELECT 1 FROM merchants m WHERE m.id = w.merchant_id \
                        AND (m.suspend_date IS NOT NULL OR m.moved_to IS NOT NULL)) \
@@ -107,6 +108,17 @@ const CLAIM: &str = "UPDATE webhooks SET lease_owner = $2, lease_until = $3 \
        SELECT w.merchant_id, w.id {DUE} ORDER BY w.next_attempt_at LIMIT $4 {LOCK}) \
      RETURNING merchant_id, id, url, events, secret, previous_secret, previous_secret_until, \
        cursor_seq";
+
+/// What recording a drain's attempts found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// Recorded; the lease is renewed.
+    Kept,
+    /// Recorded, and a move asks for the endpoint: give it back now.
+    Paused,
+    /// The lease was lost: nothing recorded.
+    Lost,
+}
 
 impl Db {
     /// Takes up to `limit` endpoints with work due, for `owner` until `lease_until`. Another
@@ -246,37 +258,40 @@ impl Db {
 
     /// Records attempts at one endpoint and what they leave their deliveries as, moves its
     /// cursor to `cursor` (the last event of the log it has handled, delivered or filtered
-    /// out), and renews the lease, in one transaction. False (nothing recorded) when the lease
-    /// was lost.
+    /// out), and renews the lease, in one transaction. [`Recorded::Lost`] (nothing recorded)
+    /// when the lease was lost.
     pub async fn record_attempts(
         &self,
         endpoint: &Endpoint,
         attempts: &[AttemptRecord],
         cursor: i64,
         (owner, lease_until): (&str, i64),
-    ) -> Result<bool, DbError> {
+    ) -> Result<Recorded, DbError> {
         let mut tx = self.begin().await?;
-        let renewed = sqlx::query(
+        let renewed: Option<(Option<String>,)> = sqlx::query_as(
             "UPDATE webhooks SET lease_until = $1, \
                cursor_seq = CASE WHEN cursor_seq < $5 THEN $5 ELSE cursor_seq END \
-             WHERE merchant_id = $2 AND id = $3 AND lease_owner = $4",
+             WHERE merchant_id = $2 AND id = $3 AND lease_owner = $4 RETURNING paused_by",
         )
         .bind(lease_until)
         .bind(endpoint.merchant_id)
         .bind(endpoint.id)
         .bind(owner)
         .bind(cursor)
-        .execute(tx.conn()?)
+        .fetch_optional(tx.conn()?)
         .await?;
-        if renewed.rows_affected() == 0 {
+        let Some((paused_by,)) = renewed else {
             tx.rollback().await?;
-            return Ok(false);
-        }
+            return Ok(Recorded::Lost);
+        };
         for record in attempts {
             record_one(tx.conn()?, endpoint, record).await?;
         }
         tx.commit().await?;
-        Ok(true)
+        Ok(match paused_by {
+            Some(_) => Recorded::Paused,
+            None => Recorded::Kept,
+        })
     }
 
     /// Gives the endpoint back, to be claimed again from `next_attempt_at`.

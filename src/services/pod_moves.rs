@@ -1,12 +1,13 @@
 //! A merchant's move between pods while every replica keeps serving it (docs/operations.md,
 //! "Moving a merchant between pods").
 //!
-//! Its webhook deliveries pause (the move takes their endpoints' leases once no delivery is
-//! in flight), then its writes are held in the old pod: its row is locked, so every replica's
-//! next write waits on its claim, and so do uploads. Under the hold the merchant is copied
-//! whole, with its sign-ins, into the new pod, read back and compared table by table; the
-//! same commit that releases the hold marks it moved, so the writes that waited go to the new
-//! pod. Then the directory says where it is (every replica hears it), deliveries resume there
+//! Its webhook deliveries pause (each endpoint is marked paused; a delivery in flight is
+//! recorded and the endpoint given back), and it is copied whole, with its sign-ins, into the
+//! new pod while it is written as usual, read back and compared table by table. Then its
+//! writes are held in the old pod: its row is locked, so every replica's next write waits on its claim, and so do
+//! uploads and logs. Under the hold only what changed since the copy is written across
+//! (`Db::catch_up_into`); the same commit that releases the hold marks it moved, so the
+//! writes that waited go to the new pod. Then the directory says where it is (every replica hears it), deliveries resume there
 //! from their cursors, and the old pod's rows are removed. Ids, event numbers, webhook cursors
 //! and tokens are the same on both sides.
 
@@ -23,9 +24,6 @@ use crate::db::Db;
 /// How long the move waits for deliveries in flight to finish before it gives up.
 const PAUSE_WAIT: Duration = Duration::from_secs(30);
 
-/// How long the paused endpoints' leases last should the move stop without giving them back.
-const PAUSE_LEASE_MILLIS: i64 = 10 * 60 * 1000;
-
 /// A merchant moved between pods.
 #[derive(Debug, Clone)]
 pub struct PodMoved {
@@ -39,8 +37,9 @@ pub struct PodMoved {
     pub held_millis: u128,
     /// From the start to the old pod's rows removed.
     pub millis: u128,
-    /// Milliseconds of each step: `pause`, `hold` (waiting for the write in progress),
-    /// `copy`, `verify`, `switch`, `remove`.
+    /// Milliseconds of each step: `pause` (deliveries in flight finish), `copy`, `verify`
+    /// (while the merchant is written as usual), `hold` (the write in progress commits),
+    /// `catch-up` (under the hold), `switch`, `remove`.
     pub phases: Vec<(&'static str, u128)>,
 }
 
@@ -76,25 +75,37 @@ impl Operator {
             target.db.remove_merchant(merchant_id).await?;
         }
         let mut laps = Laps::start();
+        // Paused before the copy, the copy's endpoints are paused too: no dispatcher of the
+        // target delivers from them before the switch.
         let owner = format!("move-{}", uuid::Uuid::new_v4());
         pause_webhooks(&source.db, merchant_id, &owner).await?;
         laps.lap("pause");
-
-        let hold = source.db.hold_merchant(merchant_id).await?;
-        laps.lap("hold");
-        let held = Instant::now();
+        // The copy, while the merchant is written as usual: what changes meanwhile is caught
+        // up under the hold.
+        let mark = source.db.change_mark().await?;
+        let plan = source.db.catch_up_plan().await?;
         let copied = copy_verified(&source.db, &target.db, merchant_id, scratch, &mut laps).await;
         let copied = match copied {
             Ok(copied) => copied,
             Err(e) => {
-                hold.release(None).await?;
                 source.db.resume_webhooks(merchant_id, &owner).await?;
-                if let Err(removal) = target.db.remove_merchant(merchant_id).await {
-                    tracing::warn!(merchant_id, error = %removal, "a failed move's copy stays in the target");
-                }
-                return Err(e);
+                return Err(abandon(&target.db, merchant_id, e).await);
             }
         };
+
+        let hold = source.db.hold_merchant(merchant_id).await?;
+        laps.lap("hold");
+        let held = Instant::now();
+        if let Err(e) = source
+            .db
+            .catch_up_into(&target.db, merchant_id, &mark, &plan)
+            .await
+        {
+            hold.release(None).await?;
+            source.db.resume_webhooks(merchant_id, &owner).await?;
+            return Err(abandon(&target.db, merchant_id, e.into()).await);
+        }
+        laps.lap("catch-up");
         hold.release(Some(&target.name)).await?;
         let held_millis = held.elapsed().as_millis();
         self.pods.place(merchant_id, &key, to_index).await?;
@@ -116,12 +127,19 @@ impl Operator {
     }
 }
 
+/// A move given up before its switch: the copy leaves the target; the source is whole.
+async fn abandon(target: &Db, merchant_id: i64, error: MoveError) -> MoveError {
+    if let Err(removal) = target.remove_merchant(merchant_id).await {
+        tracing::warn!(merchant_id, error = %removal, "a failed move's copy stays in the target");
+    }
+    error
+}
+
 /// Waits until the move holds every endpoint's lease of the merchant (no delivery in flight).
 async fn pause_webhooks(db: &Db, merchant_id: i64, owner: &str) -> Result<(), MoveError> {
     let deadline = Instant::now() + PAUSE_WAIT;
     loop {
-        let until = crate::domain::now_millis() + PAUSE_LEASE_MILLIS;
-        if db.pause_webhooks(merchant_id, owner, until).await? {
+        if db.pause_webhooks(merchant_id, owner).await? {
             return Ok(());
         }
         if Instant::now() >= deadline {

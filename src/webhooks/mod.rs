@@ -535,11 +535,11 @@ impl Dispatcher {
         batch.since = None;
         batch.moved = false;
         let lease = (batch.token.as_str(), until);
-        if !self
+        let recorded = self
             .db
             .record_attempts(endpoint, &records, batch.cursor, lease)
-            .await?
-        {
+            .await?;
+        if recorded == crate::db::webhooks::Recorded::Lost {
             return Ok(false);
         }
         batch.lease_until = until;
@@ -551,7 +551,8 @@ impl Dispatcher {
             };
             self.metrics.deliveries.with_label_values(&[result]).inc();
         }
-        Ok(true)
+        // A move waits for the endpoint: the drain stops here and gives it back.
+        Ok(recorded == crate::db::webhooks::Recorded::Kept)
     }
 
     /// One attempt at one delivery.

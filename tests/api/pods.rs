@@ -6,7 +6,6 @@
 //! see no error. The write hold of each move is printed.
 
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -110,9 +109,10 @@ async fn write_until(
     written
 }
 
-/// `merchantd tenant move KEY --to POD` on the fleet: the move's printed line.
-fn move_to(home: &TestDb, pods: &str, key: &str, pod: &str) -> Value {
-    let out = Command::new(binary())
+/// `merchantd tenant move KEY --to POD` on the fleet: the move's printed line. (Awaited: the
+/// writers share this thread.)
+async fn move_to(home: &TestDb, pods: &str, key: &str, pod: &str) -> Value {
+    let out = tokio::process::Command::new(binary())
         .args([
             "tenant",
             "move",
@@ -124,6 +124,7 @@ fn move_to(home: &TestDb, pods: &str, key: &str, pod: &str) -> Value {
         ])
         .env("MERCHANTD_PODS", pods)
         .output()
+        .await
         .expect("merchantd");
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the move failed: {said}");
@@ -209,7 +210,7 @@ async fn a_merchant_moves_between_pods_while_two_replicas_serve_it_and_nothing_i
 
     let mut moves = Vec::new();
     for pod in ["b", "home", "b"] {
-        let moved = move_to(&home, &pods, "demo", pod);
+        let moved = move_to(&home, &pods, "demo", pod).await;
         assert_eq!(moved["to"], pod, "{moved}");
         moves.push(moved);
         tokio::time::sleep(Duration::from_millis(1000)).await;
@@ -221,6 +222,19 @@ async fn a_merchant_moves_between_pods_while_two_replicas_serve_it_and_nothing_i
         .zip(["demo-a", "demo-b", "second-a", "second-b"])
     {
         results.insert(name, writer.await.unwrap());
+    }
+    if results.values().any(|w| !w.errors.is_empty()) {
+        for served in [a, b] {
+            served.signal("-TERM");
+            let (_, lines) = served.wait();
+            for line in lines
+                .iter()
+                .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+            {
+                eprintln!("SERVER {line}");
+            }
+        }
+        panic!("requests failed during the moves (the servers' warnings are above)");
     }
     for name in ["second-a", "second-b"] {
         assert_eq!(
@@ -281,7 +295,26 @@ async fn a_merchant_moves_between_pods_while_two_replicas_serve_it_and_nothing_i
     .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let delivered: Vec<i64> = receiver.accepted().iter().map(|r| r.seq()).collect();
-    assert_eq!(delivered, categories, "each event delivered once, in order");
+    if delivered != categories {
+        let mut seen = std::collections::BTreeSet::new();
+        let twice: Vec<i64> = delivered
+            .iter()
+            .filter(|s| !seen.insert(**s))
+            .copied()
+            .collect();
+        let missing: Vec<i64> = categories
+            .iter()
+            .filter(|s| !seen.contains(s))
+            .copied()
+            .collect();
+        let out_of_order = delivered.windows(2).filter(|w| w[0] >= w[1]).count();
+        panic!(
+            "each event delivered once, in order: {} delivered, {} logged; twice {twice:?}, \
+             missing {missing:?}, {out_of_order} out of order",
+            delivered.len(),
+            categories.len()
+        );
+    }
     let all: Vec<i64> = logged(&in_b, demo_id, "")
         .await
         .iter()
@@ -315,9 +348,11 @@ async fn a_merchant_moves_between_pods_while_two_replicas_serve_it_and_nothing_i
         percentile(&waits, 0.99),
         waits.last().copied().unwrap_or(0),
     );
+    // Issue 25, acceptance 1: the write hold's p99 (of three moves: the longest) at most
+    // 500 ms, in a debug build on a shared machine (about 80 ms measured).
     assert!(
-        held.iter().all(|ms| *ms < 5_000),
-        "a hold of seconds: {held:?}"
+        held.iter().all(|ms| *ms <= 500),
+        "a write hold over 500 ms: {held:?}"
     );
     in_b.close().await;
 }
