@@ -11,7 +11,9 @@
 # psql reaches it), into a fresh PostgreSQL database (migrated before the clock starts), and
 # `merchantd tenant move` of a copy of the SQLite file into another fresh PostgreSQL database
 # (the archive with the merchant's sign-ins, the copy read back and verified table by table,
-# the source's rows removed; docs/operations.md, "From SQLite to PostgreSQL"). The times are
+# the source's rows removed; docs/operations.md, "From SQLite to PostgreSQL"), then of the
+# merchant from that database into a second one as pods (`tenant move demo --to b`: copy,
+# verify, hold, catch-up; docs/operations.md, "Pods"), printing its write hold. The times are
 # whole commands: process start, connecting and the work.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -69,7 +71,18 @@ for run in $(seq 1 "$runs"); do
         psql "$pg_admin" -qc "CREATE DATABASE $db" > /dev/null
         "$binary" migrate --database-url "$url" > /dev/null
         timed move "$binary" tenant move --to "$url" --database-url "sqlite://$work/moving.db"
-        psql "$pg_admin" -qc "DROP DATABASE $db" > /dev/null
+        # Then between two pods of PostgreSQL, as a live move does it (no server writes here,
+        # so the hold is the catch-up's scans with nothing to catch up).
+        pod="${db}_b"
+        psql "$pg_admin" -qc "CREATE DATABASE $pod" > /dev/null
+        started=$(ms)
+        MERCHANTD_PODS="b=${pg_admin%/*}/$pod" "$binary" tenant move demo --to b \
+            --database-url "$url" > "$work/pod-move.json"
+        echo "podmove $(( $(ms) - started ))" >> "$work/times"
+        python3 -c 'import json, sys; print("podhold", json.load(open(sys.argv[1]))["heldMilliseconds"])' \
+            "$work/pod-move.json" >> "$work/times"
+        psql "$pg_admin" -qc "DROP DATABASE $pod WITH (FORCE)" > /dev/null
+        psql "$pg_admin" -qc "DROP DATABASE $db WITH (FORCE)" > /dev/null
     fi
 done
 python3 - "$work/times" "$work/demo.ndjson" "$products" <<'EOF'
@@ -85,8 +98,8 @@ rows = json.loads(last)["end"]["rows"]
 size = os.path.getsize(archive)
 print(f"archive of the demo merchant with {products:,} products: {rows:,} rows, {size / 1e6:.1f} MB")
 labels = {"export": "export (SQLite)", "sqlite": "import into SQLite", "postgres": "import into PostgreSQL",
-          "move": "move into PostgreSQL"}
-for name in ("export", "sqlite", "postgres", "move"):
+          "move": "move into PostgreSQL", "podmove": "move between pods"}
+for name in ("export", "sqlite", "postgres", "move", "podmove"):
     if name in by:
         median = statistics.median(by[name])
         runs = ", ".join(str(v) for v in by[name])
@@ -95,6 +108,9 @@ if "move" in by:
     by_hand = statistics.median(by["export"]) + statistics.median(by["postgres"])
     print(f"move (verified, source removed) / export + import into PostgreSQL: "
           f"{statistics.median(by['move']) / by_hand:.2f} x")
+if "podhold" in by:
+    runs = ", ".join(str(v) for v in by["podhold"])
+    print(f"{'its write hold':>24}: median {statistics.median(by['podhold']):,.0f} ms (runs {runs} ms)")
 if "sqlite" in by and "export" in by:
     print(f"import into SQLite / export: {statistics.median(by['sqlite']) / statistics.median(by['export']):.2f} x")
 EOF

@@ -49,22 +49,33 @@ impl PodStorage {
         self.pods.of(merchant_id).await
     }
 
-    /// The pod holding the merchant, checked there: a merchant that moved out (or whose rows
-    /// went with the move) is followed to where it is now.
-    async fn located(&self, merchant_id: i64) -> Result<Db, DbError> {
-        let db = self.of(merchant_id).await?;
-        if !self.pods.is_fleet() {
-            return Ok(db);
+    /// Runs `read` on the merchant's pod, following a merchant that moved (the pod it left
+    /// says where, or the directory does once its rows are gone there).
+    async fn following<T, F, Fut>(&self, merchant_id: i64, read: F) -> Result<T, DbError>
+    where
+        F: Fn(Db) -> Fut,
+        Fut: std::future::Future<Output = Result<T, DbError>>,
+    {
+        let mut index = self.pods.index_for(merchant_id).await?;
+        for _ in 0..3 {
+            let next = match read(self.pods.pod(index).db.clone()).await {
+                Err(DbError::Moved(pod)) => self.pods.index_of(&pod).ok_or_else(|| {
+                    DbError::Config(format!("merchant moved to pod {pod}, not configured"))
+                })?,
+                Err(DbError::Conflict(why)) if self.pods.is_fleet() => {
+                    match self.pods.look_up(merchant_id).await? {
+                        now if now == index => return Err(DbError::Conflict(why)),
+                        now => now,
+                    }
+                }
+                done => return done,
+            };
+            self.pods.remember(merchant_id, next);
+            index = next;
         }
-        let index = match db.moved_to(merchant_id).await? {
-            Some(None) => return Ok(db),
-            Some(Some(pod)) => self.pods.index_of(&pod).ok_or_else(|| {
-                DbError::Config(format!("merchant moved to pod {pod}, not configured"))
-            })?,
-            None => self.pods.look_up(merchant_id).await?,
-        };
-        self.pods.remember(merchant_id, index);
-        Ok(self.pods.pod(index).db.clone())
+        Err(DbError::Unavailable(format!(
+            "merchant {merchant_id} is moving between pods"
+        )))
     }
 
     /// The pod holding the application's merchant.
@@ -142,15 +153,17 @@ impl StateStore for PodStorage {
     fn load(&self, blank: MerchantState) -> Pending<'static, MerchantState> {
         let this = self.clone();
         Box::pin(async move {
-            let db = this.located(blank.merchant_id).await?;
-            StateStore::load(&db, blank).await
+            let merchant_id = blank.merchant_id;
+            this.following(merchant_id, |db| StateStore::load(&db, blank.clone()))
+                .await
         })
     }
 
     fn version(&self, merchant_id: i64) -> Pending<'static, i64> {
         let this = self.clone();
         Box::pin(async move {
-            StateStore::version(&this.located(merchant_id).await?, merchant_id).await
+            this.following(merchant_id, |db| StateStore::version(&db, merchant_id))
+                .await
         })
     }
 

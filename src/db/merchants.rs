@@ -8,13 +8,18 @@ use crate::domain::pricing::SaleSettings;
 impl Db {
     /// The version of the merchant's data: the number of write transactions committed for it.
     /// Read before the rest of a load, so a load is never labelled newer than what it read.
+    /// [`DbError::Moved`] once it moved to another pod (a load then follows it there).
     pub async fn merchant_version(&self, id: i64) -> Result<i64, DbError> {
-        let row: Option<(i64,)> = sqlx::query_as("SELECT version FROM merchants WHERE id = $1")
-            .bind(id)
-            .fetch_optional(self.pool())
-            .await?;
-        row.map(|(v,)| v)
-            .ok_or_else(|| DbError::Conflict(format!("merchant {id} does not exist")))
+        let row: Option<(i64, Option<String>)> =
+            sqlx::query_as("SELECT version, moved_to FROM merchants WHERE id = $1")
+                .bind(id)
+                .fetch_optional(self.pool())
+                .await?;
+        match row {
+            Some((version, None)) => Ok(version),
+            Some((_, Some(pod))) => Err(DbError::Moved(pod)),
+            None => Err(DbError::Conflict(format!("merchant {id} does not exist"))),
+        }
     }
 
     /// How the merchant's sales are priced (its manifest's `[sales]`, as JSON).

@@ -420,20 +420,6 @@ impl Db {
         .await?;
         Ok(())
     }
-
-    /// Whether the merchant is here and not moved out: `None` when absent, else where it
-    /// moved to, if it did.
-    pub(crate) async fn moved_to(
-        &self,
-        merchant_id: i64,
-    ) -> Result<Option<Option<String>>, DbError> {
-        let row: Option<(Option<String>,)> =
-            sqlx::query_as("SELECT moved_to FROM merchants WHERE id = $1")
-                .bind(merchant_id)
-                .fetch_optional(self.pool())
-                .await?;
-        Ok(row.map(|(to,)| to))
-    }
 }
 
 impl super::Tx {
