@@ -64,15 +64,10 @@ impl Services {
         let quiet = crate::domain::clock::now_millis()
             - self.last_unavailable.load(Ordering::Relaxed)
             > NOT_READY_AFTER_UNAVAILABLE_MILLIS;
-        if !quiet {
-            return false;
-        }
-        for pod in self.pods.all() {
-            if !pod.db.coherence().is_live() || !pod.db.ping().await {
-                return false;
-            }
-        }
-        true
+        // The home database only: a pod that is away fails its own merchants' requests, and
+        // taking every replica out of rotation for it would fail everyone's.
+        let home = self.pods.home();
+        quiet && home.coherence().is_live() && home.ping().await
     }
 
     /// A request was answered "unavailable" (503, message 121).
