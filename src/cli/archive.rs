@@ -106,11 +106,7 @@ pub async fn move_merchants(settings: &Settings, keys: &[String], to: &str) -> a
         })?;
         merchants += 1;
         rows += moved.rows;
-        let phases: serde_json::Map<String, serde_json::Value> = moved
-            .phases
-            .iter()
-            .map(|(step, ms)| (step.to_string(), serde_json::json!(ms)))
-            .collect();
+        let phases = phase_map(&moved.phases);
         let printed = serde_json::json!({
             "id": moved.merchant_id,
             "key": moved.key,
@@ -148,11 +144,7 @@ async fn move_between_pods(settings: &Settings, keys: &[String], to: &str) -> an
         };
         match operator.move_to_pod(id, to, &scratch).await {
             Ok(moved) => {
-                let phases: serde_json::Map<String, serde_json::Value> = moved
-                    .phases
-                    .iter()
-                    .map(|(step, ms)| (step.to_string(), serde_json::json!(ms)))
-                    .collect();
+                let phases = phase_map(&moved.phases);
                 let printed = serde_json::json!({
                     "id": moved.merchant_id,
                     "key": moved.key,
@@ -188,4 +180,12 @@ pub(super) async fn open_pods(settings: &Settings) -> anyhow::Result<crate::db::
         others.push(crate::db::pods::Pod { name, db });
     }
     Ok(crate::db::pods::Pods::open(home, others).await?)
+}
+
+/// A move's steps and their milliseconds, as its printed line shows them.
+fn phase_map(phases: &[(&'static str, u128)]) -> serde_json::Map<String, serde_json::Value> {
+    phases
+        .iter()
+        .map(|(step, ms)| (step.to_string(), serde_json::json!(ms)))
+        .collect()
 }

@@ -236,6 +236,24 @@ pub(super) fn cell(row: &sqlx::any::AnyRow, i: usize, kind: Kind) -> Result<Cell
     Ok(cell.unwrap_or(Cell::Null))
 }
 
+/// Binds a cell of a column of `kind` (a NULL keeps its column's type).
+pub(super) fn bind_cell<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    cell: &Cell,
+    kind: Kind,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    match (cell, kind) {
+        (Cell::Int(n), _) => query.bind(*n),
+        (Cell::Real(x), _) => query.bind(*x),
+        (Cell::Text(s), _) => query.bind(s.clone()),
+        (Cell::Bytes(b), _) => query.bind(b.clone()),
+        (Cell::Null, Kind::Int) => query.bind(None::<i64>),
+        (Cell::Null, Kind::Real) => query.bind(None::<f64>),
+        (Cell::Null, Kind::Text) => query.bind(None::<String>),
+        (Cell::Null, Kind::Bytes) => query.bind(None::<Vec<u8>>),
+    }
+}
+
 /// Lines gathered into chunks of about this many bytes before they are sent.
 const CHUNK: usize = 64 * 1024;
 
@@ -726,16 +744,7 @@ impl Importer {
         let mut query = sqlx::query(&sql);
         for row in &pending.rows {
             for (cell, (_, kind)) in row.iter().zip(&pending.columns) {
-                query = match (cell, kind) {
-                    (Cell::Int(n), _) => query.bind(*n),
-                    (Cell::Real(x), _) => query.bind(*x),
-                    (Cell::Text(s), _) => query.bind(s.clone()),
-                    (Cell::Bytes(b), _) => query.bind(b.clone()),
-                    (Cell::Null, Kind::Int) => query.bind(None::<i64>),
-                    (Cell::Null, Kind::Real) => query.bind(None::<f64>),
-                    (Cell::Null, Kind::Text) => query.bind(None::<String>),
-                    (Cell::Null, Kind::Bytes) => query.bind(None::<Vec<u8>>),
-                };
+                query = bind_cell(query, cell, *kind);
             }
         }
         let table = pending.table;

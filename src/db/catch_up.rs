@@ -13,7 +13,7 @@ use std::collections::HashSet;
 
 use sqlx::Row;
 
-use super::archive::{cell, columns, owner_filter, CREDENTIALS, TABLES};
+use super::archive::{bind_cell, cell, columns, owner_filter, CREDENTIALS, TABLES};
 use super::{Db, DbError, Tx};
 use crate::domain::archive::{Cell, Kind};
 
@@ -367,23 +367,6 @@ impl KeyCell {
             KeyCell::Int(n) => query.bind(*n),
             KeyCell::Text(s) => query.bind(s.clone()),
         }
-    }
-}
-
-fn bind_cell<'q>(
-    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
-    cell: &Cell,
-    kind: Kind,
-) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
-    match (cell, kind) {
-        (Cell::Int(n), _) => query.bind(*n),
-        (Cell::Real(x), _) => query.bind(*x),
-        (Cell::Text(s), _) => query.bind(s.clone()),
-        (Cell::Bytes(b), _) => query.bind(b.clone()),
-        (Cell::Null, Kind::Int) => query.bind(None::<i64>),
-        (Cell::Null, Kind::Real) => query.bind(None::<f64>),
-        (Cell::Null, Kind::Text) => query.bind(None::<String>),
-        (Cell::Null, Kind::Bytes) => query.bind(None::<Vec<u8>>),
     }
 }
 
