@@ -55,15 +55,25 @@ impl Api {
 }
 
 pub async fn token_for_demo_owner(db: &TestDb) -> (String, i64) {
+    let (token, _, store) = token_for_owner(db, "owner@demo.test").await;
+    (token, store)
+}
+
+/// An admin access token of the employee whose email is `email`, issued in `db`, with the
+/// merchant's id and its first store's.
+pub async fn token_for_owner(db: &TestDb, email: &str) -> (String, i64, i64) {
     let sql = raw_pool(&db.url).await;
     let (merchant_id, employee_id, application_id, store): (i64, i64, i64, i64) = sqlx::query_as(
-        "SELECT e.merchant_id, e.id, a.id, s.id FROM employees e \
+        "SELECT e.merchant_id, e.id, a.id, MIN(s.id) FROM employees e \
          JOIN applications a ON a.merchant_id = e.merchant_id \
-         JOIN stores s ON s.merchant_id = e.merchant_id WHERE e.email = 'owner@demo.test'",
+         JOIN stores s ON s.merchant_id = e.merchant_id WHERE e.email = $1 \
+         GROUP BY e.merchant_id, e.id, a.id LIMIT 1",
     )
+    .bind(email)
     .fetch_one(&sql)
     .await
     .unwrap();
+    sql.close().await;
     let database = Db::connect(&db.url, Metrics::new()).await.unwrap();
     let token = merchantd::crypto::random_token("mcd_at_");
     let family = NewFamily {
@@ -79,7 +89,7 @@ pub async fn token_for_demo_owner(db: &TestDb) -> (String, i64) {
         .await
         .unwrap();
     database.close().await;
-    (token, store)
+    (token, merchant_id, store)
 }
 
 /// One write of the load: a category, a batch of ten, or a whole sale (basket, payment,

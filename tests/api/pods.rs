@@ -11,47 +11,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use merchantd::db::Db;
-use merchantd::domain::token::NewFamily;
-use merchantd::metrics::Metrics;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::contract::Checked;
+use crate::crash::token_for_owner;
 use crate::events::{Sse, Stream};
 use crate::helpers::{binary, raw_pool, Backend, TestDb};
 use crate::process::serve_with;
 use crate::webhooks::{logged, wait_for, Receiver, PROCESS_SETTINGS};
-
-/// An access token of the owner whose email is `email` (issued in the home database).
-async fn token_of(db: &TestDb, email: &str) -> (String, i64) {
-    let sql = raw_pool(&db.url).await;
-    let (merchant_id, employee_id, application_id): (i64, i64, i64) = sqlx::query_as(
-        "SELECT e.merchant_id, e.id, a.id FROM employees e \
-         JOIN applications a ON a.merchant_id = e.merchant_id WHERE e.email = $1",
-    )
-    .bind(email)
-    .fetch_one(&sql)
-    .await
-    .unwrap();
-    sql.close().await;
-    let database = Db::connect(&db.url, Metrics::new()).await.unwrap();
-    let token = merchantd::crypto::random_token("mcd_at_");
-    let family = NewFamily {
-        id: uuid::Uuid::new_v4().to_string(),
-        merchant_id,
-        employee_id,
-        application_id,
-        scope: "admin".into(),
-    };
-    let expires = merchantd::domain::now_millis() + 3_600_000;
-    database
-        .issue_access_token(&family, &merchantd::crypto::sha256_hex(&token), expires)
-        .await
-        .unwrap();
-    database.close().await;
-    (token, merchant_id)
-}
 
 /// What one writer saw: (key, id) of each acknowledged write, the milliseconds each took,
 /// and the answers that were not 201.
@@ -164,8 +132,8 @@ async fn a_merchant_moves_between_pods_while_two_replicas_serve_it_and_nothing_i
     let receiver = Receiver::start().await;
     let a = serve_with(&home, "info", &settings);
     let b = serve_with(&home, "info", &settings);
-    let (demo, demo_id) = token_of(&home, "owner@demo.test").await;
-    let (second, _) = token_of(&home, "owner@second.test").await;
+    let (demo, demo_id, _) = token_for_owner(&home, "owner@demo.test").await;
+    let (second, _, _) = token_for_owner(&home, "owner@second.test").await;
 
     let res = reqwest::Client::new()
         .post(a.url("/webhook"))

@@ -71,8 +71,11 @@ async fn the_log_starts_over_past_its_restart_length_under_a_steady_load() {
         .expect("a SQLite app");
     let unbounded = longest_log(&growing).await;
     eprintln!("longest log: {bounded} bytes restarting at 64 pages, {unbounded} without");
+    // Under a steady load the restarting log still peaks at 2.5-4.3 MB (a checkpoint waits
+    // for its readers), against 11 MB and growing without restarts: less than half is the
+    // claim that holds run after run on a busy machine (a third failed about one run in four).
     assert!(
-        bounded * 3 < unbounded,
+        bounded * 2 < unbounded,
         "restarting at 64 pages: {bounded} bytes; never restarting: {unbounded} bytes"
     );
 }
