@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use super::merchant::state::MerchantState;
 use super::ports::{
@@ -25,9 +24,6 @@ use crate::domain::token::{
     SessionRecord, SignInCandidate, TokenInfo,
 };
 use crate::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
-
-/// How long a group waits for a moved merchant's new placement to be written.
-const PLACEMENT_WAIT: Duration = Duration::from_secs(5);
 
 /// Pods as the actors' storage, with the application-to-merchant map the grants need.
 #[derive(Clone)]
@@ -47,35 +43,6 @@ impl PodStorage {
 
     async fn of(&self, merchant_id: i64) -> Result<Db, DbError> {
         self.pods.of(merchant_id).await
-    }
-
-    /// Runs `read` on the merchant's pod, following a merchant that moved (the pod it left
-    /// says where, or the directory does once its rows are gone there).
-    async fn following<T, F, Fut>(&self, merchant_id: i64, read: F) -> Result<T, DbError>
-    where
-        F: Fn(Db) -> Fut,
-        Fut: std::future::Future<Output = Result<T, DbError>>,
-    {
-        let mut index = self.pods.index_for(merchant_id).await?;
-        for _ in 0..3 {
-            let next = match read(self.pods.pod(index).db.clone()).await {
-                Err(DbError::Moved(pod)) => self.pods.index_of(&pod).ok_or_else(|| {
-                    DbError::Config(format!("merchant moved to pod {pod}, not configured"))
-                })?,
-                Err(DbError::Conflict(why)) if self.pods.is_fleet() => {
-                    match self.pods.look_up(merchant_id).await? {
-                        now if now == index => return Err(DbError::Conflict(why)),
-                        now => now,
-                    }
-                }
-                done => return done,
-            };
-            self.pods.remember(merchant_id, next);
-            index = next;
-        }
-        Err(DbError::Unavailable(format!(
-            "merchant {merchant_id} is moving between pods"
-        )))
     }
 
     /// The pod holding the application's merchant.
@@ -112,41 +79,6 @@ impl PodStorage {
         };
         self.of(merchant_id).await
     }
-
-    /// Opens the merchant's group, following it to the pod it moved to.
-    async fn open_following(
-        &self,
-        merchant_id: i64,
-        expected: i64,
-    ) -> Result<Option<Box<dyn OpenGroup>>, DbError> {
-        let deadline = tokio::time::Instant::now() + PLACEMENT_WAIT;
-        let mut db = self.of(merchant_id).await?;
-        loop {
-            match db.open_group(merchant_id, expected).await {
-                Ok(group) => return Ok(group.map(|g| Box::new(g) as Box<dyn OpenGroup>)),
-                Err(DbError::Moved(pod)) => {
-                    let index = self.pods.index_of(&pod).ok_or_else(|| {
-                        DbError::Config(format!("merchant moved to pod {pod}, not configured"))
-                    })?;
-                    self.pods.remember(merchant_id, index);
-                    db = self.pods.pod(index).db.clone();
-                }
-                // Gone from the pod this process thought it was in: where is it now?
-                Err(DbError::Conflict(why)) if self.pods.is_fleet() => {
-                    let before = self.pods.index_for(merchant_id).await?;
-                    let now = self.pods.look_up(merchant_id).await?;
-                    if now == before {
-                        if tokio::time::Instant::now() >= deadline {
-                            return Err(DbError::Conflict(why));
-                        }
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                    }
-                    db = self.pods.pod(now).db.clone();
-                }
-                Err(e) => return Err(e),
-            }
-        }
-    }
 }
 
 impl StateStore for PodStorage {
@@ -154,7 +86,8 @@ impl StateStore for PodStorage {
         let this = self.clone();
         Box::pin(async move {
             let merchant_id = blank.merchant_id;
-            this.following(merchant_id, |db| StateStore::load(&db, blank.clone()))
+            this.pods
+                .following(merchant_id, |db| StateStore::load(&db, blank.clone()))
                 .await
         })
     }
@@ -162,7 +95,8 @@ impl StateStore for PodStorage {
     fn version(&self, merchant_id: i64) -> Pending<'static, i64> {
         let this = self.clone();
         Box::pin(async move {
-            this.following(merchant_id, |db| StateStore::version(&db, merchant_id))
+            this.pods
+                .following(merchant_id, |db| StateStore::version(&db, merchant_id))
                 .await
         })
     }
@@ -179,7 +113,14 @@ impl GroupStore for PodStorage {
         expected: i64,
     ) -> Pending<'static, Option<Box<dyn OpenGroup>>> {
         let this = self.clone();
-        Box::pin(async move { this.open_following(merchant_id, expected).await })
+        Box::pin(async move {
+            this.pods
+                .following(merchant_id, |db| async move {
+                    let group = db.open_group(merchant_id, expected).await?;
+                    Ok(group.map(|g| Box::new(g) as Box<dyn OpenGroup>))
+                })
+                .await
+        })
     }
 }
 

@@ -269,6 +269,8 @@ struct Shape {
     columns: Vec<(String, Kind)>,
     /// Positions of the primary key's columns in `columns`.
     key: Vec<usize>,
+    /// The statement that writes one row (see [`upsert`]).
+    upsert: String,
 }
 
 impl Shape {
@@ -292,11 +294,14 @@ impl Shape {
                 "{table}: a primary key column is not among its columns"
             )));
         }
-        Ok(Self {
+        let mut shape = Self {
             table,
             columns,
             key,
-        })
+            upsert: String::new(),
+        };
+        shape.upsert = upsert_sql(table, &shape.names(), &shape.key_names());
+        Ok(shape)
     }
 
     fn names(&self) -> Vec<&str> {
@@ -372,45 +377,36 @@ impl KeyCell {
 
 /// Inserts the row, or updates the row with its key (a table without one only gains rows).
 async fn upsert(tx: &mut Tx, shape: &Shape, row: &[Cell]) -> Result<(), DbError> {
-    let names = shape.names();
-    let placeholders: Vec<String> = (1..=names.len()).map(|i| format!("${i}")).collect();
-    let keys = shape.key_names();
-    if keys.is_empty() {
-        let sql = format!(
-            "INSERT INTO {} ({}) VALUES ({})",
-            shape.table,
-            names.join(", "),
-            placeholders.join(", ")
-        );
-        let mut query = sqlx::query(&sql);
-        for (value, (_, kind)) in row.iter().zip(&shape.columns) {
-            query = bind_cell(query, value, *kind);
-        }
-        query.execute(tx.conn()?).await?;
-        return Ok(());
-    }
-    let updates: Vec<String> = names
-        .iter()
-        .filter(|n| !keys.contains(n))
-        .map(|n| format!("{n} = excluded.{n}"))
-        .collect();
-    let on_conflict = match updates.is_empty() {
-        true => "DO NOTHING".to_owned(),
-        false => format!("DO UPDATE SET {}", updates.join(", ")),
-    };
-    let sql = format!(
-        "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) {on_conflict}",
-        shape.table,
-        names.join(", "),
-        placeholders.join(", "),
-        keys.join(", ")
-    );
-    let mut query = sqlx::query(&sql);
+    let mut query = sqlx::query(&shape.upsert);
     for (value, (_, kind)) in row.iter().zip(&shape.columns) {
         query = bind_cell(query, value, *kind);
     }
     query.execute(tx.conn()?).await?;
     Ok(())
+}
+
+/// The statement [`upsert`] runs for a table's rows.
+fn upsert_sql(table: &str, names: &[&str], keys: &[&str]) -> String {
+    let placeholders: Vec<String> = (1..=names.len()).map(|i| format!("${i}")).collect();
+    let updates: Vec<String> = names
+        .iter()
+        .filter(|n| !keys.contains(n))
+        .map(|n| format!("{n} = excluded.{n}"))
+        .collect();
+    let on_conflict = match (keys.is_empty(), updates.is_empty()) {
+        (true, _) => String::new(),
+        (false, true) => format!(" ON CONFLICT ({}) DO NOTHING", keys.join(", ")),
+        (false, false) => format!(
+            " ON CONFLICT ({}) DO UPDATE SET {}",
+            keys.join(", "),
+            updates.join(", ")
+        ),
+    };
+    format!(
+        "INSERT INTO {table} ({}) VALUES ({}){on_conflict}",
+        names.join(", "),
+        placeholders.join(", ")
+    )
 }
 
 /// Reads each written row back from the target by its key: it must be as sent.

@@ -96,7 +96,7 @@ impl Pods {
         }
     }
 
-    /// The home database and the other pods, each connected and migrated, with its id range
+    /// The home database (migrated) and the other pods, each then migrated, with its id range
     /// checked: a pod whose ids run past its range was listed in another place before (pods
     /// are only ever added at the end).
     pub async fn open(home: Db, others: Vec<Pod>) -> Result<Self, DbError> {
@@ -113,8 +113,11 @@ impl Pods {
             db: home,
         }];
         pods.extend(others);
+        // The caller migrated the home database when it opened it.
         for (k, pod) in pods.iter().enumerate() {
-            pod.db.migrate().await?;
+            if k > 0 {
+                pod.db.migrate().await?;
+            }
             pod.db
                 .enter_id_range(k as i64 * ID_RANGE, &pod.name)
                 .await?;
@@ -185,6 +188,36 @@ impl Pods {
             return Ok(Some(id));
         }
         self.home().merchant_with_key(key).await
+    }
+
+    /// Runs `work` on the merchant's pod, following a merchant that moved: the pod it left says
+    /// where it went ([`DbError::Moved`]), or, once its rows are gone there, the directory.
+    /// A write that waited on a move's hold goes on in the new pod.
+    pub async fn following<T, F, Fut>(&self, merchant_id: i64, work: F) -> Result<T, DbError>
+    where
+        F: Fn(Db) -> Fut,
+        Fut: std::future::Future<Output = Result<T, DbError>>,
+    {
+        let mut index = self.index_for(merchant_id).await?;
+        for _ in 0..3 {
+            let next = match work(self.pod(index).db.clone()).await {
+                Err(DbError::Moved(pod)) => self.index_of(&pod).ok_or_else(|| {
+                    DbError::Config(format!("merchant moved to pod {pod}, not configured"))
+                })?,
+                Err(DbError::Conflict(why)) if self.is_fleet() => {
+                    match self.look_up(merchant_id).await? {
+                        now if now == index => return Err(DbError::Conflict(why)),
+                        now => now,
+                    }
+                }
+                done => return done,
+            };
+            self.remember(merchant_id, next);
+            index = next;
+        }
+        Err(DbError::Unavailable(format!(
+            "merchant {merchant_id} is moving between pods; send the request again"
+        )))
     }
 
     /// Forgets where the merchant lives (it moved): the next request reads the directory.

@@ -86,29 +86,14 @@ impl Services {
         Ok(self.pods.of(merchant_id).await?)
     }
 
-    /// Runs `write` in the merchant's pod; a merchant that moved meanwhile (the write waited
-    /// on the move's hold) is followed to its new pod.
+    /// Runs `write` in the merchant's pod, following a merchant that moved meanwhile (the
+    /// write waited on the move's hold).
     pub(crate) async fn on_pod<T, F, Fut>(&self, merchant_id: i64, write: F) -> Result<T, Failure>
     where
         F: Fn(Db) -> Fut,
         Fut: std::future::Future<Output = Result<T, DbError>>,
     {
-        let mut db = self.db_of(merchant_id).await?;
-        for _ in 0..3 {
-            match write(db.clone()).await {
-                Err(DbError::Moved(pod)) => {
-                    let index = self.pods.index_of(&pod).ok_or_else(|| {
-                        Failure::internal(format!("merchant moved to pod {pod}, not configured"))
-                    })?;
-                    self.pods.remember(merchant_id, index);
-                    db = self.pods.pod(index).db.clone();
-                }
-                done => return Ok(done?),
-            }
-        }
-        Err(Failure::Unavailable(
-            "the merchant is moving between databases; send the request again".into(),
-        ))
+        Ok(self.pods.following(merchant_id, write).await?)
     }
 
     pub fn pods(&self) -> &Pods {
