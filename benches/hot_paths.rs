@@ -339,7 +339,7 @@ fn token_lookup(c: &mut Criterion) {
     // checked and almost always found less than a minute old, so nothing is queued.
     c.bench_function("noting a token family's use (within the minute)", |b| {
         let now = merchantd::domain::now_millis();
-        b.iter(|| tokens.note_use(black_box("bench"), black_box(now)))
+        b.iter(|| tokens.note_use(black_box("bench"), 1, black_box(now)))
     });
 }
 

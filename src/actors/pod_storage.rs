@@ -6,7 +6,7 @@
 //! learns where the merchant went (`DbError::Moved`) and opens again there: the write waits,
 //! it does not fail.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use super::merchant::state::MerchantState;
@@ -20,8 +20,8 @@ use super::store::StockMap;
 use crate::db::pods::Pods;
 use crate::db::{Db, DbError, SalesFilter};
 use crate::domain::token::{
-    AccessTokenRecord, Client, ConnectedGrant, GrantsOf, NewFamily, NewSession, SessionPurpose,
-    SessionRecord, SignInCandidate, TokenInfo,
+    AccessTokenRecord, Client, ConnectedGrant, FamilyUse, GrantsOf, NewFamily, NewSession,
+    SessionPurpose, SessionRecord, SignInCandidate, TokenInfo,
 };
 use crate::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
 
@@ -335,11 +335,20 @@ impl TokenStore for PodStorage {
         })
     }
 
-    fn record_uses<'a>(&'a self, uses: &'a [(String, i64)]) -> Pending<'a, ()> {
+    fn record_uses<'a>(&'a self, uses: &'a [FamilyUse]) -> Pending<'a, ()> {
         Box::pin(async move {
-            // A family's id names no pod; each pod updates the families it holds.
-            for pod in self.pods.all() {
-                TokenStore::record_uses(&pod.db, uses).await?;
+            if !self.pods.is_fleet() {
+                return TokenStore::record_uses(self.pods.home(), uses).await;
+            }
+            // Each pod updates the families of the merchants it holds (known to this process
+            // for every merchant whose token was just used).
+            let mut by_pod: BTreeMap<usize, Vec<FamilyUse>> = BTreeMap::new();
+            for used in uses {
+                let pod = self.pods.index_for(used.merchant_id).await?;
+                by_pod.entry(pod).or_default().push(used.clone());
+            }
+            for (pod, uses) in by_pod {
+                TokenStore::record_uses(&self.pods.pod(pod).db, &uses).await?;
             }
             Ok(())
         })

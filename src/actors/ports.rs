@@ -22,8 +22,8 @@ use crate::domain::event::NewEvent;
 use crate::domain::sales_totals::Deltas;
 use crate::domain::stock::StockMove;
 use crate::domain::token::{
-    AccessTokenRecord, Client, CodeFacts, ConnectedGrant, GrantsOf, NewFamily, NewSession,
-    SessionPurpose, SessionRecord, SignInCandidate, TokenInfo,
+    AccessTokenRecord, Client, CodeFacts, ConnectedGrant, FamilyUse, GrantsOf, NewFamily,
+    NewSession, SessionPurpose, SessionRecord, SignInCandidate, TokenInfo,
 };
 use crate::oauth::grants::authorization_code::{CodeExchange, CodeGrant};
 use crate::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
@@ -177,8 +177,8 @@ pub trait TokenStore: Send + Sync {
     ) -> Pending<'a, ()>;
     /// Deletes tombstones that expired before `before`; how many.
     fn purge_expired(&self, before: i64) -> Pending<'_, u64>;
-    /// When families' access tokens were last used (family id, epoch ms).
-    fn record_uses<'a>(&'a self, uses: &'a [(String, i64)]) -> Pending<'a, ()>;
+    /// When families' access tokens were last used.
+    fn record_uses<'a>(&'a self, uses: &'a [FamilyUse]) -> Pending<'a, ()>;
 }
 
 /// A grant to run in the shard that owns its credential.

@@ -259,8 +259,8 @@ impl TokenActors {
     /// Notes that an access token of `family_id` was just used, for the connected-applications
     /// page. Never waits: at most one note a minute per family reaches the database, written
     /// by a task of its own.
-    pub fn note_use(&self, family_id: &str, now: i64) {
-        self.uses.note(family_id, now);
+    pub fn note_use(&self, family_id: &str, merchant_id: i64, now: i64) {
+        self.uses.note(family_id, merchant_id, now);
     }
 
     /// The live grants of `of`, newest first.

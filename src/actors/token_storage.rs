@@ -4,8 +4,8 @@ use super::ports::{Grant, Granted, NewCode, Pending, TokenStore};
 use crate::db::Db;
 use crate::domain::now_millis;
 use crate::domain::token::{
-    AccessTokenRecord, Client, ConnectedGrant, GrantsOf, NewFamily, NewSession, SessionPurpose,
-    SessionRecord, SignInCandidate, TokenInfo,
+    AccessTokenRecord, Client, ConnectedGrant, FamilyUse, GrantsOf, NewFamily, NewSession,
+    SessionPurpose, SessionRecord, SignInCandidate, TokenInfo,
 };
 use crate::oauth::grants::authorization_code;
 use crate::oauth::grants::refresh_token::{self, RefreshExchange, RefreshGrant};
@@ -158,7 +158,7 @@ impl TokenStore for Db {
         })
     }
 
-    fn record_uses<'a>(&'a self, uses: &'a [(String, i64)]) -> Pending<'a, ()> {
+    fn record_uses<'a>(&'a self, uses: &'a [FamilyUse]) -> Pending<'a, ()> {
         Box::pin(async move {
             let mut tx = self.begin().await?;
             tx.record_family_uses(uses).await?;

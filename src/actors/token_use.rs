@@ -5,13 +5,14 @@
 //! Under load the queue fills while a write is in flight, so writes batch themselves; a note
 //! that finds the queue full is dropped, and the family is noted again a minute later.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, RwLock};
 
 use tokio::sync::mpsc;
 
 use super::token::Store;
+use crate::domain::token::FamilyUse;
 
 /// A family's uses are recorded at most this often per process: "last used" is accurate to
 /// about a minute, which is what the page shows.
@@ -21,35 +22,62 @@ const QUEUE: usize = 8_192;
 /// Families written per transaction.
 const BATCH: usize = 512;
 
+/// The last time each family was noted, by family id. A plain map behind a lock: every
+/// request looks its family up, and a cache with eviction bookkeeping (moka) cost 5 % of the
+/// samples of requests spread over 10,000 merchants. Stamps older than the interval hold
+/// nothing back, so the writer drops them (see [`Stamps::prune`]).
+#[derive(Clone, Default)]
+struct Stamps(Arc<RwLock<HashMap<Box<str>, AtomicI64>>>);
+
+impl Stamps {
+    /// [`claim`] on the family's stamp, made on its first use.
+    fn claim(&self, family_id: &str, now: i64) -> bool {
+        {
+            let map = self.0.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(stamp) = map.get(family_id) {
+                return claim(stamp, now);
+            }
+        }
+        let mut map = self.0.write().unwrap_or_else(|p| p.into_inner());
+        let stamp = map
+            .entry(family_id.into())
+            .or_insert_with(|| AtomicI64::new(i64::MIN));
+        claim(stamp, now)
+    }
+
+    /// Forgets the families not noted for two intervals: their next use is due anyway.
+    fn prune(&self, now: i64) {
+        let mut map = self.0.write().unwrap_or_else(|p| p.into_inner());
+        map.retain(|_, stamp| {
+            now.saturating_sub(stamp.load(Ordering::Relaxed)) < 2 * RECORD_EVERY_MS
+        });
+    }
+}
+
 #[derive(Clone)]
 pub struct UseRecorder {
-    /// The last time each family was noted, by family id. Entries idle for longer than the
-    /// recording interval are no longer needed to hold a use back, so they go.
-    stamps: moka::sync::Cache<String, Arc<AtomicI64>>,
-    queue: mpsc::Sender<(String, i64)>,
+    stamps: Stamps,
+    queue: mpsc::Sender<FamilyUse>,
 }
 
 impl UseRecorder {
     /// Starts the writer task on the current arbiter.
     pub fn start(store: Store) -> Self {
         let (queue, notes) = mpsc::channel(QUEUE);
-        actix_rt::spawn(write_notes(store, notes));
-        Self {
-            stamps: moka::sync::Cache::builder()
-                .max_capacity(200_000)
-                .time_to_idle(Duration::from_millis(2 * RECORD_EVERY_MS as u64))
-                .build(),
-            queue,
-        }
+        let stamps = Stamps::default();
+        actix_rt::spawn(write_notes(store, notes, stamps.clone()));
+        Self { stamps, queue }
     }
 
-    /// Notes that an access token of `family_id` was used at `now` (epoch ms). Never waits.
-    pub fn note(&self, family_id: &str, now: i64) {
-        let stamp = self
-            .stamps
-            .get_with_by_ref(family_id, || Arc::new(AtomicI64::new(i64::MIN)));
-        if claim(&stamp, now) {
-            let _ = self.queue.try_send((family_id.to_owned(), now));
+    /// Notes that an access token of `family_id` (of `merchant_id`) was used at `now` (epoch
+    /// ms). Never waits.
+    pub fn note(&self, family_id: &str, merchant_id: i64, now: i64) {
+        if self.stamps.claim(family_id, now) {
+            let _ = self.queue.try_send(FamilyUse {
+                family_id: family_id.to_owned(),
+                merchant_id,
+                at: now,
+            });
         }
     }
 }
@@ -65,9 +93,11 @@ fn claim(stamp: &AtomicI64, now: i64) -> bool {
             .is_ok()
 }
 
-/// Writes queued notes until every sender is gone (the server stopped).
-async fn write_notes(store: Store, mut notes: mpsc::Receiver<(String, i64)>) {
+/// Writes queued notes until every sender is gone (the server stopped), and drops stale
+/// stamps once an interval.
+async fn write_notes(store: Store, mut notes: mpsc::Receiver<FamilyUse>, stamps: Stamps) {
     let mut batch = Vec::with_capacity(BATCH);
+    let mut pruned = crate::domain::now_millis();
     while notes.recv_many(&mut batch, BATCH).await > 0 {
         if let Err(e) = store.record_uses(&batch).await {
             // "Last used" is informational: a failed write is logged and not retried; the
@@ -75,12 +105,33 @@ async fn write_notes(store: Store, mut notes: mpsc::Receiver<(String, i64)>) {
             tracing::warn!(error = %e, families = batch.len(), "recording token use failed");
         }
         batch.clear();
+        let now = crate::domain::now_millis();
+        if now - pruned >= RECORD_EVERY_MS {
+            stamps.prune(now);
+            pruned = now;
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stamps_note_each_family_once_a_minute_and_forget_stale_ones() {
+        let stamps = Stamps::default();
+        let t = 1_774_706_280_000;
+        assert!(stamps.claim("a", t));
+        assert!(stamps.claim("b", t + 1), "families are apart");
+        assert!(!stamps.claim("a", t + 2));
+        stamps.prune(t + 2 * RECORD_EVERY_MS);
+        assert_eq!(stamps.0.read().unwrap().len(), 1, "a is stale, b not quite");
+        stamps.prune(t + 2 * RECORD_EVERY_MS + 1);
+        assert!(stamps.0.read().unwrap().is_empty(), "both are stale");
+        stamps.claim("c", t + 2 * RECORD_EVERY_MS);
+        stamps.prune(t + 2 * RECORD_EVERY_MS + 2);
+        assert_eq!(stamps.0.read().unwrap().len(), 1, "a fresh stamp stays");
+    }
 
     #[test]
     fn a_family_is_recorded_at_most_once_a_minute() {

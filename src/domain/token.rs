@@ -115,6 +115,16 @@ pub struct AccessTokenRecord {
     pub suspended: bool,
 }
 
+/// A use of a token family's access tokens, for "last used" on the connected-applications
+/// page; the merchant says which pod holds the family.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FamilyUse {
+    pub family_id: String,
+    pub merchant_id: i64,
+    /// Epoch ms.
+    pub at: i64,
+}
+
 /// Everything a new token family needs.
 #[derive(Debug, Clone)]
 pub struct NewFamily {

@@ -226,7 +226,9 @@ async fn admit(req: &ServiceRequest) -> Result<(Caller, rate::Verdict), ApiError
         verdict => {
             // For "last used" on the connected-applications page, once the request is let
             // in (a refused one used nothing); never waits (see token_use).
-            state.tokens.note_use(&caller.family_id, now_millis());
+            state
+                .tokens
+                .note_use(&caller.family_id, caller.merchant_id, now_millis());
             state.services.operator.usage().note_request(
                 caller.merchant_id,
                 !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS),

@@ -430,6 +430,17 @@ async fn an_operator_merchant_lives_in_the_pod_holding_fewest_and_moves_through_
     let in_pod_b = "SELECT COUNT(*) FROM baskets b JOIN merchants m ON m.id = b.merchant_id \
                     WHERE m.manifest_key = $1";
     assert_eq!(count(&pod_b.url, in_pod_b, "acme").await, 1);
+    // The token's use is written to its family in pod b (connected applications' "last used").
+    let used = "SELECT COUNT(*) FROM oauth_families f JOIN merchants m ON m.id = f.merchant_id \
+                WHERE m.manifest_key = $1 AND f.last_used_at IS NOT NULL";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while count(&pod_b.url, used, "acme").await == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the use of acme's token was never recorded in pod b"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     // Realms apart across pods: the demo merchant's token reaches none of acme's records.
     let demo = app.owner_token().await;
