@@ -52,7 +52,7 @@ pub async fn import(settings: &Settings, file: &Path) -> anyhow::Result<()> {
         )
     })?;
     database.migrate().await?;
-    let imported = Operator::on(database.clone()).import(file).await;
+    let imported = Operator::on(database.clone()).import(file, None).await;
     database.close().await;
     match imported.map_err(|e| anyhow::anyhow!("{e}"))? {
         Ok(imported) => {

@@ -502,6 +502,7 @@ impl Db {
             ids: None,
             moving,
             families: std::collections::HashSet::new(),
+            own_range: None,
         })
     }
 }
@@ -520,6 +521,8 @@ pub struct Importer {
     moving: Option<MoveFrom>,
     /// The sign-ins imported so far (a move's), which the rows of `BY_FAMILY` must name.
     families: std::collections::HashSet<String>,
+    /// In a fleet, the ids this pod hands out (`from..to`).
+    own_range: Option<(i64, i64)>,
 }
 
 struct Pending {
@@ -670,6 +673,12 @@ impl Importer {
         Ok(totals)
     }
 
+    /// In a fleet: this pod hands out ids `from..to`, and other pods' ids are theirs alone, so
+    /// an archive of another pod's ids leaves this pod's allocator where it is.
+    pub fn ids_of_pod(&mut self, from: i64, to: i64) {
+        self.own_range = Some((from, to));
+    }
+
     /// Undoes everything imported so far.
     pub async fn abandon(self) -> Result<(), DbError> {
         self.tx.rollback().await
@@ -683,6 +692,19 @@ impl Importer {
     async fn reserve_ids(&mut self, low: i64, high: i64) -> Result<(), ImportError> {
         if self.moving.as_ref().is_some_and(|m| m.between_pods) {
             return Ok(());
+        }
+        if let Some((from, to)) = self.own_range {
+            if high < from || low >= to {
+                // Another pod's ids: this pod's allocator never hands them out.
+                return Ok(());
+            }
+            if low < from || high >= to {
+                return Err(ImportError::Conflict(format!(
+                    "the archive's ids run from {low} to {high}, across this pod's range from \
+                     {from} to {}: import it into another pod",
+                    to - 1
+                )));
+            }
         }
         let backend = self.tx.backend();
         let conn = self.tx.conn()?;

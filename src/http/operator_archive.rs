@@ -88,7 +88,13 @@ pub async fn import(
     }
     file.flush().await.map_err(staging)?;
     drop(file);
-    let imported = match state.services.operator.import(&saved.0).await? {
+    let pod = match req.headers().get("pod") {
+        None => None,
+        Some(value) => Some(value.to_str().map_err(|_| {
+            ApiError::bad_header("pod", "name a pod of the fleet, in visible ASCII.")
+        })?),
+    };
+    let imported = match state.services.operator.import(&saved.0, pod).await? {
         Ok(imported) => imported,
         Err(ImportRefused::Invalid(why)) => return Err(ApiError::bad_body(why)),
         Err(ImportRefused::Conflict(why)) => {

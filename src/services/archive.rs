@@ -10,6 +10,8 @@ use tokio::sync::mpsc;
 use super::archive_digest::Digest;
 use super::operator::Operator;
 use crate::db::archive::{Exported, ImportError, Importer, MoveFrom};
+use crate::db::pods::{HOME, ID_RANGE};
+use crate::db::Db;
 use crate::domain::archive::{Header, Line, Totals};
 use crate::domain::Failure;
 
@@ -71,9 +73,80 @@ impl Operator {
         Ok(Some(receiver))
     }
 
-    /// Imports the archive in the file at `path`: every row or none.
-    pub async fn import(&self, path: &Path) -> Result<Result<Imported, ImportRefused>, Failure> {
-        Stop::answer(self.import_file(path, None, None).await)
+    /// Imports the archive in the file at `path`: every row or none. In a fleet it goes to the
+    /// pod named, else to the pod whose id range holds the archive's merchant, and the
+    /// directory records it there; its id and key may be taken in no pod.
+    pub async fn import(
+        &self,
+        path: &Path,
+        pod: Option<&str>,
+    ) -> Result<Result<Imported, ImportRefused>, Failure> {
+        if !self.pods.is_fleet() {
+            if let Some(name) = pod.filter(|name| *name != HOME) {
+                return Ok(Err(no_pod(name)));
+            }
+            return Stop::answer(self.import_file(&self.db, path, None, None, None).await);
+        }
+        let header = match read_header(path).await {
+            Ok(header) => header,
+            Err(stop) => return Stop::answer(Err(stop)),
+        };
+        let target = match self.import_target(&header, pod).await? {
+            Ok(target) => target,
+            Err(refused) => return Ok(Err(refused)),
+        };
+        let db = self.pods.pod(target).db.clone();
+        let range = (target as i64 * ID_RANGE, (target as i64 + 1) * ID_RANGE);
+        let imported = self.import_file(&db, path, None, None, Some(range)).await;
+        if let Ok(imported) = &imported {
+            if target > 0 {
+                self.pods
+                    .place(imported.merchant_id, &imported.key, target)
+                    .await?;
+            }
+        }
+        Stop::answer(imported)
+    }
+
+    /// The pod a fleet's import goes to, or why none may take it.
+    async fn import_target(
+        &self,
+        header: &Header,
+        pod: Option<&str>,
+    ) -> Result<Result<usize, ImportRefused>, Failure> {
+        let own = usize::try_from(header.merchant_id / ID_RANGE).unwrap_or(usize::MAX);
+        let target = match pod {
+            Some(name) => match self.pods.index_of(name) {
+                Some(k) => k,
+                None => return Ok(Err(no_pod(name))),
+            },
+            None => own,
+        };
+        // Ids of a range no pod has would be handed out again by a pod added later.
+        if own >= self.pods.all().len() || target >= self.pods.all().len() {
+            return Ok(Err(ImportRefused::Conflict(format!(
+                "the archive's merchant {} has ids from a range this fleet's {} pods do not \
+                 have: it belongs to a fleet with more pods",
+                header.merchant_id,
+                self.pods.all().len()
+            ))));
+        }
+        for (k, other) in self.pods.all().iter().enumerate() {
+            if k == target {
+                continue; // the import itself checks the pod it goes to
+            }
+            let taken = match other.db.merchant(header.merchant_id).await? {
+                Some(_) => Some(header.merchant_id),
+                None => other.db.merchant_with_key(&header.key).await?,
+            };
+            if let Some(id) = taken {
+                return Ok(Err(ImportRefused::Conflict(format!(
+                    "merchant {id} of pod {} already has the archive's id {} or key {}",
+                    other.name, header.merchant_id, header.key
+                ))));
+            }
+        }
+        Ok(Ok(target))
     }
 
     /// Imports the archive at `path`, a move's when `moving` (the source's credentials come
@@ -84,31 +157,30 @@ impl Operator {
         moving: MoveFrom,
         digest: &mut Digest,
     ) -> Result<Result<Imported, ImportRefused>, Failure> {
-        Stop::answer(self.import_file(path, Some(moving), Some(digest)).await)
+        Stop::answer(
+            self.import_file(&self.db, path, Some(moving), Some(digest), None)
+                .await,
+        )
     }
 
+    /// Imports into `db`, whose own ids are `range` in a fleet.
     async fn import_file(
         &self,
+        db: &Db,
         path: &Path,
         moving: Option<MoveFrom>,
         digest: Option<&mut Digest>,
+        range: Option<(i64, i64)>,
     ) -> Result<Imported, Stop> {
-        let file = tokio::fs::File::open(path)
-            .await
-            .map_err(|e| Failure::internal(format!("the saved archive cannot be read: {e}")))?;
-        let mut lines = Lines {
-            lines: BufReader::new(file).lines(),
-            n: 0,
-        };
-        let header = match lines.next().await? {
-            Some(text) => Header::parse(&text).map_err(|why| lines.invalid(why))?,
-            None => return Err(lines.invalid("the archive is empty".into())),
-        };
-        let mut importer = self
-            .db
+        let mut lines = Lines::open(path).await?;
+        let header = lines.header().await?;
+        let mut importer = db
             .begin_import(&header, moving)
             .await
             .map_err(|e| lines.stop(e))?;
+        if let Some((from, to)) = range {
+            importer.ids_of_pod(from, to);
+        }
         let outcome = feed_all(&mut importer, &mut lines, digest).await;
         let totals = match outcome {
             Ok(totals) => totals,
@@ -156,6 +228,24 @@ struct Lines {
 }
 
 impl Lines {
+    async fn open(path: &Path) -> Result<Self, Stop> {
+        let file = tokio::fs::File::open(path)
+            .await
+            .map_err(|e| Failure::internal(format!("the saved archive cannot be read: {e}")))?;
+        Ok(Self {
+            lines: BufReader::new(file).lines(),
+            n: 0,
+        })
+    }
+
+    /// The first line.
+    async fn header(&mut self) -> Result<Header, Stop> {
+        match self.next().await? {
+            Some(text) => Header::parse(&text).map_err(|why| self.invalid(why)),
+            None => Err(self.invalid("the archive is empty".into())),
+        }
+    }
+
     async fn next(&mut self) -> Result<Option<String>, Stop> {
         self.n += 1;
         match self.lines.next_line().await {
@@ -180,6 +270,15 @@ impl Lines {
             ImportError::Db(error) => Stop::Failed(error.into()),
         }
     }
+}
+
+/// The header of the archive at `path`.
+async fn read_header(path: &Path) -> Result<Header, Stop> {
+    Lines::open(path).await?.header().await
+}
+
+fn no_pod(name: &str) -> ImportRefused {
+    ImportRefused::Conflict(format!("there is no pod named {name}"))
 }
 
 /// Feeds every line after the header to the import; the end line's counts. Nothing may follow

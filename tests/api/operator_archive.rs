@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 
 use crate::backend_tests;
 use crate::helpers::{
-    binary, create_one, send, spawn_app, spawn_app_on, spawn_app_with, Backend, TestApp, TestDb,
+    binary, create_one, raw_pool, send, spawn_app, spawn_app_on, spawn_app_with, Backend, TestApp,
+    TestDb,
 };
 use crate::operator::{acme, issue_token, message_ids, operator, operator_token};
 use crate::uploads::{upload, JPEG};
@@ -77,15 +78,25 @@ async fn export(app: &TestApp, op: &str, merchant: i64) -> String {
 }
 
 async fn import(app: &TestApp, op: &str, archive: String) -> (StatusCode, Value) {
-    let res = app
+    import_into(app, op, archive, None).await
+}
+
+/// An import into the fleet's pod `pod` (no header when `None`).
+async fn import_into(
+    app: &TestApp,
+    op: &str,
+    archive: String,
+    pod: Option<&str>,
+) -> (StatusCode, Value) {
+    let mut req = app
         .client
         .post(app.url("/operator/merchant/import"))
         .bearer_auth(op)
-        .header("content-type", "application/x-ndjson")
-        .body(archive)
-        .send()
-        .await
-        .expect("import");
+        .header("content-type", "application/x-ndjson");
+    if let Some(pod) = pod {
+        req = req.header("pod", pod);
+    }
+    let res = req.body(archive).send().await.expect("import");
     let status = res.status();
     (status, res.json().await.expect("JSON"))
 }
@@ -381,4 +392,101 @@ async fn a_merchant_leaves_the_sqlite_file_for_postgresql_by_the_command_line() 
         .await
         .unwrap();
     assert_eq!(res.bytes().await.unwrap().as_ref(), JPEG);
+}
+
+/// A fleet's import: an archive goes into the pod it names (`pod`), the directory places it
+/// there, every read answers the same bytes, and that pod's allocator stays in its own range
+/// (the archive's ids are home's); a second import, into any pod, is refused (113), as is a
+/// pod that does not exist.
+#[actix_rt::test]
+async fn an_archive_imported_into_a_pod_of_a_fleet_reads_the_same_there() {
+    use merchantd::db::Db;
+    use merchantd::metrics::Metrics;
+
+    let Some(app) = spawn_app(Backend::Postgres).await else {
+        return;
+    };
+    let op = operator_token(&app.database.url).await;
+    let Moving {
+        id,
+        owner,
+        application,
+        token,
+        ..
+    } = populate(&app, &op).await;
+    let before = reads(&app, &token).await;
+    let archive = export(&app, &op, id).await;
+
+    let tenants = tempfile::tempdir().expect("a folder");
+    let home = TestDb::new(Backend::Postgres)
+        .await
+        .expect("a home database");
+    let pod_b = TestDb::new(Backend::Postgres).await.expect("a second pod");
+    let (path, url) = (tenants.path().to_owned(), pod_b.url.clone());
+    let fleet = spawn_app_on(home, move |s| {
+        s.tenants = path;
+        s.pods = format!("b={url}");
+    })
+    .await;
+    let fleet_op = operator_token(&fleet.database.url).await;
+
+    let (status, body) = import_into(&fleet, &fleet_op, archive.clone(), Some("nowhere")).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body.to_string().contains("no pod named nowhere"), "{body}");
+    let (status, body) = import_into(&fleet, &fleet_op, archive.clone(), Some("b")).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+
+    // Its rows in pod b alone, and the directory says so.
+    let merchants = "SELECT COUNT(*) FROM merchants WHERE id = $1";
+    let b_pool = raw_pool(&pod_b.url).await;
+    let in_b = sqlx::query_as::<_, (i64,)>(merchants).bind(id);
+    assert_eq!(in_b.fetch_one(&b_pool).await.unwrap().0, 1);
+    b_pool.close().await;
+    let at_home = sqlx::query_as::<_, (i64,)>(merchants).bind(id);
+    assert_eq!(at_home.fetch_one(&fleet.sql).await.unwrap().0, 0);
+    let (placed,): (String,) =
+        sqlx::query_as("SELECT pod FROM merchant_placements WHERE merchant_id = $1")
+            .bind(id)
+            .fetch_one(&fleet.sql)
+            .await
+            .expect("a placement");
+    assert_eq!(placed, "b");
+
+    // The same reads with a token of the same employee and application, issued in pod b.
+    let db = Db::connect(&pod_b.url, Metrics::new()).await.unwrap();
+    let moved = merchantd::crypto::random_token("mcd_at_");
+    let family = merchantd::domain::token::NewFamily {
+        id: uuid::Uuid::new_v4().to_string(),
+        merchant_id: id,
+        employee_id: owner,
+        application_id: application,
+        scope: "read write admin".into(),
+    };
+    let expires = merchantd::domain::now_millis() + 3_600_000;
+    let hash = merchantd::crypto::sha256_hex(&moved);
+    db.issue_access_token(&family, &hash, expires)
+        .await
+        .unwrap();
+    db.close().await;
+    let after = reads(&fleet, &moved).await;
+    for ((path, status, body), (_, status_after, body_after)) in before.iter().zip(&after) {
+        assert_eq!(status, status_after, "{path}");
+        assert_eq!(body, body_after, "{path}");
+    }
+    // Pod b's allocator kept to its range: new records there get ids from 2^40.
+    let newer = create_one(
+        &fleet,
+        &moved,
+        "/category",
+        "categories",
+        json!({"title": "New"}),
+    )
+    .await;
+    assert!(newer["id"].as_i64().unwrap() >= 1 << 40, "{newer}");
+
+    // Without `pod` the archive would go home (its ids are home's); pod b holds it already.
+    let (status, body) = import_into(&fleet, &fleet_op, archive, None).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(message_ids(&body), vec![113], "{body}");
+    assert!(body.to_string().contains("of pod b"), "{body}");
 }

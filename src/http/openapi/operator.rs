@@ -362,8 +362,15 @@ fn import() -> PathItem {
         .description(Some(format!(
             "{ARCHIVE} Whole or not at all; refused (113) when the merchant's id or key, one \
              of its unique keys, or one of its ids is taken here: import into an empty \
-             database."
+             database. In a fleet (`pods`), into the pod named by `pod`, else the pod whose id \
+             range holds the merchant's id; its id and key must be free in every pod."
         )))
+        .parameter(super::paths::header_param(
+            "pod",
+            schemas::string(),
+            false,
+            "The pod the merchant goes to (`home`, or one of `pods`).",
+        ))
         .request_body(Some(
             RequestBodyBuilder::new()
                 .required(Some(Required::True))
