@@ -64,6 +64,16 @@ pub async fn operator(
 
 /// An access token of `merchant`'s employee for its application, as the consent flow stores one.
 pub async fn issue_token(app: &TestApp, merchant: i64, employee: i64, application: i64) -> String {
+    issue_token_on(&app.db, merchant, employee, application).await
+}
+
+/// [`issue_token`] in database `db` (a pod's).
+pub async fn issue_token_on(
+    db: &merchantd::db::Db,
+    merchant: i64,
+    employee: i64,
+    application: i64,
+) -> String {
     let token = merchantd::crypto::random_token("mcd_at_");
     let family = merchantd::domain::token::NewFamily {
         id: uuid::Uuid::new_v4().to_string(),
@@ -72,14 +82,13 @@ pub async fn issue_token(app: &TestApp, merchant: i64, employee: i64, applicatio
         application_id: application,
         scope: "read write admin".into(),
     };
-    app.db
-        .issue_access_token(
-            &family,
-            &merchantd::crypto::sha256_hex(&token),
-            merchantd::domain::now_millis() + 3_600_000,
-        )
-        .await
-        .expect("a token");
+    db.issue_access_token(
+        &family,
+        &merchantd::crypto::sha256_hex(&token),
+        merchantd::domain::now_millis() + 3_600_000,
+    )
+    .await
+    .expect("a token");
     token
 }
 

@@ -12,7 +12,7 @@ use crate::helpers::{
     binary, create_one, raw_pool, send, spawn_app, spawn_app_on, spawn_app_with, Backend, TestApp,
     TestDb,
 };
-use crate::operator::{acme, issue_token, message_ids, operator, operator_token};
+use crate::operator::{acme, issue_token, issue_token_on, message_ids, operator, operator_token};
 use crate::uploads::{upload, JPEG};
 
 /// Reads compared between the two databases: every collection without a required filter.
@@ -454,19 +454,7 @@ async fn an_archive_imported_into_a_pod_of_a_fleet_reads_the_same_there() {
 
     // The same reads with a token of the same employee and application, issued in pod b.
     let db = Db::connect(&pod_b.url, Metrics::new()).await.unwrap();
-    let moved = merchantd::crypto::random_token("mcd_at_");
-    let family = merchantd::domain::token::NewFamily {
-        id: uuid::Uuid::new_v4().to_string(),
-        merchant_id: id,
-        employee_id: owner,
-        application_id: application,
-        scope: "read write admin".into(),
-    };
-    let expires = merchantd::domain::now_millis() + 3_600_000;
-    let hash = merchantd::crypto::sha256_hex(&moved);
-    db.issue_access_token(&family, &hash, expires)
-        .await
-        .unwrap();
+    let moved = issue_token_on(&db, id, owner, application).await;
     db.close().await;
     let after = reads(&fleet, &moved).await;
     for ((path, status, body), (_, status_after, body_after)) in before.iter().zip(&after) {
