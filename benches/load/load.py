@@ -779,27 +779,22 @@ class Bench:
         if self.want("mix") and read:
             self.scenario_mix(read, d)
         if self.want("multi") and read:
-            self.perf_start("multi", d)
-            res = self.costed(lambda: self.wrk.run("/product", 64, d, script="products.lua",
-                                                   args=(self.f_multi, 10, "-")))
-            self.perf_wait()
-            res["ratio"] = ratio(res["rps"])
-            self.versus_one(res, read)
-            self.record("multi", res)
-            log(f"  {len(self.multi)} merchants {res['rps']:,.0f} rps ({res['vs_one']:.2f}x one merchant; "
-                f"{res['cpu_us']:.1f} µs server CPU a request ({res['cpu_s']:.1f} s in {res['cpu_window_s']:.1f} s), "
-                f"{res['cpu_vs_one']:.2f}x one merchant's rate by CPU)")
-            # Again at once: the first window woke the merchants passivated since seeding (it
-            # took longer than merchant_idle_secs), this one is the steady state of random
+            # Twice at once: the first window wakes the merchants passivated since seeding (it
+            # took longer than merchant_idle_secs), the second is the steady state of random
             # requests, where each merchant is asked often enough to stay awake.
-            res = self.costed(lambda: self.wrk.run("/product", 64, d, script="products.lua",
-                                                   args=(self.f_multi, 10, "-")))
-            res["ratio"] = ratio(res["rps"])
-            self.versus_one(res, read)
-            self.record("multi_awake", res)
-            log(f"  {len(self.multi)} merchants, awake: {res['rps']:,.0f} rps ({res['vs_one']:.2f}x one merchant; "
-                f"{res['cpu_us']:.1f} µs server CPU a request ({res['cpu_s']:.1f} s in {res['cpu_window_s']:.1f} s), "
-                f"{res['cpu_vs_one']:.2f}x by CPU)")
+            for name, label in (("multi", ""), ("multi_awake", ", awake")):
+                if name == "multi":
+                    self.perf_start("multi", d)
+                res = self.costed(lambda: self.wrk.run("/product", 64, d, script="products.lua",
+                                                       args=(self.f_multi, 10, "-")))
+                if name == "multi":
+                    self.perf_wait()
+                res["ratio"] = ratio(res["rps"])
+                self.versus_one(res, read)
+                self.record(name, res)
+                log(f"  {len(self.multi)} merchants{label}: {res['rps']:,.0f} rps ({res['vs_one']:.2f}x one "
+                    f"merchant; {res['cpu_us']:.1f} µs server CPU a request ({res['cpu_s']:.1f} s in "
+                    f"{res['cpu_window_s']:.1f} s), {res['cpu_vs_one']:.2f}x one merchant's rate by CPU)")
         if self.want("refresh"):
             self.scenario_refresh(d, ratio)
         if self.want("basket"):

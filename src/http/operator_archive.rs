@@ -71,6 +71,13 @@ pub async fn import(
             detail: format!("Content-Type: send the archive as {NDJSON}."),
         });
     }
+    // Before the body: a bad header refuses the request without reading gigabytes.
+    let pod = match req.headers().get("pod") {
+        None => None,
+        Some(value) => Some(value.to_str().map_err(|_| {
+            ApiError::bad_header("pod", "name a pod of the fleet, in visible ASCII.")
+        })?),
+    };
     let saved = Saved::new();
     let mut file = tokio::fs::File::create(&saved.0)
         .await
@@ -88,12 +95,6 @@ pub async fn import(
     }
     file.flush().await.map_err(staging)?;
     drop(file);
-    let pod = match req.headers().get("pod") {
-        None => None,
-        Some(value) => Some(value.to_str().map_err(|_| {
-            ApiError::bad_header("pod", "name a pod of the fleet, in visible ASCII.")
-        })?),
-    };
     let imported = match state.services.operator.import(&saved.0, pod).await? {
         Ok(imported) => imported,
         Err(ImportRefused::Invalid(why)) => return Err(ApiError::bad_body(why)),
