@@ -53,6 +53,47 @@ impl Db {
         Ok(Plan { shapes })
     }
 
+    /// Writes into `target` the merchant's rows that changed here since `mark`, while it is
+    /// written as usual, so that the catch-up under the hold has only what changed during
+    /// this one to write. Read in one snapshot (a row's parent is there with it); returns
+    /// that snapshot, the mark for the next catch-up, and how many rows were written.
+    /// Deletions and counts are left to [`Db::catch_up_into`], which must follow.
+    pub async fn catch_up_ahead(
+        &self,
+        target: &Db,
+        merchant_id: i64,
+        mark: &str,
+        plan: &Plan,
+    ) -> Result<(String, u64), DbError> {
+        let shapes = &plan.shapes;
+        let mut conn = self.pool().acquire().await?;
+        let mut snapshot = sqlx::Connection::begin(&mut *conn).await?;
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .execute(&mut *snapshot)
+            .await?;
+        // The snapshot's first statement fixes it: what it does not see, the next mark does not.
+        let (next,): (String,) = sqlx::query_as("SELECT txid_current_snapshot()::text")
+            .fetch_one(&mut *snapshot)
+            .await?;
+        let changed = counts(&mut snapshot, shapes, merchant_id, Some(mark)).await?;
+        let mut tx = target.begin().await?;
+        let mut written = 0;
+        for (i, shape) in shapes.iter().enumerate() {
+            if changed[i] == 0 {
+                continue;
+            }
+            let rows = changed_rows(&mut snapshot, shape, merchant_id, mark).await?;
+            for row in &rows {
+                upsert(&mut tx, shape, row).await?;
+            }
+            check_written(&mut tx, shape, &rows).await?;
+            written += rows.len() as u64;
+        }
+        tx.commit().await?;
+        snapshot.rollback().await?;
+        Ok((next, written))
+    }
+
     /// Writes into `target` (one transaction) the merchant's rows that changed here since
     /// `mark`, and deletes there the rows deleted here; then checks that every table holds as
     /// many rows on both sides and that each written row reads back as sent. The tables
@@ -74,7 +115,7 @@ impl Db {
             if changed[i] == 0 {
                 continue;
             }
-            let rows = self.changed_rows(shape, merchant_id, mark).await?;
+            let rows = changed_rows(&mut conn, shape, merchant_id, mark).await?;
             for row in &rows {
                 upsert(&mut tx, shape, row).await?;
             }
@@ -93,28 +134,6 @@ impl Db {
         }
         tx.commit().await?;
         Ok(done)
-    }
-
-    /// The merchant's rows of the table written since `mark`.
-    async fn changed_rows(
-        &self,
-        shape: &Shape,
-        merchant_id: i64,
-        mark: &str,
-    ) -> Result<Vec<Vec<Cell>>, DbError> {
-        let sql = format!(
-            "SELECT {} FROM {} WHERE {} AND NOT txid_visible_in_snapshot({XMIN64}, \
-             CAST($2 AS txid_snapshot))",
-            shape.names().join(", "),
-            shape.table,
-            owner_filter(shape.table)
-        );
-        let rows = sqlx::query(&sql)
-            .bind(merchant_id)
-            .bind(mark)
-            .fetch_all(self.pool())
-            .await?;
-        rows.iter().map(|row| shape.cells(row)).collect()
     }
 
     /// Deletes from the target's copy of the table the rows this database no longer has (it
@@ -218,6 +237,28 @@ impl Db {
         }
         Ok(deleted)
     }
+}
+
+/// The merchant's rows of the table written since `mark`.
+async fn changed_rows(
+    conn: &mut sqlx::AnyConnection,
+    shape: &Shape,
+    merchant_id: i64,
+    mark: &str,
+) -> Result<Vec<Vec<Cell>>, DbError> {
+    let sql = format!(
+        "SELECT {} FROM {} WHERE {} AND NOT txid_visible_in_snapshot({XMIN64}, \
+         CAST($2 AS txid_snapshot))",
+        shape.names().join(", "),
+        shape.table,
+        owner_filter(shape.table)
+    );
+    let rows = sqlx::query(&sql)
+        .bind(merchant_id)
+        .bind(mark)
+        .fetch_all(&mut *conn)
+        .await?;
+    rows.iter().map(|row| shape.cells(row)).collect()
 }
 
 /// What [`Db::catch_up_into`] follows: each table's shape.

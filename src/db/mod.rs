@@ -48,6 +48,7 @@ use std::time::{Duration, Instant};
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyPool, Executor};
 
+pub use catch_up::Plan as CatchUpPlan;
 pub use error::DbError;
 pub use notify::{Announcement, Coherence, Listener, Replicas};
 pub use records::{Record, SalesFilter, SalesRecord};

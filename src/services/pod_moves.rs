@@ -3,7 +3,8 @@
 //!
 //! Its webhook deliveries pause (each endpoint is marked paused; a delivery in flight is
 //! recorded and the endpoint given back), and it is copied whole, with its sign-ins, into the
-//! new pod while it is written as usual, read back and compared table by table. Then its
+//! new pod while it is written as usual, read back and compared table by table, and caught up
+//! with what changed meanwhile (`Db::catch_up_ahead`, pass after pass). Then its
 //! writes are held in the old pod: its row is locked, so every replica's next write waits on its claim, and so do
 //! uploads and logs. Under the hold only what changed since the copy is written across
 //! (`Db::catch_up_into`); the same commit that releases the hold marks it moved, so the
@@ -19,10 +20,16 @@ use super::archive_digest::Digest;
 use super::moves::{digest_of, save, Laps, MoveError, Scratch};
 use super::operator::Operator;
 use crate::db::archive::MoveFrom;
+use crate::db::CatchUpPlan;
 use crate::db::Db;
 
 /// How long the move waits for deliveries in flight to finish before it gives up.
 const PAUSE_WAIT: Duration = Duration::from_secs(30);
+
+/// At most this many catch-ups before the hold; fewer once one writes no more than
+/// [`AHEAD_ENOUGH`] rows (a few milliseconds of upserts under the hold).
+const AHEAD_PASSES: usize = 3;
+const AHEAD_ENOUGH: u64 = 20;
 
 /// A merchant moved between pods.
 #[derive(Debug, Clone)]
@@ -38,8 +45,8 @@ pub struct PodMoved {
     /// From the start to the old pod's rows removed.
     pub millis: u128,
     /// Milliseconds of each step: `pause` (deliveries in flight finish), `copy`, `verify`
-    /// (while the merchant is written as usual), `hold` (the write in progress commits),
-    /// `catch-up` (under the hold), `switch`, `remove`.
+    /// (while the merchant is written as usual), `catch-up-ahead` (likewise), `hold` (the
+    /// write in progress commits), `catch-up` (under the hold), `switch`, `remove`.
     pub phases: Vec<(&'static str, u128)>,
 }
 
@@ -93,6 +100,9 @@ impl Operator {
             }
         };
 
+        let mark = catch_up_ahead(&source.db, &target.db, merchant_id, mark, &plan).await;
+        laps.lap("catch-up-ahead");
+
         let hold = source.db.hold_merchant(merchant_id).await?;
         laps.lap("hold");
         let held = Instant::now();
@@ -125,6 +135,37 @@ impl Operator {
             phases: laps.phases,
         })
     }
+}
+
+/// Catches the copy up while the merchant is written as usual, pass after pass until a pass
+/// finds few changes (Ghostferry's iterations), so the hold writes only what changed during
+/// the last one; the mark for the hold's catch-up. A pass that fails leaves the copy as it
+/// was: the hold's catch-up then starts from the mark before it.
+async fn catch_up_ahead(
+    source: &Db,
+    target: &Db,
+    merchant_id: i64,
+    mut mark: String,
+    plan: &CatchUpPlan,
+) -> String {
+    for _ in 0..AHEAD_PASSES {
+        match source
+            .catch_up_ahead(target, merchant_id, &mark, plan)
+            .await
+        {
+            Ok((next, written)) => {
+                mark = next;
+                if written <= AHEAD_ENOUGH {
+                    break;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(merchant_id, error = %e, "a move's catch-up before the hold failed; the hold catches up all");
+                break;
+            }
+        }
+    }
+    mark
 }
 
 /// A move given up before its switch: the copy leaves the target; the source is whole.

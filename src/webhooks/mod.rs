@@ -350,10 +350,12 @@ impl Dispatcher {
             match step {
                 Step::Sent => idle_since = Instant::now(),
                 Step::Nothing if idle_since.elapsed() < LINGER && sent < BUDGET => {
+                    // Paused by a move (or lost): given back at once, not left to expire,
+                    // so the move waits for this drain's last send, not the lease.
                     if !self.flush(&endpoint, &mut batch).await?
                         || !self.keep_lease(&endpoint, &mut batch).await?
                     {
-                        return Ok(());
+                        return self.give_back(&endpoint, &mut batch, now_millis()).await;
                     }
                     let _ = tokio::time::timeout(LINGER_POLL, commits.changed()).await;
                 }
