@@ -18,11 +18,13 @@ use super::{Db, DbError, Tx};
 use crate::domain::archive::{Cell, Kind};
 
 /// `xmin` as a 64-bit transaction id (`txid`), from the current epoch: an id above the
-/// snapshot's horizon's low 32 bits belongs to the epoch before.
+/// snapshot's horizon's low 32 bits belongs to the epoch before. The horizon is a subquery,
+/// read once per statement rather than three times per row (a sixth of a count's time).
 const XMIN64: &str = "(CASE WHEN xmin::text::bigint <= \
-     (txid_snapshot_xmax(txid_current_snapshot()) & 4294967295) \
-     THEN ((txid_snapshot_xmax(txid_current_snapshot()) >> 32) << 32) | xmin::text::bigint \
-     ELSE (((txid_snapshot_xmax(txid_current_snapshot()) >> 32) - 1) << 32) \
+     ((SELECT txid_snapshot_xmax(txid_current_snapshot())) & 4294967295) \
+     THEN (((SELECT txid_snapshot_xmax(txid_current_snapshot())) >> 32) << 32) \
+          | xmin::text::bigint \
+     ELSE ((((SELECT txid_snapshot_xmax(txid_current_snapshot())) >> 32) - 1) << 32) \
           | xmin::text::bigint END)";
 
 /// What a catch-up wrote.
@@ -75,7 +77,7 @@ impl Db {
         let (next,): (String,) = sqlx::query_as("SELECT txid_current_snapshot()::text")
             .fetch_one(&mut *snapshot)
             .await?;
-        let changed = counts(&mut snapshot, shapes, merchant_id, Some(mark)).await?;
+        let (_, changed) = counts(&mut snapshot, shapes, merchant_id, Some(mark)).await?;
         let mut tx = target.begin().await?;
         let mut written = 0;
         for (i, shape) in shapes.iter().enumerate() {
@@ -107,7 +109,8 @@ impl Db {
     ) -> Result<CaughtUp, DbError> {
         let shapes = &plan.shapes;
         let mut conn = self.pool().acquire().await?;
-        let changed = counts(&mut conn, shapes, merchant_id, Some(mark)).await?;
+        // Held, the merchant's rows stay as counted here (one scan finds both).
+        let (here, changed) = counts(&mut conn, shapes, merchant_id, Some(mark)).await?;
         let mut tx = target.begin().await?;
         let mut done = CaughtUp::default();
         let mut written: Vec<Vec<Vec<Cell>>> = vec![Vec::new(); shapes.len()];
@@ -122,8 +125,7 @@ impl Db {
             done.written += rows.len() as u64;
             written[i] = rows;
         }
-        let here = counts(&mut conn, shapes, merchant_id, None).await?;
-        let there = counts(tx.conn()?, shapes, merchant_id, None).await?;
+        let (there, _) = counts(tx.conn()?, shapes, merchant_id, None).await?;
         for i in (0..shapes.len()).rev() {
             if here[i] != there[i] {
                 done.deleted += self
@@ -266,42 +268,47 @@ pub struct Plan {
     shapes: Vec<Shape>,
 }
 
-/// The merchant's rows in each table, in one query; with a mark, only the rows written since.
+/// The merchant's rows in each table and, of those, the rows written since `mark` (all of
+/// them without one), in one query that reads each table's rows once.
 async fn counts(
     conn: &mut sqlx::AnyConnection,
     shapes: &[Shape],
     merchant_id: i64,
     since: Option<&str>,
-) -> Result<Vec<i64>, DbError> {
+) -> Result<(Vec<i64>, Vec<i64>), DbError> {
     let changed = match since {
-        Some(_) => {
-            format!(" AND NOT txid_visible_in_snapshot({XMIN64}, CAST($2 AS txid_snapshot))")
-        }
-        None => String::new(),
+        Some(_) => format!(
+            "COUNT(*) FILTER (WHERE NOT txid_visible_in_snapshot({XMIN64}, \
+             CAST($2 AS txid_snapshot)))"
+        ),
+        None => "COUNT(*)".to_owned(),
     };
     let parts: Vec<String> = shapes
         .iter()
         .enumerate()
         .map(|(i, shape)| {
             format!(
-                "SELECT CAST({i} AS BIGINT), COUNT(*) FROM {} WHERE {}{changed}",
+                "SELECT CAST({i} AS BIGINT), COUNT(*), {changed} FROM {} WHERE {}",
                 shape.table,
                 owner_filter(shape.table)
             )
         })
         .collect();
     let sql = parts.join(" UNION ALL ");
-    let mut query = sqlx::query_as::<_, (i64, i64)>(&sql).bind(merchant_id);
+    let mut query = sqlx::query_as::<_, (i64, i64, i64)>(&sql).bind(merchant_id);
     if let Some(mark) = since {
         query = query.bind(mark);
     }
-    let mut out = vec![0; shapes.len()];
-    for (i, n) in query.fetch_all(&mut *conn).await? {
-        if let Some(slot) = usize::try_from(i).ok().and_then(|i| out.get_mut(i)) {
-            *slot = n;
+    let mut all = vec![0; shapes.len()];
+    let mut since_mark = vec![0; shapes.len()];
+    for (i, n, changed) in query.fetch_all(&mut *conn).await? {
+        if let Ok(i) = usize::try_from(i) {
+            if let (Some(a), Some(c)) = (all.get_mut(i), since_mark.get_mut(i)) {
+                (*a, *c) = (n, changed);
+            }
         }
     }
-    Ok(out)
+    Ok((all, since_mark))
 }
 
 /// A table's columns and primary key (none for an append-only ledger).
