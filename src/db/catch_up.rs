@@ -79,21 +79,20 @@ impl Db {
             .await?;
         let (_, changed) = counts(&mut snapshot, shapes, merchant_id, Some(mark)).await?;
         let mut tx = target.begin().await?;
-        let mut written = 0;
-        for (i, shape) in shapes.iter().enumerate() {
-            if changed[i] == 0 {
-                continue;
-            }
-            let rows = changed_rows(&mut snapshot, shape, merchant_id, mark).await?;
-            for row in &rows {
-                upsert(&mut tx, shape, row).await?;
-            }
-            check_written(&mut tx, shape, &rows).await?;
-            written += rows.len() as u64;
+        let written = write_changed(
+            &mut snapshot,
+            &mut tx,
+            shapes,
+            &changed,
+            (merchant_id, mark),
+        )
+        .await?;
+        for (shape, rows) in shapes.iter().zip(&written) {
+            check_written(&mut tx, shape, rows).await?;
         }
         tx.commit().await?;
         snapshot.rollback().await?;
-        Ok((next, written))
+        Ok((next, written.iter().map(|rows| rows.len() as u64).sum()))
     }
 
     /// Writes into `target` (one transaction) the merchant's rows that changed here since
@@ -112,19 +111,12 @@ impl Db {
         // Held, the merchant's rows stay as counted here (one scan finds both).
         let (here, changed) = counts(&mut conn, shapes, merchant_id, Some(mark)).await?;
         let mut tx = target.begin().await?;
-        let mut done = CaughtUp::default();
-        let mut written: Vec<Vec<Vec<Cell>>> = vec![Vec::new(); shapes.len()];
-        for (i, shape) in shapes.iter().enumerate() {
-            if changed[i] == 0 {
-                continue;
-            }
-            let rows = changed_rows(&mut conn, shape, merchant_id, mark).await?;
-            for row in &rows {
-                upsert(&mut tx, shape, row).await?;
-            }
-            done.written += rows.len() as u64;
-            written[i] = rows;
-        }
+        let written =
+            write_changed(&mut conn, &mut tx, shapes, &changed, (merchant_id, mark)).await?;
+        let mut done = CaughtUp {
+            written: written.iter().map(|rows| rows.len() as u64).sum(),
+            deleted: 0,
+        };
         let (there, _) = counts(tx.conn()?, shapes, merchant_id, None).await?;
         for i in (0..shapes.len()).rev() {
             if here[i] != there[i] {
@@ -239,6 +231,29 @@ impl Db {
         }
         Ok(deleted)
     }
+}
+
+/// Writes into `tx` the rows of each table that `changed` counts any of, read through `conn`:
+/// the merchant's rows written since the mark; the rows written, table by table.
+async fn write_changed(
+    conn: &mut sqlx::AnyConnection,
+    tx: &mut Tx,
+    shapes: &[Shape],
+    changed: &[i64],
+    (merchant_id, mark): (i64, &str),
+) -> Result<Vec<Vec<Vec<Cell>>>, DbError> {
+    let mut written = vec![Vec::new(); shapes.len()];
+    for ((shape, &n), slot) in shapes.iter().zip(changed).zip(written.iter_mut()) {
+        if n == 0 {
+            continue;
+        }
+        let rows = changed_rows(conn, shape, merchant_id, mark).await?;
+        for row in &rows {
+            upsert(tx, shape, row).await?;
+        }
+        *slot = rows;
+    }
+    Ok(written)
 }
 
 /// The merchant's rows of the table written since `mark`.
