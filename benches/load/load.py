@@ -782,12 +782,12 @@ class Bench:
             # Twice at once: the first window wakes the merchants passivated since seeding (it
             # took longer than merchant_idle_secs), the second is the steady state of random
             # requests, where each merchant is asked often enough to stay awake.
-            for name, label in (("multi", ""), ("multi_awake", ", awake")):
-                if name == "multi":
-                    self.perf_start("multi", d)
+            for name, label, profiled in (("multi", "", True), ("multi_awake", ", awake", False)):
+                if profiled:
+                    self.perf_start(name, d)
                 res = self.costed(lambda: self.wrk.run("/product", 64, d, script="products.lua",
                                                        args=(self.f_multi, 10, "-")))
-                if name == "multi":
+                if profiled:
                     self.perf_wait()
                 res["ratio"] = ratio(res["rps"])
                 self.versus_one(res, read)
