@@ -13,19 +13,15 @@
 // their repeated keys (`kind = "money"`) as one attribute given twice.
 #![allow(clippy::duplicated_attributes)]
 
-pub mod actors;
+pub use api::{http, views, webhooks};
+pub use config;
+pub use domain::{self, crypto, oauth};
+pub use engine::{actors, services};
+pub use metrics;
+pub use storage as db;
+
 pub mod cli;
-pub mod config;
-pub mod crypto;
-pub mod db;
-pub mod domain;
-pub mod http;
-pub mod metrics;
-pub mod oauth;
-pub mod services;
 pub mod startup;
 pub mod telemetry;
 pub mod tenants;
 pub mod tls;
-pub mod views;
-pub mod webhooks;

@@ -1,14 +1,12 @@
 //! Tenant manifests (DESIGN §3): one TOML file a merchant. Parsing and validation happen here, in
 //! full, before anything is written; `db::tenants` applies the result in one transaction.
 
-mod manifest;
-
 use std::path::{Path, PathBuf};
 
+pub use crate::domain::manifest::ManifestError;
 pub use crate::domain::tenant::{
     AppSpec, AppliedTenant, Manifest, PasswordSpec, StoreSpec, UserSpec,
 };
-pub use manifest::ManifestError;
 
 use crate::db::{Db, DbError};
 
@@ -116,8 +114,15 @@ pub async fn apply_placed(
 pub fn load_all(files: &[PathBuf]) -> Result<Vec<Manifest>, ManifestError> {
     let manifests = files
         .iter()
-        .map(|path| Manifest::load(path))
+        .map(|path| load(path))
         .collect::<Result<Vec<_>, _>>()?;
-    manifest::check_across(&manifests)?;
+    crate::domain::manifest::check_across(&manifests)?;
     Ok(manifests)
+}
+
+/// One manifest file, read and validated.
+pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ManifestError::file(path, format!("cannot read file: {e}")))?;
+    Manifest::parse(&path.display().to_string(), &text)
 }

@@ -1,0 +1,79 @@
+//! `/promotion` (api-reference.md Promotion; examples §2.8). Writes use the generic handlers;
+//! GET filters by store and by the promotion's stage at request time.
+
+use std::collections::BTreeSet;
+
+use actix_web::web;
+
+use super::generic::{self, IdHeaders};
+use super::show_deleted;
+use crate::http::auth::Call;
+use crate::http::delta;
+use crate::http::envelope::Reply;
+use crate::http::error::ApiError;
+use crate::http::filters;
+use crate::views::lists::ListQuery;
+use crate::views::Snapshot;
+use domain::now_millis;
+use domain::promotion::PromotionRecord;
+
+const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// The GET filters beside the id header; `None` lets everything through.
+struct Stages {
+    stores: Option<BTreeSet<i64>>,
+    active: Option<bool>,
+    expired: Option<bool>,
+    imminent: Option<bool>,
+    now: i64,
+    imminent_window: i64,
+}
+
+impl Stages {
+    fn keeps(&self, p: &PromotionRecord) -> bool {
+        let matches = |wanted: Option<bool>, is: bool| wanted.is_none_or(|w| w == is);
+        self.stores.as_ref().is_none_or(|s| p.valid_at_any(s))
+            && matches(self.active, p.is_active(self.now))
+            && matches(self.expired, p.is_expired(self.now))
+            && matches(self.imminent, p.is_imminent(self.now, self.imminent_window))
+    }
+}
+
+async fn list(call: Call) -> Result<Reply, ApiError> {
+    let Call { req, caller, state } = call;
+    let headers = req.headers();
+    let ids = filters::id_list_any(headers, &PromotionRecord::ID_HEADERS)?;
+    let days = i64::try_from(state.settings.promotion_imminent_days).unwrap_or(i64::MAX);
+    let stages = Stages {
+        stores: filters::id_list_any(headers, &["storeIds", "storeId"])?,
+        active: filters::boolean(headers, "active")?,
+        expired: filters::boolean(headers, "expired")?,
+        imminent: filters::boolean(headers, "imminent")?,
+        now: now_millis(),
+        imminent_window: days.saturating_mul(DAY_MS),
+    };
+    let query = ListQuery {
+        ids,
+        deleted: show_deleted(headers)?,
+        filters: Vec::new(),
+    };
+    let snapshot = Snapshot::of(&state.merchants, caller.merchant_id).await?;
+    let records = generic::narrowed_list(&req, &state, &snapshot, query, |p: &PromotionRecord| {
+        stages.keeps(p)
+    })
+    .await?;
+    Ok(delta::positioned(
+        Reply::ok().raw_field("promotions", records),
+        snapshot.position(),
+    ))
+}
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/promotion")
+            .route(web::get().to(list))
+            .route(web::post().to(generic::write::<PromotionRecord>))
+            .route(web::put().to(generic::write::<PromotionRecord>))
+            .route(web::delete().to(generic::delete::<PromotionRecord>)),
+    );
+}

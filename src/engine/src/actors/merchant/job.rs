@@ -1,0 +1,711 @@
+//! The writes a merchant supervisor queues: a batch write or a delete of one resource. A job
+//! knows what it needs before it can be validated (history records, identifiers, stock), how
+//! to validate and apply itself to a working state, how to persist what it changed, and how to
+//! answer. Applying starts from scratch each time, so a group that failed in the database can
+//! be retried one job at a time.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+use tokio::sync::oneshot;
+
+use super::state::MerchantState;
+use crate::actors::render::Render;
+use crate::actors::resource::{Input, Kind, Resource};
+use domain::batch::{Answered, BatchObject, Change, Idempotency, WriteMode};
+use domain::event::{EventKind, NewEvent};
+use domain::sales_totals::Deltas;
+use domain::stock::StockMove;
+use domain::{Failure, Refusal};
+use storage::idempotency::StoredAnswer;
+use storage::Tx;
+
+/// A saved object as the answer shows it.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct Saved {
+    pub created: bool,
+    /// The record's id (answers stored before it was kept read 0).
+    #[serde(default)]
+    pub id: i64,
+    /// Its JSON text.
+    pub json: String,
+    pub detail: String,
+}
+
+/// The answer for one object of a batch.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct ObjectOutcome {
+    pub key: String,
+    pub result: Result<Saved, Refusal>,
+}
+
+/// Per id of a delete: deleted, absent, or refused with a reason.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum DeleteOutcome {
+    Deleted,
+    Missing,
+    Refused(String),
+}
+
+/// History records a job names, by kind, to be brought into the working state.
+pub type Wants = BTreeMap<Kind, BTreeSet<i64>>;
+
+/// Where a job's answer goes.
+pub type Answer<T> = oneshot::Sender<Result<Answered<T>, Failure>>;
+
+pub type Persisting<'a> = crate::actors::ports::Writing<'a, ()>;
+
+pub(crate) trait Job: Send {
+    fn sent(&self) -> Instant;
+    /// Objects (or ids) it writes, for the bound on a group's size.
+    fn objects(&self) -> usize;
+    /// History records it names that the state does not hold.
+    fn wants(&self, state: &MerchantState, wants: &mut Wants);
+    fn reads_stock(&self) -> bool;
+    /// The `clientId`s of records it creates (offline sales, baskets and payments made under
+    /// the till's id), to be looked up in history first.
+    fn client_ids(&self) -> Vec<(Kind, String)> {
+        Vec::new()
+    }
+    fn ids_needed(&self, state: &MerchantState) -> usize;
+    /// Validates every object in order against `state` and applies the accepted ones to it.
+    fn apply(&mut self, state: &mut MerchantState, ids: &mut dyn Iterator<Item = i64>, now: i64);
+    fn changed(&self) -> bool;
+    fn moves(&self) -> &[StockMove];
+    /// What it adds to the sales running totals.
+    fn totals(&self) -> Option<&Deltas> {
+        None
+    }
+    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a>;
+    fn fail(&mut self, failure: Failure);
+    /// Answers against the state as published after the write.
+    fn answer(self: Box<Self>, state: &MerchantState, render: &dyn Render);
+    /// The client's `Idempotency-Key`, if it sent one.
+    fn idempotency(&self) -> Option<&Idempotency>;
+    /// Takes the answer stored for its key by an earlier request (or refuses the key when it
+    /// named another request): the job is then neither validated nor written.
+    fn settle(&mut self, stored: StoredAnswer);
+    fn settled(&self) -> bool;
+    /// Its answer as stored with the write, rendered against the state the write leaves.
+    fn stored_answer(&self, state: &MerchantState, render: &dyn Render) -> String;
+    /// The change events of what it wrote, the objects rendered against the state the write
+    /// leaves (stock events are the group's: see `Group::persist`).
+    fn events(&self, state: &MerchantState, render: &dyn Render, out: &mut Vec<NewEvent>);
+}
+
+/// The events of the records a job wrote: per record, its actions in order. A record the
+/// state no longer holds (a finished sale the group pushed out of the cached window) is
+/// rendered from the job's own copy.
+pub(super) fn record_events<'a, R: Resource>(
+    state: &MerchantState,
+    render: &dyn Render,
+    actions: &[(i64, &'static str)],
+    written: impl Fn(i64) -> Option<&'a R>,
+    out: &mut Vec<NewEvent>,
+) {
+    let mut rendered: Option<(i64, String)> = None;
+    for (id, action) in actions {
+        let data = match &rendered {
+            Some((last, json)) if last == id => json.clone(),
+            _ => {
+                let json = match (state.entry::<R>(*id), written(*id)) {
+                    (Some(entry), _) => render.event(entry.record(), Some(entry.memo()), state),
+                    (None, Some(record)) => render.event(record, None, state),
+                    (None, None) => "null".to_owned(),
+                };
+                rendered = Some((*id, json.clone()));
+                json
+            }
+        };
+        out.push(NewEvent {
+            kind: EventKind::new(R::EVENT, action),
+            object_id: *id,
+            data,
+        });
+    }
+}
+
+/// The [`Job`] methods every job answers alike from its `failure` and `replay` fields.
+macro_rules! replay_methods {
+    () => {
+        fn fail(&mut self, failure: Failure) {
+            self.failure = Some(failure);
+        }
+
+        fn idempotency(&self) -> Option<&Idempotency> {
+            self.replay.key.as_ref()
+        }
+
+        fn settle(&mut self, stored: StoredAnswer) {
+            self.replay.settle(stored);
+        }
+
+        fn settled(&self) -> bool {
+            self.replay.settled.is_some()
+        }
+    };
+    // A job whose answer is one field, rendered by one `Render` method when stored.
+    (answer: $field:ident, rendered: $render:ident) => {
+        replay_methods!();
+
+        fn answer(mut self: Box<Self>, _: &MerchantState, _: &dyn Render) {
+            send_answer(
+                self.reply.take(),
+                self.failure.take(),
+                self.replay.settled.take(),
+                || std::mem::take(&mut self.$field),
+            );
+        }
+
+        fn stored_answer(&self, _: &MerchantState, render: &dyn Render) -> String {
+            render.$render(&self.$field)
+        }
+    };
+}
+pub(super) use replay_methods;
+
+/// What a job keeps of its `Idempotency-Key`.
+pub(super) struct Replay<T> {
+    pub(super) key: Option<Idempotency>,
+    pub(super) settled: Option<Answered<T>>,
+}
+
+impl<T: serde::de::DeserializeOwned> Replay<T> {
+    pub(super) fn new(key: Option<Idempotency>) -> Self {
+        Self { key, settled: None }
+    }
+
+    pub(super) fn settle(&mut self, stored: StoredAnswer) {
+        let same = self
+            .key
+            .as_ref()
+            .is_some_and(|k| k.fingerprint == stored.fingerprint);
+        self.settled = Some(match serde_json::from_str(&stored.answer) {
+            Ok(answer) if same => Answered::Replayed(answer),
+            Ok(_) => Answered::KeyReused,
+            Err(e) => {
+                tracing::error!(error = %e, "a stored idempotent answer does not parse");
+                Answered::KeyReused
+            }
+        });
+    }
+}
+
+/// Sends a job's answer, once: its failure, else the answer its `Idempotency-Key` settled on,
+/// else what it did (rendered only then).
+pub(super) fn send_answer<T>(
+    reply: Option<Answer<T>>,
+    failure: Option<Failure>,
+    settled: Option<Answered<T>>,
+    fresh: impl FnOnce() -> T,
+) {
+    let Some(reply) = reply else {
+        return;
+    };
+    let answer = match (failure, settled) {
+        (Some(failure), _) => Err(failure),
+        (None, Some(settled)) => Ok(settled),
+        (None, None) => Ok(Answered::Fresh(fresh())),
+    };
+    let _ = reply.send(answer);
+}
+
+pub(super) fn want_missing<R: Resource>(state: &MerchantState, id: i64, wants: &mut Wants) {
+    if let (Some(kind), None) = (R::HISTORY, state.entry::<R>(id)) {
+        wants.entry(kind).or_default().insert(id);
+    }
+}
+
+/// A batch write of one resource.
+pub(crate) struct WriteJob<R> {
+    mode: WriteMode,
+    objects: Vec<BatchObject>,
+    caller: i64,
+    sent: Instant,
+    reply: Option<Answer<Vec<ObjectOutcome>>>,
+    /// Per object: (created, id, detail) or the refusal.
+    outcomes: Vec<Result<(bool, i64, String), Refusal>>,
+    changes: Changes<R>,
+    failure: Option<Failure>,
+    replay: Replay<Vec<ObjectOutcome>>,
+}
+
+impl<R: Resource> WriteJob<R> {
+    pub(crate) fn new(
+        mode: WriteMode,
+        objects: Vec<BatchObject>,
+        caller: i64,
+        key: Option<Idempotency>,
+        reply: Answer<Vec<ObjectOutcome>>,
+    ) -> Self {
+        Self {
+            mode,
+            objects,
+            caller,
+            sent: Instant::now(),
+            reply: Some(reply),
+            outcomes: Vec::new(),
+            changes: Changes::default(),
+            failure: None,
+            replay: Replay::new(key),
+        }
+    }
+
+    fn fields(&self) -> impl Iterator<Item = &Map<String, Value>> {
+        self.objects.iter().filter_map(|o| o.fields.as_ref().ok())
+    }
+
+    /// Each object's outcome, saved records rendered against `state` (category titles,
+    /// nested records) and kept there for the reads that follow.
+    fn outcomes(&self, state: &MerchantState, render: &dyn Render) -> Vec<ObjectOutcome> {
+        self.objects
+            .iter()
+            .zip(&self.outcomes)
+            .map(|(object, outcome)| ObjectOutcome {
+                key: object.key.clone(),
+                result: outcome.clone().map(|(created, id, detail)| Saved {
+                    created,
+                    id,
+                    json: state
+                        .entry::<R>(id)
+                        .map(|e| render.record(e.record(), e.memo(), state))
+                        .unwrap_or_else(|| "null".to_owned()),
+                    detail,
+                }),
+            })
+            .collect()
+    }
+}
+
+impl<R: Resource> Job for WriteJob<R> {
+    fn sent(&self) -> Instant {
+        self.sent
+    }
+
+    fn objects(&self) -> usize {
+        self.objects.len()
+    }
+
+    fn wants(&self, state: &MerchantState, wants: &mut Wants) {
+        for fields in self.fields() {
+            if let Some(id) = fields.get("id").and_then(Value::as_i64) {
+                want_missing::<R>(state, id, wants);
+                // A payment or an order being changed needs its basket too.
+                if let Some(basket) = state.entry::<R>(id).and_then(|r| r.basket_id()) {
+                    want_missing::<domain::basket::BasketRecord>(state, basket, wants);
+                }
+            }
+            for basket in R::referenced_baskets(fields) {
+                want_missing::<domain::basket::BasketRecord>(state, basket, wants);
+            }
+            for payment in R::referenced_payments(fields) {
+                want_missing::<domain::sales::TransactionRecord>(state, payment, wants);
+            }
+        }
+    }
+
+    fn reads_stock(&self) -> bool {
+        R::READS_STOCK
+    }
+
+    fn client_ids(&self) -> Vec<(Kind, String)> {
+        match R::HISTORY {
+            Some(kind) => self
+                .fields()
+                .filter_map(R::client_id_of)
+                .map(|c| (kind, c))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    fn ids_needed(&self, state: &MerchantState) -> usize {
+        self.fields().map(|f| R::ids_needed_in(f, state)).sum()
+    }
+
+    fn apply(&mut self, state: &mut MerchantState, ids: &mut dyn Iterator<Item = i64>, now: i64) {
+        self.outcomes.clear();
+        self.changes.clear();
+        if self.settled() {
+            return;
+        }
+        let mut touched = BTreeSet::new();
+        let creates = self.mode != WriteMode::UpdateOnly;
+        for object in &self.objects {
+            if let Some(repeat) = object
+                .fields
+                .as_ref()
+                .ok()
+                .filter(|_| creates)
+                .and_then(|f| repeated::<R>(state, f))
+            {
+                self.outcomes.push(repeat);
+                continue;
+            }
+            let rotates = object.secret.is_some();
+            let input = object.fields.clone().map(|fields| Input {
+                fields,
+                secret: object.secret.clone(),
+                disabled_because: object.disabled_because.clone(),
+                caller: self.caller,
+            });
+            let decided = input
+                .map_err(Refusal::invalid)
+                .and_then(|input| decide::<R>(state, self.mode, input, &mut *ids, now))
+                .and_then(|(is_new, record)| {
+                    if touched.insert(record.id()) {
+                        Ok((is_new, record))
+                    } else {
+                        Err(Refusal::Conflict(vec![format!(
+                            "id: {} {} appears twice in this request.",
+                            R::NOUN.to_lowercase(),
+                            record.id()
+                        )]))
+                    }
+                });
+            let outcome = decided.map(|(is_new, record)| {
+                let id = record.id();
+                let detail = self.changes.accept(state, is_new, record, rotates);
+                (is_new, id, detail)
+            });
+            self.outcomes.push(outcome);
+        }
+    }
+
+    fn changed(&self) -> bool {
+        !self.changes.is_empty()
+    }
+
+    fn moves(&self) -> &[StockMove] {
+        &self.changes.moves
+    }
+
+    fn totals(&self) -> Option<&Deltas> {
+        Some(&self.changes.totals)
+    }
+
+    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
+        self.changes.persist(tx, merchant_id)
+    }
+
+    replay_methods!();
+
+    fn answer(mut self: Box<Self>, state: &MerchantState, render: &dyn Render) {
+        send_answer(
+            self.reply.take(),
+            self.failure.take(),
+            self.replay.settled.take(),
+            || self.outcomes(state, render),
+        );
+    }
+
+    fn stored_answer(&self, state: &MerchantState, render: &dyn Render) -> String {
+        render.written(&self.outcomes(state, render))
+    }
+
+    fn events(&self, state: &MerchantState, render: &dyn Render, out: &mut Vec<NewEvent>) {
+        self.changes.events(state, render, out);
+    }
+}
+
+/// The changes a job accepted for one resource: the records to store, what each did (for its
+/// events), the baskets they booked and the stock they move.
+pub(super) struct Changes<R> {
+    records: Vec<(Change, R)>,
+    /// (id, `created` | `updated` | a completion), in order.
+    actions: Vec<(i64, &'static str)>,
+    /// Baskets its records booked (a stock count's wastage), for their events.
+    booked: Vec<(i64, &'static str)>,
+    moves: Vec<StockMove>,
+    totals: Deltas,
+}
+
+impl<R> Default for Changes<R> {
+    fn default() -> Self {
+        Self {
+            records: Vec::new(),
+            actions: Vec::new(),
+            booked: Vec::new(),
+            moves: Vec::new(),
+            totals: Deltas::new(),
+        }
+    }
+}
+
+impl<R: Resource> Changes<R> {
+    pub(super) fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub(super) fn moves(&self) -> &[StockMove] {
+        &self.moves
+    }
+
+    pub(super) fn totals(&self) -> &Deltas {
+        &self.totals
+    }
+
+    pub(super) fn records(&self) -> impl Iterator<Item = &R> {
+        self.records.iter().map(|(_, r)| r)
+    }
+
+    /// Puts a record that passed its rules into the working state, with what it brings (the
+    /// stock it moves, the records it books), and keeps it to be stored. Gives the success
+    /// message's details.
+    pub(super) fn accept(
+        &mut self,
+        state: &mut MerchantState,
+        is_new: bool,
+        record: R,
+        rotates: bool,
+    ) -> String {
+        let before = state.entry::<R>(record.id()).cloned();
+        let before = before.as_deref().map(|e| e.record());
+        let detail = record.success_detail(before);
+        let moves = record.stock_moves(before);
+        state.add_pending_stock(&moves);
+        self.moves.extend(moves);
+        record.sales_totals(before, state, &mut self.totals);
+        for basket in record.side_records(before, state) {
+            self.booked.push((basket, "created"));
+            self.booked.push((basket, "completed"));
+        }
+        let id = record.id();
+        let change = match before {
+            _ if is_new => Change::New,
+            Some(b) if record.same_children(b) => Change::UpdatedKeepingChildren,
+            _ => Change::Updated,
+        };
+        self.actions
+            .push((id, if is_new { "created" } else { "updated" }));
+        if let Some(completes) = R::COMPLETES_AS {
+            if record.locked() && !before.is_some_and(|b| b.locked()) {
+                self.actions.push((id, completes));
+            }
+        }
+        if let Some(action) = record.also_event(before) {
+            self.actions.push((id, action));
+        }
+        if rotates && !is_new {
+            self.actions.push((id, "secret_rotated"));
+        }
+        state.put(record.clone());
+        self.records.push((change, record));
+        detail
+    }
+
+    pub(super) fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
+        Box::pin(R::persist_all(tx, merchant_id, &self.records))
+    }
+
+    pub(super) fn events(
+        &self,
+        state: &MerchantState,
+        render: &dyn Render,
+        out: &mut Vec<NewEvent>,
+    ) {
+        let written = |id| {
+            self.records
+                .iter()
+                .rev()
+                .find(|(_, r)| r.id() == id)
+                .map(|(_, r)| r)
+        };
+        record_events::<R>(state, render, &self.actions, written, out);
+        let booked = &self.booked;
+        record_events::<domain::basket::BasketRecord>(state, render, booked, |_| None, out);
+    }
+}
+
+/// A creation under a `clientId` that already made a record: the same body answers that
+/// record (nothing is written again), another body is refused.
+fn repeated<R: Resource>(
+    state: &MerchantState,
+    fields: &Map<String, Value>,
+) -> Option<Result<(bool, i64, String), Refusal>> {
+    let client = R::client_id_of(fields)?;
+    let (id, made_from) = R::made_by_client(state, &client)?;
+    let noun = R::NOUN.to_lowercase();
+    Some(
+        if made_from.as_deref() == Some(domain::offline::fingerprint(fields).as_str()) {
+            Ok((
+                false,
+                id,
+                format!("clientId {client} already made {noun} {id}; nothing was written again."),
+            ))
+        } else {
+            Err(Refusal::Conflict(vec![format!(
+                "clientId: {client} already made {noun} {id} from a different body; send it as \
+                 it was, or give a new {noun} a new clientId."
+            )]))
+        },
+    )
+}
+
+/// Validates one object against the working state, giving the record to write.
+pub(super) fn decide<R: Resource>(
+    state: &MerchantState,
+    mode: WriteMode,
+    input: Input,
+    ids: &mut dyn Iterator<Item = i64>,
+    now: i64,
+) -> Result<(bool, R), Refusal> {
+    let decided = match input.fields.get("id") {
+        None | Some(Value::Null) if mode == WriteMode::UpdateOnly => Err(Refusal::invalid(
+            "id: required to update (PUT only updates).",
+        )),
+        None | Some(Value::Null) => R::create(ids, input, state, now)
+            .map(|r| (true, r))
+            .map_err(Refusal::Invalid),
+        Some(Value::Number(n)) => {
+            let existing = n
+                .as_i64()
+                .and_then(|id| state.find::<R>(id))
+                .ok_or_else(|| {
+                    Refusal::invalid(format!(
+                        "id: {} {n} does not exist.",
+                        R::NOUN.to_lowercase()
+                    ))
+                })?;
+            if existing.locked() {
+                return Err(Refusal::Locked(vec![format!(
+                    "{} {n} is completed and cannot change.",
+                    R::NOUN
+                )]));
+            }
+            existing
+                .update(ids, input, state, now)
+                .map(|r| (false, r))
+                .map_err(Refusal::Invalid)
+        }
+        Some(_) => Err(Refusal::invalid("id: must be an integer.")),
+    }?;
+    decided.1.check(state)?;
+    let conflicts = decided.1.conflicts(state);
+    if conflicts.is_empty() {
+        Ok(decided)
+    } else {
+        Err(Refusal::Conflict(conflicts))
+    }
+}
+
+/// A soft delete of some records of one resource.
+pub(crate) struct DeleteJob<R> {
+    ids: BTreeSet<i64>,
+    sent: Instant,
+    reply: Option<Answer<Vec<(i64, DeleteOutcome)>>>,
+    outcomes: Vec<(i64, DeleteOutcome)>,
+    changed: Vec<R>,
+    failure: Option<Failure>,
+    replay: Replay<Vec<(i64, DeleteOutcome)>>,
+}
+
+impl<R: Resource> DeleteJob<R> {
+    pub(crate) fn new(
+        ids: BTreeSet<i64>,
+        key: Option<Idempotency>,
+        reply: Answer<Vec<(i64, DeleteOutcome)>>,
+    ) -> Self {
+        Self {
+            ids,
+            sent: Instant::now(),
+            reply: Some(reply),
+            outcomes: Vec::new(),
+            changed: Vec::new(),
+            failure: None,
+            replay: Replay::new(key),
+        }
+    }
+}
+
+impl<R: Resource> Job for DeleteJob<R> {
+    fn sent(&self) -> Instant {
+        self.sent
+    }
+
+    fn objects(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn wants(&self, state: &MerchantState, wants: &mut Wants) {
+        for id in &self.ids {
+            want_missing::<R>(state, *id, wants);
+        }
+    }
+
+    fn reads_stock(&self) -> bool {
+        false
+    }
+
+    fn ids_needed(&self, _: &MerchantState) -> usize {
+        0
+    }
+
+    fn apply(&mut self, state: &mut MerchantState, _: &mut dyn Iterator<Item = i64>, now: i64) {
+        self.outcomes.clear();
+        self.changed.clear();
+        if self.settled() {
+            return;
+        }
+        for id in &self.ids {
+            let outcome = match state.find::<R>(*id) {
+                None => DeleteOutcome::Missing,
+                Some(record) if record.locked() => {
+                    DeleteOutcome::Refused("it is completed.".into())
+                }
+                Some(record) => match record.check_delete(state) {
+                    Err(why) => DeleteOutcome::Refused(why),
+                    Ok(()) => {
+                        let mut record = record.clone();
+                        record.mark_deleted(now);
+                        state.put(record.clone());
+                        self.changed.push(record);
+                        DeleteOutcome::Deleted
+                    }
+                },
+            };
+            self.outcomes.push((*id, outcome));
+        }
+    }
+
+    fn changed(&self) -> bool {
+        !self.changed.is_empty()
+    }
+
+    fn moves(&self) -> &[StockMove] {
+        &[]
+    }
+
+    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
+        Box::pin(async move {
+            for record in &self.changed {
+                record.persist(tx, merchant_id, false).await?;
+            }
+            Ok(())
+        })
+    }
+
+    replay_methods!(answer: outcomes, rendered: deleted);
+
+    fn events(&self, state: &MerchantState, render: &dyn Render, out: &mut Vec<NewEvent>) {
+        let actions: Vec<(i64, &'static str)> =
+            self.changed.iter().map(|r| (r.id(), "deleted")).collect();
+        let written = |id| self.changed.iter().find(|r| r.id() == id);
+        record_events::<R>(state, render, &actions, written, out);
+    }
+}
+
+impl crate::actors::ports::Persist for Box<dyn Job> {
+    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
+        (**self).persist(tx, merchant_id)
+    }
+}

@@ -1,0 +1,75 @@
+//! Logs (`/log`), always within one merchant.
+
+use super::Services;
+use domain::log::{LogChange, LogRecord, NewLog};
+use domain::Failure;
+
+impl Services {
+    /// Files a new log.
+    pub async fn insert_log(
+        &self,
+        merchant_id: i64,
+        log: &NewLog<'_>,
+        now: i64,
+    ) -> Result<LogRecord, Failure> {
+        self.on_pod(merchant_id, |db| async move {
+            let mut tx = db.begin().await?;
+            tx.stay_with(merchant_id).await?;
+            let record = tx.insert_log(merchant_id, log, now).await?;
+            tx.commit().await?;
+            Ok(record)
+        })
+        .await
+    }
+
+    /// Changes a log; `None` when the merchant has no such log.
+    pub async fn update_log(
+        &self,
+        merchant_id: i64,
+        log_id: &str,
+        change: &LogChange<'_>,
+        now: i64,
+    ) -> Result<Option<LogRecord>, Failure> {
+        self.on_pod(merchant_id, |db| async move {
+            let mut tx = db.begin().await?;
+            tx.stay_with(merchant_id).await?;
+            let record = tx.update_log(merchant_id, log_id, change, now).await?;
+            tx.commit().await?;
+            Ok(record)
+        })
+        .await
+    }
+
+    /// Deletes a log; false when the merchant has no such log.
+    pub async fn delete_log(&self, merchant_id: i64, log_id: &str) -> Result<bool, Failure> {
+        self.on_pod(merchant_id, |db| async move {
+            let mut tx = db.begin().await?;
+            tx.stay_with(merchant_id).await?;
+            let deleted = tx.delete_log(merchant_id, log_id).await?;
+            tx.commit().await?;
+            Ok(deleted)
+        })
+        .await
+    }
+
+    pub async fn log(&self, merchant_id: i64, log_id: &str) -> Result<Option<LogRecord>, Failure> {
+        Ok(self
+            .db_of(merchant_id)
+            .await?
+            .log(merchant_id, log_id)
+            .await?)
+    }
+
+    pub async fn logs_of(
+        &self,
+        merchant_id: i64,
+        object: &str,
+        identifier: &str,
+    ) -> Result<Vec<LogRecord>, Failure> {
+        Ok(self
+            .db_of(merchant_id)
+            .await?
+            .logs_of(merchant_id, object, identifier)
+            .await?)
+    }
+}

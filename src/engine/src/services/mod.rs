@@ -1,0 +1,101 @@
+//! Small services over the storage layer for what no actor owns: logs, uploaded files, the
+//! basket report, the merchant directory and the database's health. `startup` builds one
+//! [`Services`] and hands it to the HTTP layer, which never touches storage itself.
+
+pub mod archive;
+mod archive_digest;
+mod customers;
+pub mod digests;
+mod events;
+mod files;
+mod legacy;
+mod logs;
+pub mod moves;
+pub mod operator;
+pub mod pod_moves;
+mod reports;
+pub mod webhooks;
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use domain::merchant::MerchantRecord;
+use domain::Failure;
+use storage::pods::Pods;
+use storage::{Db, DbError};
+
+/// How long readiness stays false after a request was answered 503: a fault that fails
+/// writes while `SELECT 1` still works (a full SQLite disk) takes the replica out of rotation,
+/// and it comes back on its own once the window passes without another.
+const NOT_READY_AFTER_UNAVAILABLE_MILLIS: i64 = 5_000;
+
+#[derive(Clone)]
+pub struct Services {
+    pods: Pods,
+    legacy: legacy::LegacyClients,
+    /// When a request was last answered "unavailable" (Unix millis; 0: never).
+    last_unavailable: Arc<AtomicI64>,
+    /// The operator's realm: its tokens, merchants' creation, suspension and usage.
+    pub operator: operator::Operator,
+    /// The merchants whose digests this process keeps current.
+    pub digests: digests::DigestFollower,
+}
+
+impl Services {
+    pub fn new(pods: Pods) -> Self {
+        Self {
+            operator: operator::Operator::new(pods.clone()),
+            digests: digests::DigestFollower::new(pods.clone()),
+            pods,
+            legacy: legacy::LegacyClients::new(),
+            last_unavailable: Arc::new(AtomicI64::new(0)),
+        }
+    }
+
+    /// Whether the application's merchant lets it use the old Shopwave clients' conventions.
+    pub async fn legacy_application(&self, application_id: i64) -> Result<bool, Failure> {
+        self.legacy.allowed(&self.pods, application_id).await
+    }
+
+    /// True while the database answers and, where replicas share it, this process hears
+    /// the others' writes (otherwise its caches could serve stale data).
+    /// Not while a request was answered "unavailable" in the last few seconds either.
+    pub async fn database_ready(&self) -> bool {
+        let quiet = domain::clock::now_millis() - self.last_unavailable.load(Ordering::Relaxed)
+            > NOT_READY_AFTER_UNAVAILABLE_MILLIS;
+        // The home database only: a pod that is away fails its own merchants' requests, and
+        // taking every replica out of rotation for it would fail everyone's.
+        let home = self.pods.home();
+        quiet && home.coherence().is_live() && home.ping().await
+    }
+
+    /// A request was answered "unavailable" (503, message 121).
+    pub fn note_unavailable(&self) {
+        self.last_unavailable
+            .store(domain::clock::now_millis(), Ordering::Relaxed);
+    }
+
+    /// A merchant by id.
+    pub async fn merchant(&self, id: i64) -> Result<Option<MerchantRecord>, Failure> {
+        Ok(self.db_of(id).await?.merchant(id).await?)
+    }
+
+    /// The database (pod) holding the merchant.
+    pub(crate) async fn db_of(&self, merchant_id: i64) -> Result<Db, Failure> {
+        Ok(self.pods.of(merchant_id).await?)
+    }
+
+    /// Runs `write` in the merchant's pod, following a merchant that moved meanwhile (the
+    /// write waited on the move's hold).
+    pub(crate) async fn on_pod<T, F, Fut>(&self, merchant_id: i64, write: F) -> Result<T, Failure>
+    where
+        F: Fn(Db) -> Fut,
+        Fut: std::future::Future<Output = Result<T, DbError>>,
+    {
+        Ok(self.pods.following(merchant_id, write).await?)
+    }
+
+    pub fn pods(&self) -> &Pods {
+        &self.pods
+    }
+}

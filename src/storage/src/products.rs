@@ -1,0 +1,45 @@
+//! Products with their instances: two tables written in the caller's transaction.
+
+use super::rows;
+use super::{DbError, Tx};
+use domain::product::ProductRecord;
+
+impl Tx {
+    /// Writes a product row and its instances (new ones inserted, dropped ones marked deleted).
+    pub(super) async fn persist_product(
+        &mut self,
+        merchant_id: i64,
+        product: &ProductRecord,
+        is_new: bool,
+    ) -> Result<(), DbError> {
+        let conn = self.conn()?;
+        if is_new {
+            rows::insert(conn, merchant_id, product).await?;
+        } else {
+            rows::update(conn, merchant_id, product).await?;
+        }
+        let stored: std::collections::HashMap<i64, Option<i64>> = if is_new {
+            Default::default()
+        } else {
+            sqlx::query_as::<_, (i64, Option<i64>)>(
+            "SELECT id, delete_date FROM product_instances WHERE merchant_id = $1 AND product_id = $2",
+        )
+        .bind(merchant_id)
+        .bind(product.id)
+        .fetch_all(&mut *conn)
+        .await?
+        .into_iter()
+        .collect()
+        };
+        for instance in &product.instances {
+            match stored.get(&instance.id) {
+                None => rows::insert(conn, merchant_id, instance).await?,
+                Some(deleted) if *deleted != instance.delete_date => {
+                    rows::update(conn, merchant_id, instance).await?
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+}

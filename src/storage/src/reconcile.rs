@@ -1,0 +1,96 @@
+//! Stock counts with their counted products and surplus entries, and the wastage basket a
+//! completing count books (written in the same transaction).
+
+use std::collections::HashMap;
+
+use sqlx::AnyConnection;
+
+use super::rows::{self, TableRow};
+use super::{Backend, DbError, Tx};
+use domain::reconcile::{CountLine, StockReconciliation, SurplusEntry};
+
+/// The counts matching `clause` (as for `rows::select`) with their lines and surplus entries.
+pub async fn select_counts(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    merchant_id: i64,
+    clause: &str,
+    binds: &[i64],
+) -> Result<Vec<StockReconciliation>, DbError> {
+    let mut counts: Vec<StockReconciliation> =
+        rows::select(conn, backend, merchant_id, clause, binds).await?;
+    if counts.is_empty() {
+        return Ok(counts);
+    }
+    let of_counts = format!(
+        "reconciliation_id IN (SELECT id FROM stock_reconciliations WHERE merchant_id = $1 {clause})"
+    );
+    let line_clause = format!("AND {of_counts}");
+    let query = rows::Select {
+        columns: CountLine::COLUMNS,
+        json_columns: &[],
+        from: CountLine::TABLE,
+        clause: &line_clause,
+        order: "reconciliation_id, product_id",
+    };
+    let mut all = vec![merchant_id];
+    all.extend_from_slice(binds);
+    let lines = rows::select_json(conn, backend, query, &all, CountLine::from_row).await?;
+    let mut lines_of: HashMap<i64, Vec<CountLine>> = HashMap::new();
+    for line in lines {
+        lines_of
+            .entry(line.reconciliation_id)
+            .or_default()
+            .push(line);
+    }
+    let entries: Vec<SurplusEntry> =
+        rows::select(conn, backend, merchant_id, &line_clause, binds).await?;
+    let mut entries_of: HashMap<i64, Vec<SurplusEntry>> = HashMap::new();
+    for entry in entries {
+        entries_of
+            .entry(entry.reconciliation_id)
+            .or_default()
+            .push(entry);
+    }
+    for c in &mut counts {
+        c.lines = lines_of.remove(&c.id).unwrap_or_default();
+        c.surplus_entries = entries_of.remove(&c.id).unwrap_or_default();
+    }
+    Ok(counts)
+}
+
+/// Writes a count and replaces its lines. A count is written completed exactly once (it never
+/// changes afterwards), so that write also stores the wastage basket and surplus entries it
+/// booked; the basket goes first, as the count refers to it.
+impl Tx {
+    pub(super) async fn persist_count(
+        &mut self,
+        merchant_id: i64,
+        count: &StockReconciliation,
+        is_new: bool,
+    ) -> Result<(), DbError> {
+        let conn = self.conn()?;
+        if let Some(basket) = &count.booked_basket {
+            rows::persist_replacing_children(conn, merchant_id, &**basket, true).await?;
+        }
+        if is_new {
+            rows::insert(conn, merchant_id, count).await?;
+        } else {
+            rows::update(conn, merchant_id, count).await?;
+            sqlx::query(
+            "DELETE FROM stock_reconciliation_lines WHERE merchant_id = $1 AND reconciliation_id = $2",
+        )
+        .bind(merchant_id)
+        .bind(count.id)
+        .execute(&mut *conn)
+        .await?;
+        }
+        let lines: Vec<_> = count.lines.iter().collect();
+        rows::insert_many(conn, merchant_id, &lines).await?;
+        if count.completed {
+            let entries: Vec<_> = count.surplus_entries.iter().collect();
+            rows::insert_many(conn, merchant_id, &entries).await?;
+        }
+        Ok(())
+    }
+}
