@@ -7,10 +7,11 @@ use std::time::Duration;
 use actix_web::{web, HttpServer};
 use anyhow::Context;
 
-use crate::actors::pod_storage::PodStorage;
 use crate::actors::registry::RegistryConfig;
 use crate::actors::{replicas, Merchants, TokenActors};
 use crate::config::Settings;
+use crate::db::adapters::{PodReplicas, PodStorage};
+use crate::db::fleet::Fleet;
 use crate::db::pods::{Pod, Pods};
 use crate::db::{Db, PoolSettings, ServingLock};
 use crate::http::oauth::OAuth;
@@ -87,7 +88,10 @@ impl Application {
             metrics: metrics.clone(),
             tokens: tokens.clone(),
             oauth: OAuth::new(),
-            services: Services::new(pods.clone()),
+            services: Services::new(
+                Arc::new(storage.clone()),
+                Arc::new(Fleet::new(pods.clone())),
+            ),
             limits: Arc::new(http::rate::ApiLimits::new(
                 http::rate::Limit {
                     per_second: settings.api_requests_per_second_per_token,
@@ -306,7 +310,7 @@ fn start_webhooks(
         .iter()
         .filter_map(|pod| {
             crate::webhooks::start(
-                pod.db.clone(),
+                Arc::new(pod.db.clone()),
                 state.merchants.clone(),
                 metrics.webhooks.clone(),
                 crate::webhooks::DispatcherConfig::from_settings(settings),
@@ -349,8 +353,10 @@ async fn listen_for_replicas(
         return;
     };
     replicas::listen(
-        feed,
-        pods.clone(),
+        Arc::new(PodReplicas {
+            replicas: feed,
+            pods: pods.clone(),
+        }),
         state.merchants.clone(),
         state.tokens.clone(),
         metrics.clone(),

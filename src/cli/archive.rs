@@ -5,20 +5,22 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Context;
 
 use crate::config::Settings;
+use crate::db::fleet::{Fleet, Mover};
 use crate::db::Db;
 use crate::metrics::Metrics;
-use crate::services::archive::ImportRefused;
-use crate::services::moves::Mover;
-use crate::services::operator::Operator;
+use crate::services::operator::{ImportRefused, Operator};
 
 pub async fn export(settings: &Settings, key: &str, out: Option<&Path>) -> anyhow::Result<()> {
     let database = Db::connect(&settings.database_url, Metrics::new()).await?;
     let merchant_id = database.merchant_id_by_key(key).await?;
-    let chunks = Operator::on(database.clone()).export(merchant_id).await;
+    let chunks = Operator::new(Arc::new(Fleet::on(database.clone())))
+        .export(merchant_id)
+        .await;
     let mut sink: Box<dyn Write> = match out {
         Some(path) => Box::new(std::io::BufWriter::new(
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
@@ -52,7 +54,9 @@ pub async fn import(settings: &Settings, file: &Path) -> anyhow::Result<()> {
         )
     })?;
     database.migrate().await?;
-    let imported = Operator::on(database.clone()).import(file, None).await;
+    let imported = Operator::new(Arc::new(Fleet::on(database.clone())))
+        .import(file, None)
+        .await;
     database.close().await;
     match imported.map_err(|e| anyhow::anyhow!("{e}"))? {
         Ok(imported) => {
@@ -134,7 +138,7 @@ async fn move_between_pods(settings: &Settings, keys: &[String], to: &str) -> an
         anyhow::bail!("name the merchants to move into pod {to} (their manifest keys)");
     }
     let pods = open_pods(settings).await?;
-    let operator = Operator::new(pods.clone());
+    let operator = Operator::new(Arc::new(Fleet::new(pods.clone())));
     let scratch = std::env::temp_dir();
     let mut outcome = Ok(());
     for key in keys {

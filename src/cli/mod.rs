@@ -398,9 +398,11 @@ async fn run_operator(settings: &Settings, command: OperatorCommand) -> anyhow::
     let OperatorCommand::Token { name, days, .. } = command;
     let database = Db::connect(&settings.database_url, Metrics::new()).await?;
     database.migrate().await?;
-    let issued = crate::services::operator::Operator::on(database.clone())
-        .issue_token(&name, days)
-        .await;
+    let issued = crate::services::operator::Operator::new(std::sync::Arc::new(
+        crate::db::fleet::Fleet::on(database.clone()),
+    ))
+    .issue_token(&name, days)
+    .await;
     database.close().await;
     let token = issued.map_err(|e| anyhow::anyhow!("{e}"))?;
     let printed = serde_json::json!({"token": token, "name": name, "days": days});

@@ -93,6 +93,7 @@ crate::choice_cell!(BasketType);
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
+    history,
     table = "baskets",
     event = "basket",
     computed(

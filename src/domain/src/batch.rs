@@ -57,6 +57,14 @@ impl Change {
     }
 }
 
+/// An answer stored for an `Idempotency-Key`: the request it answered (fingerprint) and the
+/// answer (JSON).
+#[derive(Clone, Debug)]
+pub struct StoredAnswer {
+    pub fingerprint: String,
+    pub answer: String,
+}
+
 /// A client's `Idempotency-Key` on a write, with what identifies the request it names. Keys are
 /// scoped to the merchant and the application that sent them.
 #[derive(Clone, Debug, PartialEq, Eq)]

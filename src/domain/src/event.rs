@@ -114,3 +114,10 @@ pub struct ChangeWindow<'a> {
     pub after: i64,
     pub upto: i64,
 }
+
+/// Where a merchant's log stands: its last sequence number and the last one pruned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogPosition {
+    pub last: i64,
+    pub pruned_through: i64,
+}

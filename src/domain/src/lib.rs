@@ -41,6 +41,7 @@ pub mod record;
 pub mod redirect_uri;
 pub mod refusal;
 pub mod register;
+pub mod registry;
 pub mod report;
 pub mod role;
 pub mod sales;

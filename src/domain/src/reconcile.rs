@@ -96,6 +96,7 @@ pub struct SurplusEntry {
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
+    history,
     table = "stock_reconciliations",
     noun = "Count",
     event = "stock_count",

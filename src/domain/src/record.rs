@@ -127,6 +127,9 @@ pub struct RecordDecl {
     pub id_headers: [&'static str; 2],
     /// A nested record's column naming its parent.
     pub parent_column: Option<&'static str>,
+    /// Sales history (`#[record(history)]`): finished records (completed or deleted) leave the
+    /// cached state, and storage answers for them by id and by filter.
+    pub history: bool,
     pub fields: &'static [FieldDecl],
 }
 
@@ -211,6 +214,17 @@ pub fn bool_field(record: &dyn Visit, name: &str) -> Option<bool> {
     found
 }
 
+/// The value of a record's text field (or choice) named `name` in JSON.
+pub fn text_field(record: &dyn Visit, name: &str) -> Option<String> {
+    let mut found = None;
+    probe(record, name, &mut |cell| {
+        if let Cell::Text(v) = cell {
+            found = Some(v.to_owned());
+        }
+    });
+    found
+}
+
 /// Hands the cell of the field named `name` to `seen`.
 fn probe(record: &dyn Visit, name: &str, seen: &mut dyn FnMut(Cell<'_>)) {
     struct Probe<'n, 's> {
@@ -226,6 +240,29 @@ fn probe(record: &dyn Visit, name: &str, seen: &mut dyn FnMut(Cell<'_>)) {
         fn children(&mut self, _: &'static FieldDecl, _: &mut dyn Iterator<Item = &dyn Visit>) {}
     }
     record.visit(&mut Probe { name, seen });
+}
+
+/// True when two lists of records would be stored exactly alike: every stored field equal,
+/// decimals with their scale (1 and 1.00 are stored and shown apart). A write whose child rows
+/// are the same rewrites the parent's row only.
+pub fn same_stored<R: Visit>(a: &[R], b: &[R]) -> bool {
+    /// Every stored field's value, written out.
+    struct Stored(String);
+    impl Visitor for Stored {
+        fn cell(&mut self, field: &'static FieldDecl, value: Cell<'_>) {
+            use std::fmt::Write as _;
+            if field.column.is_some() {
+                let _ = write!(self.0, "{value:?}\u{1f}");
+            }
+        }
+        fn children(&mut self, _: &'static FieldDecl, _: &mut dyn Iterator<Item = &dyn Visit>) {}
+    }
+    let stored = |r: &R| {
+        let mut s = Stored(String::new());
+        r.visit(&mut s);
+        s.0
+    };
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| stored(x) == stored(y))
 }
 
 /// One field's value, borrowed from its record.

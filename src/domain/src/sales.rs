@@ -12,7 +12,7 @@ pub const PAYMENT_TYPES: [&str; 5] = ["CASH", "CARD", "CHEQUE", "VOUCHER", "APP"
 
 /// A payment against a basket.
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(table = "transactions", event = "transaction")]
+#[record(history, table = "transactions", event = "transaction")]
 pub struct TransactionRecord {
     pub id: i64,
     #[field(required, filter = "basketIds")]
@@ -233,6 +233,7 @@ pub const TRANSACTION_SHAPE: Shape = Shape::of::<TransactionRecord>();
 /// A customer order made from a completed basket.
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
+    history,
     table = "orders",
     event = "order",
     computed(
@@ -390,6 +391,7 @@ pub struct InvoiceItem {
 /// A purchase of stock from a supplier, received at one store.
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
+    history,
     table = "invoices",
     event = "invoice",
     // The spec names the invoice header `invoiceId` (a comma list); `invoiceIds` works too.

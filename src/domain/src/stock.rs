@@ -13,6 +13,9 @@ impl StockLevel {
     }
 }
 
+/// One store's stock: product → level.
+pub type StockMap = std::collections::BTreeMap<i64, StockLevel>;
+
 /// A change of one product's stock at one store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StockMove {

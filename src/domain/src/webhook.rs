@@ -399,6 +399,43 @@ pub fn backoff_ms(failing_for_ms: i64, base_ms: i64, jitter: f64) -> i64 {
     jittered.max(1)
 }
 
+/// The pending deliveries, and how old the oldest is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueDepth {
+    pub pending: i64,
+    pub oldest_created_at: Option<i64>,
+}
+
+/// An attempt as the dispatcher records it.
+pub struct AttemptRecord {
+    pub seq: i64,
+    pub event_type: String,
+    /// Its event came straight from the log: the delivery has no row yet.
+    pub fresh: bool,
+    pub attempt: Attempt,
+    pub outcome: AttemptOutcome,
+}
+
+/// A pending delivery: its event, the attempts so far, the first one's time, when it is due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PendingDelivery {
+    pub seq: i64,
+    pub attempts: i64,
+    pub first_attempt_at: Option<i64>,
+    pub due: i64,
+}
+
+/// What recording a drain's attempts found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// Recorded; the lease is renewed.
+    Kept,
+    /// Recorded, and a move asks for the endpoint: give it back now.
+    Paused,
+    /// The lease was lost: nothing recorded.
+    Lost,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,7 +26,8 @@
 //! name; the struct's name without `Record`), `key = "field"` (what keys a child in its parent's map; `id` by default),
 //! `computed(name, kind, get, after)` (a read-only field rendered from a method, placed after
 //! the field with JSON name `after`), `write_only(name, kind)` (a field writes accept that is
-//! neither stored nor shown, such as `rotateSecret`).
+//! neither stored nor shown, such as `rotateSecret`), `history` (sales history: kept in the
+//! cache only while open, found in storage by id and by filter).
 //!
 //! Field attributes (`#[field(...)]`): `name` (JSON; camelCase of the Rust name by default),
 //! `column` (snake case of the Rust name by default), `no_column`, `kind` (inferred for `i64`
@@ -67,6 +68,8 @@ struct RecordAttrs {
     write_only: Vec<(String, String)>,
     /// A secret shown once: its name and the field it follows.
     once: Option<(String, String)>,
+    /// Sales history: the cache keeps these records only while open.
+    history: bool,
 }
 
 /// A read-only field rendered from a method.
@@ -125,6 +128,8 @@ fn record_attrs(input: &DeriveInput) -> syn::Result<RecordAttrs> {
                 out.event = lit(&meta)?;
             } else if path.is_ident("key") {
                 out.key = Some(lit(&meta)?);
+            } else if path.is_ident("history") {
+                out.history = true;
             } else if path.is_ident("ids") {
                 let content;
                 syn::parenthesized!(content in meta.input);
@@ -712,6 +717,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         (a, b) => (a.clone(), b.clone()),
     };
 
+    let history = attrs.history;
     Ok(quote! {
         impl crate::record::Visit for #ident {
             fn decl(&self) -> &'static crate::record::RecordDecl {
@@ -736,6 +742,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                 event: #event,
                 id_headers: [#ids0, #ids1],
                 parent_column: #parent_column,
+                history: #history,
                 fields: &[#(#decls),*],
             };
             const COLUMNS: &'static [&'static str] = &[#(#columns),*];

@@ -7,7 +7,7 @@ use sqlx::Row;
 
 use super::rows::{self, TableRow, Val};
 use super::{Db, DbError, Tx};
-use domain::event::{ChangeWindow, Event, NewEvent};
+use domain::event::{ChangeWindow, Event, LogPosition, NewEvent};
 
 /// An event as its row: the type is the domain's, its table is ours.
 struct EventRow(Event);
@@ -89,13 +89,6 @@ fn repeats(before: &Event, event: &NewEvent) -> bool {
 /// the event's before it.
 pub(super) const DATA: &str = "CASE WHEN e.data = '' THEN (SELECT p.data FROM events p \
      WHERE p.merchant_id = e.merchant_id AND p.seq = e.seq - 1) ELSE e.data END AS data";
-
-/// Where a merchant's log stands: its last sequence number and the last one pruned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LogPosition {
-    pub last: i64,
-    pub pruned_through: i64,
-}
 
 impl Db {
     pub async fn event_position(&self, merchant_id: i64) -> Result<LogPosition, DbError> {

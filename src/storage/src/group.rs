@@ -8,9 +8,9 @@
 //! the transaction begins only once there is something to write, so validating a group never
 //! holds the writer.
 
-use super::idempotency::StoredAnswer;
 use super::{Backend, Db, DbError, Tx};
 use domain::batch::Idempotency;
+use domain::batch::StoredAnswer;
 
 /// One group's write, open on a merchant.
 pub struct GroupWrite {

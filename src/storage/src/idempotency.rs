@@ -3,14 +3,7 @@
 use sqlx::AnyConnection;
 
 use super::{Db, DbError, Tx};
-use domain::batch::{Idempotency, IDEMPOTENCY_TTL_MILLIS};
-
-/// An answer stored for a key: the request it answered (fingerprint) and the answer (JSON).
-#[derive(Clone, Debug)]
-pub struct StoredAnswer {
-    pub fingerprint: String,
-    pub answer: String,
-}
+use domain::batch::{Idempotency, StoredAnswer, IDEMPOTENCY_TTL_MILLIS};
 
 async fn find(
     conn: &mut AnyConnection,

@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod account;
+pub mod adapters;
 pub mod archive;
 mod catch_up;
 mod checkpoint;
@@ -19,6 +20,7 @@ mod erase;
 mod error;
 pub mod events;
 pub mod files;
+pub mod fleet;
 pub mod group;
 pub mod idempotency;
 mod ids;
@@ -53,7 +55,8 @@ use sqlx::{AnyPool, Executor};
 pub use catch_up::Plan as CatchUpPlan;
 pub use error::DbError;
 pub use notify::{Announcement, Coherence, Listener, Replicas};
-pub use records::{Record, SalesFilter, SalesRecord};
+pub use ports::SalesFilter;
+pub use records::{Record, SalesRecord};
 pub use tx::Tx;
 use writer::Writer;
 

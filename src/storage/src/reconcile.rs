@@ -60,8 +60,8 @@ pub async fn select_counts(
 }
 
 /// Writes a count and replaces its lines. A count is written completed exactly once (it never
-/// changes afterwards), so that write also stores the wastage basket and surplus entries it
-/// booked; the basket goes first, as the count refers to it.
+/// changes afterwards), so that write also stores the surplus entries it booked (its wastage
+/// basket is a basket of the same write, stored before it: the count refers to it).
 impl Tx {
     pub(super) async fn persist_count(
         &mut self,
@@ -70,9 +70,6 @@ impl Tx {
         is_new: bool,
     ) -> Result<(), DbError> {
         let conn = self.conn()?;
-        if let Some(basket) = &count.booked_basket {
-            rows::persist_replacing_children(conn, merchant_id, &**basket, true).await?;
-        }
         if is_new {
             rows::insert(conn, merchant_id, count).await?;
         } else {

@@ -20,6 +20,7 @@ use domain::store::StoreRecord;
 use domain::supplier::{SupplierRecord, SupplierStoreRecord};
 use domain::till::{CashMovementRecord, SessionRecord};
 use domain::webhook::WebhookRecord;
+use ports::{RecordChanges, RecordKind, Records, SalesFilter};
 
 /// Most values bound in one statement's `IN (...)` list; longer lists are split.
 const CHUNK: usize = 500;
@@ -48,6 +49,19 @@ pub trait Record: MaybeChildren {
             );
         }
         Ok(found)
+    }
+
+    /// The records matching `filter`; only sales records (history kinds) are read by filter.
+    async fn history(
+        db: &Db,
+        merchant_id: i64,
+        filter: &SalesFilter,
+    ) -> Result<Vec<Self>, DbError> {
+        let _ = (db, merchant_id, filter);
+        Err(DbError::Corrupt(format!(
+            "{} rows are not read by filter",
+            Self::TABLE
+        )))
     }
 
     /// Inserts the record (`is_new`) or rewrites it, with whatever it brings along.
@@ -119,21 +133,6 @@ async fn persist_parents<P: rows::WithChildren>(
         }
     }
     Ok(())
-}
-
-/// What a read of sales records asks for. Every list is optional; the database may answer a
-/// superset when a list is too long to bind, so callers filter the answer again.
-#[derive(Clone, Debug, Default)]
-pub struct SalesFilter {
-    pub ids: Option<Vec<i64>>,
-    pub store_ids: Option<Vec<i64>>,
-    pub basket_ids: Option<Vec<i64>>,
-    pub customer_ids: Option<Vec<i64>>,
-    pub session_ids: Option<Vec<i64>>,
-    pub completed: Option<bool>,
-    pub include_deleted: bool,
-    /// `[from, to)` on the completion time, for completed records.
-    pub completed_between: Option<(i64, i64)>,
 }
 
 /// A sales record that can be read by filter.
@@ -383,6 +382,14 @@ impl Record for ProductRecord {
 const OPEN: &str = "AND completed = 0 AND delete_date IS NULL";
 
 impl Record for BasketRecord {
+    async fn history(
+        db: &Db,
+        merchant_id: i64,
+        filter: &SalesFilter,
+    ) -> Result<Vec<Self>, DbError> {
+        <Self as SalesRecord>::query(db, merchant_id, filter).await
+    }
+
     async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         Self::select(db, merchant_id, OPEN, &[]).await
     }
@@ -395,6 +402,14 @@ impl SalesRecord for BasketRecord {
 }
 
 impl Record for TransactionRecord {
+    async fn history(
+        db: &Db,
+        merchant_id: i64,
+        filter: &SalesFilter,
+    ) -> Result<Vec<Self>, DbError> {
+        <Self as SalesRecord>::query(db, merchant_id, filter).await
+    }
+
     /// Pending payments, and every payment of an open basket (what the basket has been paid).
     async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         // Two indexed look-ups joined by UNION: written with OR, the planner read every
@@ -420,6 +435,14 @@ impl SalesRecord for TransactionRecord {
 const ORDER_FINISHED: &str = "status IN ('completed', 'cancelled')";
 
 impl Record for OrderRecord {
+    async fn history(
+        db: &Db,
+        merchant_id: i64,
+        filter: &SalesFilter,
+    ) -> Result<Vec<Self>, DbError> {
+        <Self as SalesRecord>::query(db, merchant_id, filter).await
+    }
+
     async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         let clause = format!("AND NOT ({ORDER_FINISHED}) AND delete_date IS NULL");
         Self::select(db, merchant_id, &clause, &[]).await
@@ -432,6 +455,14 @@ impl SalesRecord for OrderRecord {
 }
 
 impl Record for InvoiceRecord {
+    async fn history(
+        db: &Db,
+        merchant_id: i64,
+        filter: &SalesFilter,
+    ) -> Result<Vec<Self>, DbError> {
+        <Self as SalesRecord>::query(db, merchant_id, filter).await
+    }
+
     async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         Self::select(db, merchant_id, OPEN, &[]).await
     }
@@ -444,6 +475,14 @@ impl SalesRecord for InvoiceRecord {
 /// A count is read with its lines and surplus entries, and written with the wastage basket
 /// its completion books.
 impl Record for StockReconciliation {
+    async fn history(
+        db: &Db,
+        merchant_id: i64,
+        filter: &SalesFilter,
+    ) -> Result<Vec<Self>, DbError> {
+        <Self as SalesRecord>::query(db, merchant_id, filter).await
+    }
+
     async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
         Self::select(db, merchant_id, OPEN, &[]).await
     }
@@ -483,3 +522,65 @@ impl SalesRecord for StockReconciliation {
         reconcile::select_counts(&mut conn, db.backend(), merchant_id, clause, binds).await
     }
 }
+
+/// What storage does with a [`RecordKind`] (or the records of one), dispatched to the record
+/// type's [`Record`] implementation: one arm per record type of the registry.
+macro_rules! by_kind {
+    ($($collection:ident: $ty:path,)*) => {
+        /// The records of `kind` the cache holds (see [`Record::load`]).
+        pub(crate) async fn load_kind(
+            db: &Db,
+            merchant_id: i64,
+            kind: RecordKind,
+        ) -> Result<Records, DbError> {
+            Ok(match kind {
+                $(RecordKind::$collection => {
+                    Records::$collection(<$ty as Record>::load(db, merchant_id).await?)
+                })*
+            })
+        }
+
+        /// Records of `kind` by id.
+        pub(crate) async fn find_kind(
+            db: &Db,
+            merchant_id: i64,
+            kind: RecordKind,
+            ids: &[i64],
+        ) -> Result<Records, DbError> {
+            Ok(match kind {
+                $(RecordKind::$collection => {
+                    Records::$collection(<$ty as Record>::find(db, merchant_id, ids).await?)
+                })*
+            })
+        }
+
+        /// Records of `kind` by filter.
+        pub(crate) async fn query_kind(
+            db: &Db,
+            merchant_id: i64,
+            kind: RecordKind,
+            filter: &SalesFilter,
+        ) -> Result<Records, DbError> {
+            Ok(match kind {
+                $(RecordKind::$collection => {
+                    Records::$collection(<$ty as Record>::history(db, merchant_id, filter).await?)
+                })*
+            })
+        }
+
+        /// Writes what one write changed of one record type.
+        pub(crate) async fn persist_changes(
+            tx: &mut Tx,
+            merchant_id: i64,
+            changes: RecordChanges<'_>,
+        ) -> Result<(), DbError> {
+            match changes {
+                $(RecordChanges::$collection(records) => {
+                    <$ty as Record>::persist_all(tx, merchant_id, records).await
+                })*
+            }
+        }
+    };
+}
+
+domain::for_each_record!(by_kind);

@@ -357,12 +357,6 @@ pub async fn insert_with<R: TableRow>(
     Ok(())
 }
 
-/// True when two lists of rows would be stored exactly alike (decimals compared by their
-/// stored text, so 1 and 1.00 differ, as they do in the answers).
-pub fn same_rows<R: TableRow>(a: &[R], b: &[R]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.values() == y.values())
-}
-
 /// Values bound by one statement at most (SQLite allows 32,766, PostgreSQL 65,535).
 const MAX_BINDS: usize = 30_000;
 

@@ -8,8 +8,8 @@ use super::rows;
 use super::{Backend, Db, DbError, Tx};
 use domain::event::{Event, TypeFilter};
 use domain::webhook::{
-    Attempt, AttemptOutcome, Delivery, DeliveryQuery, DeliveryStatus, Endpoint, Resend,
-    WebhookRecord, ROTATION_OVERLAP_MS,
+    Attempt, AttemptOutcome, AttemptRecord, Delivery, DeliveryQuery, DeliveryStatus, Endpoint,
+    PendingDelivery, QueueDepth, Recorded, Resend, WebhookRecord, ROTATION_OVERLAP_MS,
 };
 
 impl Tx {
@@ -63,32 +63,6 @@ async fn log_head(conn: &mut AnyConnection, merchant_id: i64) -> Result<i64, DbE
     Ok(head)
 }
 
-/// The pending deliveries, and how old the oldest is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueueDepth {
-    pub pending: i64,
-    pub oldest_created_at: Option<i64>,
-}
-
-/// An attempt as the dispatcher records it.
-pub struct AttemptRecord {
-    pub seq: i64,
-    pub event_type: String,
-    /// Its event came straight from the log: the delivery has no row yet.
-    pub fresh: bool,
-    pub attempt: Attempt,
-    pub outcome: AttemptOutcome,
-}
-
-/// A pending delivery: its event, the attempts so far, the first one's time, when it is due.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pending {
-    pub seq: i64,
-    pub attempts: i64,
-    pub first_attempt_at: Option<i64>,
-    pub due: i64,
-}
-
 /// Endpoints with work due: on, not leased, due, of a merchant that is not suspended (its
 /// deliveries wait, and resume from the cursor), and with events past the cursor or pending
 /// deliveries (`$1`: now).
@@ -108,17 +82,6 @@ const CLAIM: &str = "UPDATE webhooks SET lease_owner = $2, lease_until = $3 \
        SELECT w.merchant_id, w.id {DUE} ORDER BY w.next_attempt_at LIMIT $4 {LOCK}) \
      RETURNING merchant_id, id, url, events, secret, previous_secret, previous_secret_until, \
        cursor_seq";
-
-/// What recording a drain's attempts found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recorded {
-    /// Recorded; the lease is renewed.
-    Kept,
-    /// Recorded, and a move asks for the endpoint: give it back now.
-    Paused,
-    /// The lease was lost: nothing recorded.
-    Lost,
-}
 
 impl Db {
     /// Takes up to `limit` endpoints with work due, for `owner` until `lease_until`. Another
@@ -193,7 +156,7 @@ impl Db {
         &self,
         endpoint: &Endpoint,
         limit: i64,
-    ) -> Result<Vec<Pending>, DbError> {
+    ) -> Result<Vec<PendingDelivery>, DbError> {
         let rows: Vec<(i64, i64, Option<i64>, i64)> = sqlx::query_as(
             "SELECT seq, attempts, first_attempt_at, next_attempt_at FROM webhook_deliveries \
              WHERE merchant_id = $1 AND webhook_id = $2 AND status = 'pending' \
@@ -206,7 +169,7 @@ impl Db {
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(seq, attempts, first_attempt_at, due)| Pending {
+            .map(|(seq, attempts, first_attempt_at, due)| PendingDelivery {
                 seq,
                 attempts,
                 first_attempt_at,

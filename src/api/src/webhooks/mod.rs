@@ -28,11 +28,13 @@ use config::Settings;
 use domain::batch::{Answered, BatchObject, WriteMode};
 use domain::event::Event;
 use domain::now_millis;
-use domain::webhook::{backoff_ms, message_id, Attempt, AttemptOutcome, Endpoint, WebhookRecord};
+use domain::webhook::{
+    backoff_ms, message_id, Attempt, AttemptOutcome, AttemptRecord, Endpoint, PendingDelivery,
+    Recorded, WebhookRecord,
+};
 use engine::actors::registry::Merchants;
 use metrics::WebhookMetrics;
-use storage::webhooks::{AttemptRecord, Pending};
-use storage::{Db, DbError};
+use ports::{DeliveryQueue, StorageError};
 
 /// Deliveries one claim sends at most before the endpoint goes back (fairness).
 const BUDGET: usize = 500;
@@ -90,7 +92,7 @@ impl DispatcherConfig {
 }
 
 struct Dispatcher {
-    db: Db,
+    db: Arc<dyn DeliveryQueue>,
     merchants: Merchants,
     metrics: WebhookMetrics,
     config: DispatcherConfig,
@@ -128,7 +130,7 @@ impl Dispatching {
 /// Starts this process's dispatcher on an arbiter (thread) of its own (none when
 /// `concurrency` is 0).
 pub fn start(
-    db: Db,
+    db: Arc<dyn DeliveryQueue>,
     merchants: Merchants,
     metrics: WebhookMetrics,
     config: DispatcherConfig,
@@ -282,10 +284,7 @@ impl Dispatcher {
             claims += 1;
             let token = format!("{}/{claims}", self.owner);
             let lease_until = now + self.config.lease_ms();
-            let claimed = self
-                .db
-                .claim_webhooks(&token, now, lease_until, limit)
-                .await;
+            let claimed = self.db.claim(&token, now, lease_until, limit).await;
             let endpoints = match claimed {
                 Ok(endpoints) => endpoints,
                 Err(e) => {
@@ -311,7 +310,7 @@ impl Dispatcher {
     }
 
     async fn count_queue(&self) {
-        match self.db.webhook_queue_depth().await {
+        match self.db.queue_depth().await {
             Ok(depth) => {
                 self.metrics.queue_depth.set(depth.pending);
                 let waited = depth
@@ -330,7 +329,11 @@ impl Dispatcher {
     /// the budget is spent, or when nothing new came for [`LINGER`]; then gives the endpoint
     /// back. While a merchant keeps writing, the endpoint stays with this task, which wakes on
     /// each commit: no claim, no release and no transaction per event (see [`Unrecorded`]).
-    async fn drain(&self, mut endpoint: Endpoint, mut batch: Unrecorded) -> Result<(), DbError> {
+    async fn drain(
+        &self,
+        mut endpoint: Endpoint,
+        mut batch: Unrecorded,
+    ) -> Result<(), StorageError> {
         let mut commits = self.db.commits();
         let mut idle_since = Instant::now();
         let mut sent = 0;
@@ -368,7 +371,11 @@ impl Dispatcher {
     }
 
     /// Sends the deliveries waiting for a retry or resent, in sequence order, and records them.
-    async fn retries(&self, endpoint: &Endpoint, batch: &mut Unrecorded) -> Result<Step, DbError> {
+    async fn retries(
+        &self,
+        endpoint: &Endpoint,
+        batch: &mut Unrecorded,
+    ) -> Result<Step, StorageError> {
         // Looked for first, then every RETRIES_EVERY: a read per event would double what a
         // delivery costs the database.
         if batch
@@ -429,7 +436,7 @@ impl Dispatcher {
         endpoint: &mut Endpoint,
         batch: &mut Unrecorded,
         sent: &mut usize,
-    ) -> Result<Step, DbError> {
+    ) -> Result<Step, StorageError> {
         let events = self
             .db
             .events_after(endpoint.merchant_id, batch.cursor, FETCH)
@@ -444,7 +451,7 @@ impl Dispatcher {
             if event.object_id == endpoint.id && event.kind.starts_with("webhook.") {
                 match self
                     .db
-                    .webhook_endpoint(endpoint.merchant_id, endpoint.id, now_millis())
+                    .endpoint(endpoint.merchant_id, endpoint.id, now_millis())
                     .await?
                 {
                     Some(now) => {
@@ -462,7 +469,7 @@ impl Dispatcher {
             if !self.keep_lease(endpoint, batch).await? {
                 return Ok(Step::Stop);
             }
-            let fresh = Pending {
+            let fresh = PendingDelivery {
                 seq: event.seq,
                 attempts: 0,
                 first_attempt_at: None,
@@ -494,7 +501,7 @@ impl Dispatcher {
         &self,
         endpoint: &Endpoint,
         batch: &mut Unrecorded,
-    ) -> Result<bool, DbError> {
+    ) -> Result<bool, StorageError> {
         let now = now_millis();
         let margin = i64::try_from(self.config.timeout.as_millis()).unwrap_or(i64::MAX / 4) + 1_000;
         if batch.lease_until - now > margin {
@@ -514,10 +521,10 @@ impl Dispatcher {
         endpoint: &Endpoint,
         batch: &mut Unrecorded,
         next_attempt_at: i64,
-    ) -> Result<(), DbError> {
+    ) -> Result<(), StorageError> {
         if self.flush(endpoint, batch).await? {
             self.db
-                .release_webhook(endpoint, &batch.token, next_attempt_at)
+                .release(endpoint, &batch.token, next_attempt_at)
                 .await?;
         }
         Ok(())
@@ -526,7 +533,11 @@ impl Dispatcher {
     /// Records the attempts made and the cursor reached since the last flush (renewing the
     /// lease). False when the lease was lost: nothing is recorded, and the next holder sends
     /// them again.
-    async fn flush(&self, endpoint: &Endpoint, batch: &mut Unrecorded) -> Result<bool, DbError> {
+    async fn flush(
+        &self,
+        endpoint: &Endpoint,
+        batch: &mut Unrecorded,
+    ) -> Result<bool, StorageError> {
         if batch.records.is_empty() && !batch.moved {
             return Ok(true);
         }
@@ -539,7 +550,7 @@ impl Dispatcher {
             .db
             .record_attempts(endpoint, &records, batch.cursor, lease)
             .await?;
-        if recorded == storage::webhooks::Recorded::Lost {
+        if recorded == Recorded::Lost {
             return Ok(false);
         }
         batch.lease_until = until;
@@ -552,7 +563,7 @@ impl Dispatcher {
             self.metrics.deliveries.with_label_values(&[result]).inc();
         }
         // A move waits for the endpoint: the drain stops here and gives it back.
-        Ok(recorded == storage::webhooks::Recorded::Kept)
+        Ok(recorded == Recorded::Kept)
     }
 
     /// One attempt at one delivery.
@@ -560,7 +571,7 @@ impl Dispatcher {
         &self,
         endpoint: &Endpoint,
         event: &Event,
-        delivery: Pending,
+        delivery: PendingDelivery,
     ) -> (Attempt, AttemptOutcome) {
         let now = now_millis();
         let attempt_no = delivery.attempts + 1;

@@ -3,18 +3,14 @@
 
 pub mod catalogue;
 pub mod lifetime;
-pub mod memory;
 pub mod merchant;
-pub mod pod_storage;
 pub mod ports;
 pub mod registry;
 pub mod render;
 pub mod replicas;
 pub mod resource;
-pub mod storage;
 pub mod store;
 pub mod token;
-mod token_storage;
 mod token_use;
 
 pub use registry::Merchants;

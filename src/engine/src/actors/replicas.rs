@@ -6,15 +6,15 @@
 //! Announcements sent while the connection is down are lost, so every (re)connection drops
 //! every cached merchant and token. Until it listens again the process reports not ready,
 //! reads check their merchant's version in the database, and access tokens are looked up in
-//! the database (see [`storage::Coherence`]); while the database cannot be reached at all,
-//! the caches answer.
+//! the database; while the database cannot be reached at all, the caches answer.
 
 use std::time::Duration;
 
 use super::{Merchants, TokenActors};
 use metrics::Metrics;
-use storage::pods::Pods;
-use storage::{Announcement, Replicas};
+use std::sync::Arc;
+
+use crate::actors::ports::{Announcement, Replicas};
 
 pub const FIRST_RETRY: Duration = Duration::from_millis(100);
 const LAST_RETRY: Duration = Duration::from_secs(5);
@@ -27,8 +27,7 @@ const LAST_RETRY: Duration = Duration::from_secs(5);
 /// that called this shuts down: the database driver closes a dropped listener with a task of
 /// the runtime it was made in, so it must never be dropped by a runtime that is going away.
 pub fn listen(
-    replicas: Replicas,
-    pods: Pods,
+    replicas: Arc<dyn Replicas>,
     merchants: Merchants,
     tokens: TokenActors,
     metrics: Metrics,
@@ -50,7 +49,7 @@ pub fn listen(
             };
             runtime.block_on(async move {
                 tokio::select! {
-                    _ = run(replicas, pods, merchants, tokens, metrics, first_retry) => {}
+                    _ = run(replicas, merchants, tokens, metrics, first_retry) => {}
                     _ = stop => {}
                 }
             });
@@ -61,8 +60,7 @@ pub fn listen(
 }
 
 async fn run(
-    replicas: Replicas,
-    pods: Pods,
+    replicas: Arc<dyn Replicas>,
     merchants: Merchants,
     tokens: TokenActors,
     metrics: Metrics,
@@ -75,7 +73,6 @@ async fn run(
             Ok(mut listener) => {
                 // Whatever was cached before now may have missed announcements.
                 forget_everything(&merchants, &tokens);
-                pods.forget_all();
                 listener.go_live();
                 metrics.replica_listens.inc();
                 metrics.replica_listening.set(1);
@@ -83,7 +80,6 @@ async fn run(
                 retry = first_retry;
                 let lost = loop {
                     match listener.next().await {
-                        Ok(Announcement::MerchantPlaced(merchant_id)) => pods.forget(merchant_id),
                         Ok(announcement) => apply(&merchants, &tokens, announcement).await,
                         Err(e) => break e,
                     }
@@ -113,7 +109,6 @@ async fn apply(merchants: &Merchants, tokens: &TokenActors, announcement: Announ
         } => merchants.refresh(merchant_id, version),
         Announcement::TokensRevoked(Some(hashes)) => tokens.evict_revoked(&hashes).await,
         Announcement::TokensRevoked(None) => tokens.forget_cached_tokens(),
-        Announcement::MerchantPlaced(_) => {}
     }
 }
 

@@ -4,11 +4,12 @@
 use serde_json::{Map, Value};
 
 use super::merchant::state::{Collection, MerchantState};
+use domain::basket::BasketRecord;
 use domain::record::Declared;
 use domain::sales_totals::Deltas;
 use domain::stock::StockMove;
 use domain::Refusal;
-use storage::Record;
+use ports::{RecordKind, Registered};
 
 /// Identifiers handed out while a batch is validated.
 pub type Ids<'a> = &'a mut dyn Iterator<Item = i64>;
@@ -55,6 +56,17 @@ impl Kind {
         Kind::Count,
     ];
 
+    /// The record kind storage knows it as.
+    pub fn record(self) -> RecordKind {
+        match self {
+            Kind::Basket => RecordKind::baskets,
+            Kind::Transaction => RecordKind::transactions,
+            Kind::Order => RecordKind::orders,
+            Kind::Invoice => RecordKind::invoices,
+            Kind::Count => RecordKind::stock_reconciliations,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Kind::Basket => "basket",
@@ -66,7 +78,7 @@ impl Kind {
     }
 }
 
-pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
+pub trait Resource: Registered + Clone + Send + Sync + 'static {
     /// "Store", as messages name one record.
     const NOUN: &'static str = <Self as Declared>::DECL.noun;
     /// "stores", the collection key in bodies and answers.
@@ -166,8 +178,12 @@ pub trait Resource: Record + Declared + Clone + Send + Sync + 'static {
     /// count books). They go into the working state after the record, and the record's own
     /// `persist` writes them in the same transaction. They move no stock of their own.
     ///
-    /// Gives the ids of the baskets it booked, for their events.
-    fn side_records(&self, _before: Option<&Self>, _state: &mut MerchantState) -> Vec<i64> {
+    /// Gives the baskets it booked, stored before the record (its row names them).
+    fn side_records(
+        &self,
+        _before: Option<&Self>,
+        _state: &mut MerchantState,
+    ) -> Vec<BasketRecord> {
         Vec::new()
     }
 

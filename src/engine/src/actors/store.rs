@@ -2,17 +2,16 @@
 //! with the sales issue, its open baskets), publishes them for reads, and is restarted from the
 //! database by its merchant supervisor when it fails.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use actix::prelude::*;
 use tokio::sync::watch;
 
 use super::ports::StockStore;
-use domain::stock::{StockLevel, StockMove};
-use storage::DbError;
+use super::ports::StorageError;
+use domain::stock::StockMove;
 
-pub type StockMap = BTreeMap<i64, StockLevel>;
+pub use domain::stock::StockMap;
 
 pub struct StoreActor {
     merchant_id: i64,
@@ -68,14 +67,14 @@ impl Actor for StoreActor {
 
 /// How many products have stock recorded at the store (test hook and health probe).
 #[derive(Message)]
-#[rtype(result = "Result<usize, DbError>")]
+#[rtype(result = "Result<usize, StorageError>")]
 pub struct Probe {
     /// Test hook: panic inside the actor instead of answering.
     pub crash: bool,
 }
 
 impl Handler<Probe> for StoreActor {
-    type Result = Result<usize, DbError>;
+    type Result = Result<usize, StorageError>;
 
     fn handle(&mut self, msg: Probe, _: &mut Self::Context) -> Self::Result {
         if msg.crash {

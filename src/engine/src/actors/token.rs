@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
+use super::ports::StorageError;
 use super::ports::{Grant, Granted, NewCode, TokenStore};
 use super::token_use::UseRecorder;
 use domain::oauth::grants::authorization_code::{CodeExchange, CodeGrant};
@@ -21,7 +22,6 @@ use domain::token::{
 };
 use domain::{now_millis, Failure};
 use metrics::Metrics;
-use storage::DbError;
 
 /// The token actors' storage.
 pub type Store = Arc<dyn TokenStore>;
@@ -29,7 +29,7 @@ pub type Store = Arc<dyn TokenStore>;
 /// A grant with the way back to its caller.
 struct Job {
     grant: Grant,
-    answer: oneshot::Sender<Result<Granted, DbError>>,
+    answer: oneshot::Sender<Result<Granted, StorageError>>,
 }
 
 /// Grants a shard takes off its queue at once.
@@ -90,7 +90,7 @@ async fn run_batch(store: &dyn TokenStore, jobs: Vec<Job>) -> Vec<Job> {
         Err(e) if e.is_unavailable() => {
             let why = e.to_string();
             for job in jobs {
-                let _ = job.answer.send(Err(DbError::Unavailable(why.clone())));
+                let _ = job.answer.send(Err(StorageError::Unavailable(why.clone())));
             }
             Vec::new()
         }

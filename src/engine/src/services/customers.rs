@@ -14,8 +14,7 @@ impl Services {
         customer_id: i64,
     ) -> Result<Vec<Event>, Failure> {
         Ok(self
-            .db_of(merchant_id)
-            .await?
+            .storage
             .customer_events(merchant_id, customer_id)
             .await?)
     }
@@ -26,10 +25,6 @@ impl Services {
         merchant_id: i64,
         values: &[String],
     ) -> Result<Vec<LogRecord>, Failure> {
-        Ok(self
-            .db_of(merchant_id)
-            .await?
-            .logs_quoting(merchant_id, values)
-            .await?)
+        Ok(self.storage.logs_quoting(merchant_id, values).await?)
     }
 }

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use storage::pods::Pods;
+use ports::ServiceStorage;
 
 /// How often the followed merchants' digests are brought up to their logs.
 pub const EVERY: Duration = Duration::from_secs(1);
@@ -22,14 +22,14 @@ const FOLLOW_FOR: i64 = 24 * 3600 * 1000;
 /// The merchants this process follows, with when each last had a digest read.
 #[derive(Clone)]
 pub struct DigestFollower {
-    pods: Pods,
+    storage: Arc<dyn ServiceStorage>,
     followed: Arc<Mutex<HashMap<i64, i64>>>,
 }
 
 impl DigestFollower {
-    pub(super) fn new(pods: Pods) -> Self {
+    pub(super) fn new(storage: Arc<dyn ServiceStorage>) -> Self {
         Self {
-            pods,
+            storage,
             followed: Arc::default(),
         }
     }
@@ -49,11 +49,7 @@ impl DigestFollower {
             followed.keys().copied().collect()
         };
         for merchant_id in due {
-            let caught_up = match self.pods.of(merchant_id).await {
-                Ok(db) => db.catch_up_digests(merchant_id, i64::MAX).await,
-                Err(e) => Err(e),
-            };
-            if let Err(e) = caught_up {
+            if let Err(e) = self.storage.catch_up_digests(merchant_id).await {
                 tracing::debug!(merchant_id, error = %e, "following the digests failed");
                 self.lock().remove(&merchant_id);
             }

@@ -3,9 +3,9 @@
 use std::collections::BTreeSet;
 
 use super::Services;
+use domain::event::LogPosition;
 use domain::event::{ChangeWindow, Event};
 use domain::Failure;
-use storage::events::LogPosition;
 
 impl Services {
     /// Ids of records of `object` changed in `(after, upto]`; `None` when the log no longer
@@ -14,11 +14,7 @@ impl Services {
         &self,
         window: ChangeWindow<'_>,
     ) -> Result<Option<BTreeSet<i64>>, Failure> {
-        Ok(self
-            .db_of(window.merchant_id)
-            .await?
-            .changed_since(window)
-            .await?)
+        Ok(self.storage.changed_since(window).await?)
     }
 
     pub async fn events_after(
@@ -27,18 +23,10 @@ impl Services {
         after: i64,
         limit: i64,
     ) -> Result<Vec<Event>, Failure> {
-        Ok(self
-            .db_of(merchant_id)
-            .await?
-            .events_after(merchant_id, after, limit)
-            .await?)
+        Ok(self.storage.events_after(merchant_id, after, limit).await?)
     }
 
     pub async fn event_position(&self, merchant_id: i64) -> Result<LogPosition, Failure> {
-        Ok(self
-            .db_of(merchant_id)
-            .await?
-            .event_position(merchant_id)
-            .await?)
+        Ok(self.storage.event_position(merchant_id).await?)
     }
 }

@@ -7,10 +7,7 @@ use domain::Failure;
 impl Services {
     /// Stores a file unless the same bytes are stored already.
     pub async fn put_file(&self, file: &NewFile<'_>, now: i64) -> Result<(), Failure> {
-        self.on_pod(file.merchant_id, |db| async move {
-            db.put_file(file, now).await
-        })
-        .await
+        Ok(self.storage.put_file(file, now).await?)
     }
 
     /// Stores a file within the merchant's storage quota (`0`: none); `Err` with the bytes its
@@ -25,11 +22,7 @@ impl Services {
             self.put_file(file, now).await?;
             return Ok(Ok(()));
         }
-        let stored = self
-            .on_pod(file.merchant_id, |db| async move {
-                db.put_file_within(file, now, quota).await
-            })
-            .await?;
+        let stored = self.storage.put_file_within(file, now, quota).await?;
         Ok(match stored {
             None => Ok(()),
             Some(held) => Err(held),
@@ -37,11 +30,6 @@ impl Services {
     }
 
     pub async fn file(&self, file_name: &str) -> Result<Option<StoredFile>, Failure> {
-        for pod in self.pods.all() {
-            if let Some(found) = pod.db.file(file_name).await? {
-                return Ok(Some(found));
-            }
-        }
-        Ok(None)
+        Ok(self.storage.file(file_name).await?)
     }
 }

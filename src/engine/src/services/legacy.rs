@@ -8,7 +8,7 @@ use std::time::Duration;
 use moka::future::Cache;
 
 use domain::Failure;
-use storage::pods::Pods;
+use ports::Directory;
 
 #[derive(Clone)]
 pub struct LegacyClients {
@@ -25,17 +25,15 @@ impl LegacyClients {
         }
     }
 
-    pub async fn allowed(&self, pods: &Pods, application_id: i64) -> Result<bool, Failure> {
+    pub async fn allowed(
+        &self,
+        directory: &dyn Directory,
+        application_id: i64,
+    ) -> Result<bool, Failure> {
         if let Some(allowed) = self.known.get(&application_id).await {
             return Ok(allowed);
         }
-        let mut allowed = false;
-        for pod in pods.all() {
-            if pod.db.application_is_legacy(application_id).await? {
-                allowed = true;
-                break;
-            }
-        }
+        let allowed = directory.application_is_legacy(application_id).await?;
         self.known.insert(application_id, allowed).await;
         Ok(allowed)
     }

@@ -12,14 +12,7 @@ impl Services {
         log: &NewLog<'_>,
         now: i64,
     ) -> Result<LogRecord, Failure> {
-        self.on_pod(merchant_id, |db| async move {
-            let mut tx = db.begin().await?;
-            tx.stay_with(merchant_id).await?;
-            let record = tx.insert_log(merchant_id, log, now).await?;
-            tx.commit().await?;
-            Ok(record)
-        })
-        .await
+        Ok(self.storage.insert_log(merchant_id, log, now).await?)
     }
 
     /// Changes a log; `None` when the merchant has no such log.
@@ -30,34 +23,19 @@ impl Services {
         change: &LogChange<'_>,
         now: i64,
     ) -> Result<Option<LogRecord>, Failure> {
-        self.on_pod(merchant_id, |db| async move {
-            let mut tx = db.begin().await?;
-            tx.stay_with(merchant_id).await?;
-            let record = tx.update_log(merchant_id, log_id, change, now).await?;
-            tx.commit().await?;
-            Ok(record)
-        })
-        .await
+        Ok(self
+            .storage
+            .update_log(merchant_id, log_id, change, now)
+            .await?)
     }
 
     /// Deletes a log; false when the merchant has no such log.
     pub async fn delete_log(&self, merchant_id: i64, log_id: &str) -> Result<bool, Failure> {
-        self.on_pod(merchant_id, |db| async move {
-            let mut tx = db.begin().await?;
-            tx.stay_with(merchant_id).await?;
-            let deleted = tx.delete_log(merchant_id, log_id).await?;
-            tx.commit().await?;
-            Ok(deleted)
-        })
-        .await
+        Ok(self.storage.delete_log(merchant_id, log_id).await?)
     }
 
     pub async fn log(&self, merchant_id: i64, log_id: &str) -> Result<Option<LogRecord>, Failure> {
-        Ok(self
-            .db_of(merchant_id)
-            .await?
-            .log(merchant_id, log_id)
-            .await?)
+        Ok(self.storage.log(merchant_id, log_id).await?)
     }
 
     pub async fn logs_of(
@@ -67,8 +45,7 @@ impl Services {
         identifier: &str,
     ) -> Result<Vec<LogRecord>, Failure> {
         Ok(self
-            .db_of(merchant_id)
-            .await?
+            .storage
             .logs_of(merchant_id, object, identifier)
             .await?)
     }

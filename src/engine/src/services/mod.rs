@@ -2,17 +2,13 @@
 //! basket report, the merchant directory and the database's health. `startup` builds one
 //! [`Services`] and hands it to the HTTP layer, which never touches storage itself.
 
-pub mod archive;
-mod archive_digest;
 mod customers;
 pub mod digests;
 mod events;
 mod files;
 mod legacy;
 mod logs;
-pub mod moves;
 pub mod operator;
-pub mod pod_moves;
 mod reports;
 pub mod webhooks;
 
@@ -21,8 +17,8 @@ use std::sync::Arc;
 
 use domain::merchant::MerchantRecord;
 use domain::Failure;
-use storage::pods::Pods;
-use storage::{Db, DbError};
+use ports::fleet::FleetStore;
+use ports::ServiceStorage;
 
 /// How long readiness stays false after a request was answered 503: a fault that fails
 /// writes while `SELECT 1` still works (a full SQLite disk) takes the replica out of rotation,
@@ -31,7 +27,7 @@ const NOT_READY_AFTER_UNAVAILABLE_MILLIS: i64 = 5_000;
 
 #[derive(Clone)]
 pub struct Services {
-    pods: Pods,
+    storage: Arc<dyn ServiceStorage>,
     legacy: legacy::LegacyClients,
     /// When a request was last answered "unavailable" (Unix millis; 0: never).
     last_unavailable: Arc<AtomicI64>,
@@ -42,11 +38,11 @@ pub struct Services {
 }
 
 impl Services {
-    pub fn new(pods: Pods) -> Self {
+    pub fn new(storage: Arc<dyn ServiceStorage>, fleet: Arc<dyn FleetStore>) -> Self {
         Self {
-            operator: operator::Operator::new(pods.clone()),
-            digests: digests::DigestFollower::new(pods.clone()),
-            pods,
+            operator: operator::Operator::new(fleet),
+            digests: digests::DigestFollower::new(storage.clone()),
+            storage,
             legacy: legacy::LegacyClients::new(),
             last_unavailable: Arc::new(AtomicI64::new(0)),
         }
@@ -54,7 +50,7 @@ impl Services {
 
     /// Whether the application's merchant lets it use the old Shopwave clients' conventions.
     pub async fn legacy_application(&self, application_id: i64) -> Result<bool, Failure> {
-        self.legacy.allowed(&self.pods, application_id).await
+        self.legacy.allowed(&*self.storage, application_id).await
     }
 
     /// True while the database answers and, where replicas share it, this process hears
@@ -63,10 +59,7 @@ impl Services {
     pub async fn database_ready(&self) -> bool {
         let quiet = domain::clock::now_millis() - self.last_unavailable.load(Ordering::Relaxed)
             > NOT_READY_AFTER_UNAVAILABLE_MILLIS;
-        // The home database only: a pod that is away fails its own merchants' requests, and
-        // taking every replica out of rotation for it would fail everyone's.
-        let home = self.pods.home();
-        quiet && home.coherence().is_live() && home.ping().await
+        quiet && self.storage.ready().await
     }
 
     /// A request was answered "unavailable" (503, message 121).
@@ -77,25 +70,6 @@ impl Services {
 
     /// A merchant by id.
     pub async fn merchant(&self, id: i64) -> Result<Option<MerchantRecord>, Failure> {
-        Ok(self.db_of(id).await?.merchant(id).await?)
-    }
-
-    /// The database (pod) holding the merchant.
-    pub(crate) async fn db_of(&self, merchant_id: i64) -> Result<Db, Failure> {
-        Ok(self.pods.of(merchant_id).await?)
-    }
-
-    /// Runs `write` in the merchant's pod, following a merchant that moved meanwhile (the
-    /// write waited on the move's hold).
-    pub(crate) async fn on_pod<T, F, Fut>(&self, merchant_id: i64, write: F) -> Result<T, Failure>
-    where
-        F: Fn(Db) -> Fut,
-        Fut: std::future::Future<Output = Result<T, DbError>>,
-    {
-        Ok(self.pods.following(merchant_id, write).await?)
-    }
-
-    pub fn pods(&self) -> &Pods {
-        &self.pods
+        Ok(self.storage.merchant(id).await?)
     }
 }

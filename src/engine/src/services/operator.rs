@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::path::Path;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -13,8 +14,9 @@ use domain::operator::{LiveUsage, MerchantSummary, OperatorToken};
 use domain::tenant::AppliedTenant;
 use domain::tenant::{Manifest, PasswordSpec};
 use domain::Failure;
-use storage::pods::Pods;
-use storage::Db;
+use ports::fleet::FleetStore;
+pub use ports::fleet::{ImportRefused, Imported, MoveError, PodMoved};
+use tokio::sync::mpsc;
 
 /// A JSON object's fields, as a write body holds them.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;
@@ -32,30 +34,22 @@ pub enum CreateRefused {
 
 #[derive(Clone)]
 pub struct Operator {
-    /// The home database: the operator's tokens, imports.
-    pub(super) db: Db,
-    pub(super) pods: Pods,
+    fleet: Arc<dyn FleetStore>,
     usage: Arc<Usage>,
 }
 
 impl Operator {
-    pub fn new(pods: Pods) -> Self {
+    pub fn new(fleet: Arc<dyn FleetStore>) -> Self {
         Self {
-            db: pods.home().clone(),
-            pods,
+            fleet,
             usage: Arc::default(),
         }
-    }
-
-    /// The operator over one database alone (the command line's).
-    pub fn on(db: Db) -> Self {
-        Self::new(Pods::single(db))
     }
 
     /// The token a request presents, if it is a live operator token.
     pub async fn token(&self, presented: &str) -> Result<Option<OperatorToken>, Failure> {
         let found = self
-            .db
+            .fleet
             .operator_token(&crypto::sha256_hex(presented))
             .await?;
         Ok(found.filter(|token| token.expires_at > now_millis()))
@@ -68,7 +62,7 @@ impl Operator {
             name: name.to_owned(),
             expires_at: now_millis() + i64::from(days) * 86_400_000,
         };
-        self.db
+        self.fleet
             .insert_operator_token(&crypto::sha256_hex(&text), &token)
             .await?;
         Ok(text)
@@ -97,7 +91,11 @@ impl Operator {
         let valid: Vec<&Manifest> = parsed.iter().filter_map(|(_, m)| m.as_ref().ok()).collect();
         let mut created = match valid.is_empty() {
             true => Vec::new(),
-            false => self.create_placed(&valid, pbkdf2_iterations).await?,
+            false => {
+                self.fleet
+                    .create_merchants(&valid, pbkdf2_iterations)
+                    .await?
+            }
         }
         .into_iter();
         Ok(parsed
@@ -118,12 +116,9 @@ impl Operator {
 
     /// Suspends (`true`) or resumes these merchants; the ids that exist.
     pub async fn set_suspended(&self, ids: &[i64], suspended: bool) -> Result<Vec<i64>, Failure> {
-        let date = suspended.then(now_millis);
-        let mut found = Vec::with_capacity(ids.len());
-        for (db, ids) in self.by_pod(ids).await? {
-            found.extend(db.set_suspended(&ids, date).await?);
-        }
-        Ok(found)
+        self.fleet
+            .set_suspended(ids, suspended.then(now_millis))
+            .await
     }
 
     /// Deletes these merchants after `grace_secs`: suspended now, their rows removed by the
@@ -138,29 +133,12 @@ impl Operator {
             .unwrap_or(i64::MAX)
             .saturating_mul(1000);
         let after = now_millis().saturating_add(grace_millis);
-        let mut found = Vec::with_capacity(ids.len());
-        for (db, ids) in self.by_pod(ids).await? {
-            found.extend(db.schedule_deletion(&ids, after).await?);
-        }
-        Ok(found)
+        self.fleet.schedule_deletion(ids, after).await
     }
 
     /// Removes every row of the merchants whose deletion time has passed; how many went.
     pub async fn purge_due(&self) -> Result<usize, Failure> {
-        let now = now_millis();
-        let mut removed = 0;
-        for pod in self.pods.all() {
-            for merchant_id in pod.db.merchants_due_for_deletion(now).await? {
-                if pod.db.delete_merchant(merchant_id, now).await? {
-                    if self.pods.is_fleet() {
-                        self.pods.place(merchant_id, "", 0).await?;
-                    }
-                    tracing::info!(merchant_id, pod = %pod.name, "a deleted merchant's rows were removed");
-                    removed += 1;
-                }
-            }
-        }
-        Ok(removed)
+        self.fleet.purge_due(now_millis()).await
     }
 
     /// A page of merchants by id: those after `after`, at most `limit` (of `ids` when given).
@@ -170,104 +148,36 @@ impl Operator {
         after: i64,
         limit: i64,
     ) -> Result<Vec<MerchantSummary>, Failure> {
-        if !self.pods.is_fleet() {
-            return Ok(self.db.merchant_summaries(ids, after, limit).await?);
-        }
-        // Each pod's first page, merged by id; a merchant still in the pod it is leaving is
-        // shown from the pod that holds it.
-        let mut all = Vec::new();
-        for (k, pod) in self.pods.all().iter().enumerate() {
-            for summary in pod.db.merchant_summaries(ids, after, limit).await? {
-                if self.pods.index_for(summary.id).await? == k {
-                    all.push(summary);
-                }
-            }
-        }
-        all.sort_by_key(|s| s.id);
-        all.truncate(usize::try_from(limit).unwrap_or(0));
-        Ok(all)
+        self.fleet.merchants(ids, after, limit).await
     }
 
-    /// The ids grouped by the pod holding each.
-    async fn by_pod(&self, ids: &[i64]) -> Result<Vec<(Db, Vec<i64>)>, Failure> {
-        let mut groups: Vec<Vec<i64>> = vec![Vec::new(); self.pods.all().len()];
-        for &id in ids {
-            groups[self.pods.index_for(id).await?].push(id);
-        }
-        Ok(groups
-            .into_iter()
-            .enumerate()
-            .filter(|(_, ids)| !ids.is_empty())
-            .map(|(k, ids)| (self.pods.pod(k).db.clone(), ids))
-            .collect())
-    }
-
-    /// Creates the merchants in the pod holding fewest (one transaction there), and records
-    /// where they are. A key another pod holds is refused.
-    async fn create_placed(
+    /// Merchant `merchant_id`'s archive as a stream of chunks; `None` when there is no such
+    /// merchant. An archive cut by a failure lacks its end line, which an import refuses.
+    pub async fn export(
         &self,
-        manifests: &[&Manifest],
-        pbkdf2_iterations: u32,
-    ) -> Result<Vec<Result<AppliedTenant, String>>, Failure> {
-        let pod = self.pods.for_new_merchant(None).await?;
-        let db = self.pods.pod(pod).db.clone();
-        let mut here = Vec::with_capacity(manifests.len());
-        let mut elsewhere = Vec::with_capacity(manifests.len());
-        for manifest in manifests {
-            elsewhere.push(self.taken_elsewhere(manifest, pod).await?);
-            if elsewhere.last().is_some_and(Option::is_none) {
-                here.push(*manifest);
-            }
-        }
-        let mut created = db
-            .create_merchants(&here, pbkdf2_iterations)
-            .await?
-            .into_iter();
-        let mut out = Vec::with_capacity(manifests.len());
-        for refused in elsewhere {
-            match refused {
-                Some(why) => out.push(Err(why)),
-                None => {
-                    let outcome = created
-                        .next()
-                        .unwrap_or_else(|| Err("not created".to_owned()));
-                    if let Ok(applied) = &outcome {
-                        if pod > 0 {
-                            self.pods.place(applied.id, &applied.key, pod).await?;
-                        }
-                    }
-                    out.push(outcome);
-                }
-            }
-        }
-        Ok(out)
+        merchant_id: i64,
+    ) -> Result<Option<mpsc::Receiver<Vec<u8>>>, Failure> {
+        self.fleet.export(merchant_id).await
     }
 
-    /// Why the manifest's key or one of its client ids is taken in a pod other than `pod`.
-    async fn taken_elsewhere(
+    /// Imports the archive in the file at `path`: every row or none. In a fleet it goes to the
+    /// pod named, else to the pod whose id range holds the archive's merchant.
+    pub async fn import(
         &self,
-        manifest: &Manifest,
-        pod: usize,
-    ) -> Result<Option<String>, Failure> {
-        let key = &manifest.merchant_key;
-        for (k, other) in self.pods.all().iter().enumerate() {
-            if k == pod {
-                continue;
-            }
-            if let Some(id) = other.db.merchant_with_key(key).await? {
-                return Ok(Some(format!("merchant {id} already has the key {key}")));
-            }
-            for app in &manifest.applications {
-                let client_id = &app.client_id;
-                if other.db.find_client(client_id).await?.is_some() {
-                    return Ok(Some(format!(
-                        "applications ({client_id}): client_id: already registered by another \
-                         merchant"
-                    )));
-                }
-            }
-        }
-        Ok(None)
+        path: &Path,
+        pod: Option<&str>,
+    ) -> Result<Result<Imported, ImportRefused>, Failure> {
+        self.fleet.import(path, pod).await
+    }
+
+    /// Moves merchant `merchant_id` to pod `to`, its archive kept in `scratch` meanwhile.
+    pub async fn move_to_pod(
+        &self,
+        merchant_id: i64,
+        to: &str,
+        scratch: &Path,
+    ) -> Result<PodMoved, MoveError> {
+        self.fleet.move_to_pod(merchant_id, to, scratch).await
     }
 
     /// What merchants did on this replica.

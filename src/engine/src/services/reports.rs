@@ -8,11 +8,7 @@ use domain::Failure;
 
 impl Services {
     pub async fn basket_report(&self, range: &ReportRange<'_>) -> Result<BasketReport, Failure> {
-        Ok(self
-            .db_of(range.merchant_id)
-            .await?
-            .basket_report(range)
-            .await?)
+        Ok(self.storage.basket_report(range).await?)
     }
 
     /// The sales running totals of one dimension over a range of local days or hours.
@@ -20,11 +16,7 @@ impl Services {
         &self,
         range: &TotalsRange<'_>,
     ) -> Result<Vec<(TotalsKey, Totals)>, Failure> {
-        Ok(self
-            .db_of(range.merchant_id)
-            .await?
-            .sales_totals(range)
-            .await?)
+        Ok(self.storage.sales_totals(range).await?)
     }
 }
 
@@ -37,11 +29,7 @@ impl Services {
         size: i64,
     ) -> Result<Vec<domain::digest::Bucket>, Failure> {
         self.digests.note_read(merchant_id, domain::now_millis());
-        Ok(self
-            .db_of(merchant_id)
-            .await?
-            .digest(merchant_id, object, size)
-            .await?)
+        Ok(self.storage.digest(merchant_id, object, size).await?)
     }
 }
 
@@ -55,8 +43,7 @@ impl Services {
         range: (i64, i64),
     ) -> Result<Option<domain::stock::Ledger>, Failure> {
         Ok(self
-            .db_of(merchant_id)
-            .await?
+            .storage
             .stock_ledger(merchant_id, products, range)
             .await?)
     }

@@ -16,20 +16,12 @@ impl Services {
         &self,
         query: &DeliveryQuery,
     ) -> Result<Vec<Delivery>, Failure> {
-        Ok(self
-            .db_of(query.merchant_id)
-            .await?
-            .webhook_deliveries(query)
-            .await?)
+        Ok(self.storage.webhook_deliveries(query).await?)
     }
 
     /// Queues finished deliveries again; gives those it found finished.
     pub async fn resend_deliveries(&self, resend: Resend<'_>) -> Result<Vec<i64>, Failure> {
-        Ok(self
-            .db_of(resend.merchant_id)
-            .await?
-            .resend_deliveries(resend)
-            .await?)
+        Ok(self.storage.resend_deliveries(resend).await?)
     }
 }
 

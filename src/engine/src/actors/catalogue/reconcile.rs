@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Kind, Resource, Writing};
+use domain::basket::BasketRecord;
 use domain::basket::InstancePrice;
 use domain::product::ProductRecord;
 use domain::reconcile::{CountContext, StockReconciliation};
@@ -126,11 +127,11 @@ impl Resource for StockReconciliation {
 
     /// The wastage basket joins the baskets as it is: completed, and without stock moves of
     /// its own (the count's moves book the shortfall).
-    fn side_records(&self, before: Option<&Self>, state: &mut MerchantState) -> Vec<i64> {
+    fn side_records(&self, before: Option<&Self>, state: &mut MerchantState) -> Vec<BasketRecord> {
         match (just_completed(self, before), &self.booked_basket) {
             (true, Some(basket)) => {
                 state.put(basket.as_ref().clone());
-                vec![basket.id]
+                vec![basket.as_ref().clone()]
             }
             _ => Vec::new(),
         }

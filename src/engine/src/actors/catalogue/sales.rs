@@ -63,7 +63,7 @@ macro_rules! completing_sale {
             }
 
             fn same_children(&self, before: &Self) -> bool {
-                storage::rows::same_rows(&self.$children_field, &before.$children_field)
+                domain::record::same_stored(&self.$children_field, &before.$children_field)
             }
 
             fn stock_moves(&self, before: Option<&Self>) -> Vec<StockMove> {

@@ -8,25 +8,24 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use super::job::{
-    record_events, replay_methods, send_answer, Answer, DeleteOutcome, Job, Persisting, Replay,
-    Wants,
+    record_events, replay_methods, send_answer, Answer, DeleteOutcome, Job, Replay, Wants,
 };
 use super::state::MerchantState;
+use crate::actors::ports::{Registered, WriteStep};
 use crate::actors::render::Render;
 use crate::actors::resource::Resource;
-use domain::batch::Idempotency;
+use domain::batch::{Change, Idempotency, StoredAnswer};
 use domain::customer::CustomerRecord;
 use domain::event::NewEvent;
 use domain::sales::OrderRecord;
 use domain::stock::StockMove;
 use domain::Failure;
-use storage::idempotency::StoredAnswer;
-use storage::{Record, Tx};
 
 /// One customer made anonymous by the job: the record as it is now, and the identifying
 /// values it and its cached orders held (looked for in free text).
 struct Erased {
-    customer: CustomerRecord,
+    /// The record (one, as storage rewrites it).
+    customer: [(Change, CustomerRecord); 1],
     held: Vec<String>,
 }
 
@@ -36,7 +35,8 @@ pub(crate) struct EraseJob {
     reply: Option<Answer<Vec<(i64, DeleteOutcome)>>>,
     outcomes: Vec<(i64, DeleteOutcome)>,
     erased: Vec<Erased>,
-    orders: Vec<OrderRecord>,
+    /// The cached orders naming an erased customer, as storage rewrites them.
+    orders: Vec<(Change, OrderRecord)>,
     failure: Option<Failure>,
     replay: Replay<Vec<(i64, DeleteOutcome)>>,
 }
@@ -81,9 +81,12 @@ impl EraseJob {
         for mut order in named {
             held.extend(order.erase_customer());
             state.put(order.clone());
-            self.orders.push(order);
+            self.orders.push((Change::Updated, order));
         }
-        self.erased.push(Erased { customer, held });
+        self.erased.push(Erased {
+            customer: [(Change::Updated, customer)],
+            held,
+        });
         DeleteOutcome::Deleted
     }
 }
@@ -128,18 +131,20 @@ impl Job for EraseJob {
         &[]
     }
 
-    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
-        Box::pin(async move {
-            for order in &self.orders {
-                order.persist(tx, merchant_id, false).await?;
-            }
-            for erased in &self.erased {
-                erased.customer.persist(tx, merchant_id, false).await?;
-                tx.erase_customer(merchant_id, erased.customer.id, erased.held.clone())
-                    .await?;
-            }
-            Ok(())
-        })
+    /// The orders, then each customer's row and the scrub of what is stored beside it.
+    fn steps<'a>(&'a self, out: &mut Vec<WriteStep<'a>>) {
+        if !self.orders.is_empty() {
+            out.push(WriteStep::Records(OrderRecord::changes(&self.orders)));
+        }
+        for erased in &self.erased {
+            out.push(WriteStep::Records(CustomerRecord::changes(
+                &erased.customer,
+            )));
+            out.push(WriteStep::EraseCustomer {
+                customer_id: erased.customer[0].1.id,
+                held: erased.held.clone(),
+            });
+        }
     }
 
     replay_methods!(answer: outcomes, rendered: deleted);
@@ -148,9 +153,14 @@ impl Job for EraseJob {
         let actions: Vec<(i64, &'static str)> = self
             .erased
             .iter()
-            .map(|e| (e.customer.id, "erased"))
+            .map(|e| (e.customer[0].1.id, "erased"))
             .collect();
-        let written = |id| self.erased.iter().map(|e| &e.customer).find(|c| c.id == id);
+        let written = |id| {
+            self.erased
+                .iter()
+                .map(|e| &e.customer[0].1)
+                .find(|c| c.id == id)
+        };
         record_events::<CustomerRecord>(state, render, &actions, written, out);
     }
 }

@@ -15,7 +15,7 @@ use actix::Addr;
 use super::job::{Job, Wants};
 use super::state::MerchantState;
 use super::Environment;
-use crate::actors::ports::{OpenGroup, Persist, Writes};
+use crate::actors::ports::{GroupWrites, OpenGroup, StorageError};
 use crate::actors::render::Render;
 use crate::actors::resource::Kind;
 use crate::actors::store::{ApplyStock, Probe, StoreActor};
@@ -24,7 +24,6 @@ use domain::event::{EventKind, NewEvent};
 use domain::sales_totals::Deltas;
 use domain::stock::StockMove;
 use domain::{now_millis, Failure};
-use storage::DbError;
 
 /// How a group ended.
 pub(super) enum Written {
@@ -151,7 +150,7 @@ impl Group {
             let ids = self
                 .env
                 .storage
-                .made_by_clients(kind, self.merchant_id, clients)
+                .made_by_clients(kind.record(), self.merchant_id, clients)
                 .await?;
             if !ids.is_empty() {
                 wants.insert(kind, ids.into_iter().collect());
@@ -171,7 +170,7 @@ impl Group {
         &self,
         jobs: &mut [Box<dyn Job>],
         group: &mut Box<dyn OpenGroup>,
-    ) -> Result<(), DbError> {
+    ) -> Result<(), StorageError> {
         let now = now_millis();
         for job in jobs.iter_mut() {
             let Some(key) = job.idempotency().cloned() else {
@@ -193,25 +192,26 @@ impl Group {
         events: &'a mut Vec<NewEvent>,
         state: &'a MerchantState,
         now: i64,
-    ) -> Writes<'a> {
+    ) -> GroupWrites<'a> {
         let mut answers = Vec::new();
+        let mut steps = Vec::new();
         for job in jobs {
             if let Some(key) = job.idempotency().filter(|_| job.changed()) {
                 answers.push((key, job.stored_answer(state, &*self.env.render)));
             }
+            job.steps(&mut steps);
             job.events(state, &*self.env.render, events);
         }
         stock_events(moves, state, &*self.env.render, events);
-        Writes {
+        GroupWrites {
             merchant_id: self.merchant_id,
-            records: jobs.iter().map(|j| j as &dyn Persist).collect(),
+            steps,
             answers,
             moves,
             totals,
             events,
             after_event: state.event_seq,
             now,
-            state,
         }
     }
 
@@ -244,12 +244,12 @@ impl Group {
         jobs: &[Box<dyn Job>],
         changes: (&[StockMove], &Deltas),
         state: &MerchantState,
-    ) -> Result<(i64, i64), DbError> {
+    ) -> Result<(i64, i64), StorageError> {
         let version = group.version();
         let mut events = Vec::new();
         let writes = self.writes(jobs, changes, &mut events, state, write_millis());
         let appended = writes.events.len();
-        let event_seq = match group.write(writes).await {
+        let event_seq = match group.write(&writes).await {
             Ok(seq) => seq,
             Err(e) => {
                 // Now, not lazily: the retry claims the merchant's row this transaction holds.
@@ -327,7 +327,7 @@ impl Group {
         jobs: &mut [Box<dyn Job>],
         at: usize,
         now: i64,
-    ) -> Result<Result<usize, DbError>, DbError> {
+    ) -> Result<Result<usize, StorageError>, StorageError> {
         let job = &mut jobs[at];
         let needed = if job.settled() {
             0
@@ -344,7 +344,7 @@ impl Group {
         let totals = merged_totals(job);
         let writes = self.writes(job, (job[0].moves(), &totals), &mut events, state, now);
         let appended = writes.events.len();
-        Ok(match group.write_part(writes).await? {
+        Ok(match group.write_part(&writes).await? {
             Ok(seq) => {
                 state.event_seq = seq;
                 Ok(appended)

@@ -13,14 +13,13 @@ use moka::sync::Cache;
 
 use super::job::Wants;
 use super::state::{Cached, Entry, MerchantState};
-use crate::actors::ports::{Found, HistoryStore};
+use crate::actors::ports::{HistoryStore, Records, SalesFilter, StorageError};
 use crate::actors::resource::{Kind, Resource};
 use domain::basket::BasketRecord;
 use domain::reconcile::StockReconciliation;
 use domain::record::{bool_field, int_field};
 use domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
 use metrics::Metrics;
-use storage::{DbError, SalesFilter, SalesRecord};
 
 /// History records kept in memory, per kind, across all merchants of the process.
 const CACHED_PER_KIND: u64 = 4_096;
@@ -63,7 +62,7 @@ impl History {
         db: &dyn HistoryStore,
         state: &MerchantState,
         ids: &BTreeSet<i64>,
-    ) -> Result<Vec<Entry<R>>, DbError> {
+    ) -> Result<Vec<Entry<R>>, StorageError> {
         let cache = R::cache(self);
         let mut found = Vec::with_capacity(ids.len());
         let mut missing = Vec::new();
@@ -79,7 +78,9 @@ impl History {
         }
         if !missing.is_empty() {
             self.misses.inc_by(missing.len() as u64);
-            let stored = db.find(kind::<R>()?, state.merchant_id, missing).await?;
+            let stored = db
+                .find(kind::<R>()?.record(), state.merchant_id, missing)
+                .await?;
             for record in records::<R>(stored)? {
                 found.push(self.keep(state.merchant_id, record));
             }
@@ -95,8 +96,10 @@ impl History {
         db: &dyn HistoryStore,
         merchant_id: i64,
         filter: &SalesFilter,
-    ) -> Result<Vec<Entry<R>>, DbError> {
-        let found = db.query(kind::<R>()?, merchant_id, filter.clone()).await?;
+    ) -> Result<Vec<Entry<R>>, StorageError> {
+        let found = db
+            .query(kind::<R>()?.record(), merchant_id, filter.clone())
+            .await?;
         Ok(records::<R>(found)?
             .into_iter()
             .map(|record| self.keep(merchant_id, record))
@@ -121,7 +124,7 @@ impl History {
         db: &dyn HistoryStore,
         state: &mut MerchantState,
         wants: &Wants,
-    ) -> Result<(), DbError> {
+    ) -> Result<(), StorageError> {
         for (kind, ids) in wants {
             match kind {
                 Kind::Basket => self.bring_kind::<BasketRecord>(db, state, ids).await?,
@@ -142,7 +145,7 @@ impl History {
         db: &dyn HistoryStore,
         state: &mut MerchantState,
         ids: &BTreeSet<i64>,
-    ) -> Result<(), DbError> {
+    ) -> Result<(), StorageError> {
         for entry in self.by_ids::<R>(db, state, ids).await? {
             state.put_history(entry);
         }
@@ -209,7 +212,7 @@ impl SalesQuery {
 }
 
 /// A sales resource whose history lives in the database.
-pub trait Historic: Resource + SalesRecord {
+pub trait Historic: Resource {
     fn cache(history: &History) -> &ByMerchantAndId<Self>;
 
     /// The store the record belongs to, when it names one (its `storeId`).
@@ -294,7 +297,7 @@ pub async fn list<R: Historic>(
     db: &dyn HistoryStore,
     state: Arc<MerchantState>,
     query: &SalesQuery,
-) -> Result<SalesList<R>, DbError> {
+) -> Result<SalesList<R>, StorageError> {
     let entries: Vec<Entry<R>> = if let Some(ids) = &query.ids {
         history.by_ids::<R>(db, &state, ids).await?
     } else if R::cached_answer(&state, query) {
@@ -312,33 +315,13 @@ pub async fn list<R: Historic>(
 }
 
 /// The history kind of `R`.
-fn kind<R: Historic>() -> Result<Kind, DbError> {
-    R::HISTORY.ok_or_else(|| DbError::Corrupt(format!("{} are not history", R::PLURAL)))
+fn kind<R: Historic>() -> Result<Kind, StorageError> {
+    R::HISTORY.ok_or_else(|| StorageError::Corrupt(format!("{} are not history", R::PLURAL)))
 }
 
 /// The records storage found for `R`'s kind.
-fn records<R: Historic>(found: Found) -> Result<Vec<R>, DbError> {
-    found
-        .downcast::<Vec<R>>()
-        .map(|records| *records)
-        .map_err(|_| DbError::Corrupt(format!("storage answered another kind for {}", R::PLURAL)))
+fn records<R: Historic>(found: Records) -> Result<Vec<R>, StorageError> {
+    R::from_records(found).ok_or_else(|| {
+        StorageError::Corrupt(format!("storage answered another kind for {}", R::PLURAL))
+    })
 }
-
-/// `$f::<R>(args)`, boxed, for the record type `R` of the history kind `$kind`.
-macro_rules! by_kind {
-    ($kind:expr, $f:ident($($arg:expr),*)) => {{
-        use $crate::actors::resource::Kind;
-        match $kind {
-            Kind::Basket => Box::pin($f::<domain::basket::BasketRecord>($($arg),*)),
-            Kind::Transaction => {
-                Box::pin($f::<domain::sales::TransactionRecord>($($arg),*))
-            }
-            Kind::Order => Box::pin($f::<domain::sales::OrderRecord>($($arg),*)),
-            Kind::Invoice => Box::pin($f::<domain::sales::InvoiceRecord>($($arg),*)),
-            Kind::Count => {
-                Box::pin($f::<domain::reconcile::StockReconciliation>($($arg),*))
-            }
-        }
-    }};
-}
-pub(crate) use by_kind;

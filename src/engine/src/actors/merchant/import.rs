@@ -10,12 +10,12 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::job::{
-    decide, replay_methods, send_answer, Answer, Changes, Job, Persisting, Replay, Wants,
-};
+use super::job::{decide, replay_methods, send_answer, Answer, Changes, Job, Replay, Wants};
 use super::state::MerchantState;
+use crate::actors::ports::WriteStep;
 use crate::actors::render::Render;
 use crate::actors::resource::Input;
+use domain::batch::StoredAnswer;
 use domain::batch::{Idempotency, WriteMode};
 use domain::catalogue::{
     CatalogueFile, FileProduct, ImportOptions, ImportReport, RowProblem, STOCK_PREFIX,
@@ -27,8 +27,6 @@ use domain::reconcile::StockReconciliation;
 use domain::stock::StockMove;
 use domain::store::StoreRecord;
 use domain::Failure;
-use storage::idempotency::StoredAnswer;
-use storage::Tx;
 
 /// The note of the stock counts that book an import's opening stock.
 pub const OPENING_STOCK_NOTE: &str = "Opening stock (catalogue import)";
@@ -539,12 +537,10 @@ impl Job for ImportJob {
         self.counts.moves()
     }
 
-    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
-        Box::pin(async move {
-            self.categories.persist(tx, merchant_id).await?;
-            self.products.persist(tx, merchant_id).await?;
-            self.counts.persist(tx, merchant_id).await
-        })
+    fn steps<'a>(&'a self, out: &mut Vec<WriteStep<'a>>) {
+        self.categories.steps(out);
+        self.products.steps(out);
+        self.counts.steps(out);
     }
 
     replay_methods!(answer: report, rendered: imported);

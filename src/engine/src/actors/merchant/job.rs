@@ -11,15 +11,15 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use super::state::MerchantState;
+use crate::actors::ports::{Registered, WriteStep};
 use crate::actors::render::Render;
 use crate::actors::resource::{Input, Kind, Resource};
-use domain::batch::{Answered, BatchObject, Change, Idempotency, WriteMode};
+use domain::basket::BasketRecord;
+use domain::batch::{Answered, BatchObject, Change, Idempotency, StoredAnswer, WriteMode};
 use domain::event::{EventKind, NewEvent};
 use domain::sales_totals::Deltas;
 use domain::stock::StockMove;
 use domain::{Failure, Refusal};
-use storage::idempotency::StoredAnswer;
-use storage::Tx;
 
 /// A saved object as the answer shows it.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -54,8 +54,6 @@ pub type Wants = BTreeMap<Kind, BTreeSet<i64>>;
 /// Where a job's answer goes.
 pub type Answer<T> = oneshot::Sender<Result<Answered<T>, Failure>>;
 
-pub type Persisting<'a> = crate::actors::ports::Writing<'a, ()>;
-
 pub(crate) trait Job: Send {
     fn sent(&self) -> Instant;
     /// Objects (or ids) it writes, for the bound on a group's size.
@@ -77,7 +75,8 @@ pub(crate) trait Job: Send {
     fn totals(&self) -> Option<&Deltas> {
         None
     }
-    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a>;
+    /// What storage keeps of it, in order.
+    fn steps<'a>(&'a self, out: &mut Vec<WriteStep<'a>>);
     fn fail(&mut self, failure: Failure);
     /// Answers against the state as published after the write.
     fn answer(self: Box<Self>, state: &MerchantState, render: &dyn Render);
@@ -385,8 +384,8 @@ impl<R: Resource> Job for WriteJob<R> {
         Some(&self.changes.totals)
     }
 
-    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
-        self.changes.persist(tx, merchant_id)
+    fn steps<'a>(&'a self, out: &mut Vec<WriteStep<'a>>) {
+        self.changes.steps(out);
     }
 
     replay_methods!();
@@ -415,8 +414,8 @@ pub(super) struct Changes<R> {
     records: Vec<(Change, R)>,
     /// (id, `created` | `updated` | a completion), in order.
     actions: Vec<(i64, &'static str)>,
-    /// Baskets its records booked (a stock count's wastage), for their events.
-    booked: Vec<(i64, &'static str)>,
+    /// Baskets its records booked (a stock count's wastage), stored before them.
+    booked: Vec<(Change, BasketRecord)>,
     moves: Vec<StockMove>,
     totals: Deltas,
 }
@@ -476,8 +475,7 @@ impl<R: Resource> Changes<R> {
         self.moves.extend(moves);
         record.sales_totals(before, state, &mut self.totals);
         for basket in record.side_records(before, state) {
-            self.booked.push((basket, "created"));
-            self.booked.push((basket, "completed"));
+            self.booked.push((Change::New, basket));
         }
         let id = record.id();
         let change = match before {
@@ -503,8 +501,13 @@ impl<R: Resource> Changes<R> {
         detail
     }
 
-    pub(super) fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
-        Box::pin(R::persist_all(tx, merchant_id, &self.records))
+    pub(super) fn steps<'a>(&'a self, out: &mut Vec<WriteStep<'a>>) {
+        if !self.booked.is_empty() {
+            out.push(WriteStep::Records(BasketRecord::changes(&self.booked)));
+        }
+        if !self.records.is_empty() {
+            out.push(WriteStep::Records(R::changes(&self.records)));
+        }
     }
 
     pub(super) fn events(
@@ -521,8 +524,12 @@ impl<R: Resource> Changes<R> {
                 .map(|(_, r)| r)
         };
         record_events::<R>(state, render, &self.actions, written, out);
-        let booked = &self.booked;
-        record_events::<domain::basket::BasketRecord>(state, render, booked, |_| None, out);
+        let booked: Vec<(i64, &'static str)> = self
+            .booked
+            .iter()
+            .flat_map(|(_, b)| [(b.id, "created"), (b.id, "completed")])
+            .collect();
+        record_events::<BasketRecord>(state, render, &booked, |_| None, out);
     }
 }
 
@@ -604,7 +611,8 @@ pub(crate) struct DeleteJob<R> {
     sent: Instant,
     reply: Option<Answer<Vec<(i64, DeleteOutcome)>>>,
     outcomes: Vec<(i64, DeleteOutcome)>,
-    changed: Vec<R>,
+    /// The records deleted, as storage rewrites them.
+    changed: Vec<(Change, R)>,
     failure: Option<Failure>,
     replay: Replay<Vec<(i64, DeleteOutcome)>>,
 }
@@ -668,7 +676,7 @@ impl<R: Resource> Job for DeleteJob<R> {
                         let mut record = record.clone();
                         record.mark_deleted(now);
                         state.put(record.clone());
-                        self.changed.push(record);
+                        self.changed.push((Change::Updated, record));
                         DeleteOutcome::Deleted
                     }
                 },
@@ -685,27 +693,21 @@ impl<R: Resource> Job for DeleteJob<R> {
         &[]
     }
 
-    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
-        Box::pin(async move {
-            for record in &self.changed {
-                record.persist(tx, merchant_id, false).await?;
-            }
-            Ok(())
-        })
+    fn steps<'a>(&'a self, out: &mut Vec<WriteStep<'a>>) {
+        if !self.changed.is_empty() {
+            out.push(WriteStep::Records(R::changes(&self.changed)));
+        }
     }
 
     replay_methods!(answer: outcomes, rendered: deleted);
 
     fn events(&self, state: &MerchantState, render: &dyn Render, out: &mut Vec<NewEvent>) {
-        let actions: Vec<(i64, &'static str)> =
-            self.changed.iter().map(|r| (r.id(), "deleted")).collect();
-        let written = |id| self.changed.iter().find(|r| r.id() == id);
+        let actions: Vec<(i64, &'static str)> = self
+            .changed
+            .iter()
+            .map(|(_, r)| (r.id(), "deleted"))
+            .collect();
+        let written = |id| self.changed.iter().map(|(_, r)| r).find(|r| r.id() == id);
         record_events::<R>(state, render, &actions, written, out);
-    }
-}
-
-impl crate::actors::ports::Persist for Box<dyn Job> {
-    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
-        (**self).persist(tx, merchant_id)
     }
 }

@@ -1,123 +1,69 @@
 //! Activation: what a merchant's cached state is built from. The catalogue is loaded whole,
 //! sales only while open; the collections are read concurrently.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tokio::sync::watch;
 
 use super::state::{Cached, MerchantState};
-use crate::actors::resource::Resource;
-use std::collections::BTreeMap;
-
 use crate::actors::catalogue::till::categories;
-use domain::application::ApplicationRecord;
+use crate::actors::ports::{
+    MerchantStorage, RecordKind, Records, Registered, SalesFilter, StorageError,
+};
+use crate::actors::resource::Resource;
 use domain::basket::BasketRecord;
-use domain::category::CategoryRecord;
-use domain::customer::CustomerRecord;
-use domain::employee::EmployeeRecord;
-use domain::product::ProductRecord;
-use domain::promotion::PromotionRecord;
-use domain::reconcile::StockReconciliation;
-use domain::register::RegisterRecord;
-use domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
-use domain::store::StoreRecord;
-use domain::supplier::{SupplierRecord, SupplierStoreRecord};
-use domain::till::{CashMovementRecord, SessionRecord, TillFigures};
-use domain::webhook::WebhookRecord;
-use storage::{Db, DbError, Record, SalesFilter, SalesRecord};
+use domain::sales::TransactionRecord;
+use domain::till::TillFigures;
 
+/// `blank` (a state with nothing loaded, made by the supervisor with its settings) filled with
+/// what storage keeps of its merchant.
 #[tracing::instrument(level = "debug", skip_all, fields(merchant_id = blank.merchant_id))]
 pub(in crate::actors) async fn load(
-    db: &Db,
+    storage: &dyn MerchantStorage,
     blank: MerchantState,
-) -> Result<MerchantState, DbError> {
+) -> Result<MerchantState, StorageError> {
     let mut state = blank;
-    let merchant_id = state.merchant_id;
-    // First: a write committed while the rest is read makes this state look older than it
-    // is (and reloaded again), never newer.
-    state.version = db.merchant_version(merchant_id).await?;
-    state.event_seq = db.event_position(merchant_id).await?.last;
-    state.sales = std::sync::Arc::new(db.merchant_sales(merchant_id).await?);
-    state.returned = db.returned_units(merchant_id).await?.into_iter().collect();
-    state.refunded = db
-        .refunded_amounts(merchant_id)
-        .await?
-        .into_iter()
-        .collect();
-    let (stock, catalogue, people, sales) = tokio::try_join!(
-        db.load_merchant_stock(merchant_id),
-        async {
-            tokio::try_join!(
-                StoreRecord::load(db, merchant_id),
-                CategoryRecord::load(db, merchant_id),
-                ProductRecord::load(db, merchant_id),
-                SupplierRecord::load(db, merchant_id),
-                SupplierStoreRecord::load(db, merchant_id),
-            )
-        },
-        async {
-            tokio::try_join!(
-                EmployeeRecord::load(db, merchant_id),
-                ApplicationRecord::load(db, merchant_id),
-                PromotionRecord::load(db, merchant_id),
-                WebhookRecord::load(db, merchant_id),
-                CustomerRecord::load(db, merchant_id),
-                RegisterRecord::load(db, merchant_id),
-                SessionRecord::load(db, merchant_id),
-                CashMovementRecord::load(db, merchant_id),
-            )
-        },
-        async {
-            tokio::try_join!(
-                BasketRecord::load(db, merchant_id),
-                TransactionRecord::load(db, merchant_id),
-                OrderRecord::load(db, merchant_id),
-                InvoiceRecord::load(db, merchant_id),
-                StockReconciliation::load(db, merchant_id),
-            )
-        },
-    )?;
+    let stored = storage.load(state.merchant_id).await?;
+    state.version = stored.version;
+    state.event_seq = stored.event_seq;
+    state.sales = Arc::new(stored.sales);
+    state.returned = stored.returned.into_iter().collect();
+    state.refunded = stored.refunded.into_iter().collect();
+    state.receipts = stored.receipts.into_iter().collect();
     // Each store's stock as last stored; the StoreActors take over from these values.
-    state.stock = stock
+    state.stock = stored
+        .stock
         .into_iter()
         .map(|(id, levels)| (id, watch::channel(Arc::new(levels)).1))
         .collect();
-    let (stores, categories, products, suppliers, supplier_stores) = catalogue;
-    fill(&mut state, stores);
-    fill(&mut state, categories);
-    fill(&mut state, products);
-    fill(&mut state, suppliers);
-    fill(&mut state, supplier_stores);
-    let (employees, applications, promotions, webhooks, customers, registers, sessions, cash) =
-        people;
-    fill(&mut state, customers);
-    fill(&mut state, registers);
-    fill(&mut state, sessions);
-    fill(&mut state, cash);
-    fill(&mut state, employees);
-    fill(&mut state, applications);
-    fill(&mut state, promotions);
-    fill(&mut state, webhooks);
-    let (baskets, transactions, orders, invoices, counts) = sales;
-    fill(&mut state, baskets);
-    fill(&mut state, transactions);
-    fill(&mut state, orders);
-    fill(&mut state, invoices);
-    fill(&mut state, counts);
-    load_till(db, &mut state).await?;
+    for records in stored.records {
+        fill_records(&mut state, records);
+    }
+    load_till(storage, &mut state).await?;
     Ok(state)
 }
 
+macro_rules! fill_kinds {
+    ($($collection:ident: $ty:path,)*) => {
+        /// Sets the collection `records` belong to.
+        fn fill_records(state: &mut MerchantState, records: Records) {
+            match records {
+                $(Records::$collection(records) => fill::<$ty>(state, records),)*
+            }
+        }
+    };
+}
+
+domain::for_each_record!(fill_kinds);
+
 /// The till ledgers: each register's last receipt number, and each open session's running
 /// figures from its completed baskets (a session's day, however long the history).
-async fn load_till(db: &Db, state: &mut MerchantState) -> Result<(), DbError> {
-    let registers: Vec<i64> = state.registers.keys().copied().collect();
+async fn load_till(
+    storage: &dyn MerchantStorage,
+    state: &mut MerchantState,
+) -> Result<(), StorageError> {
     let merchant_id = state.merchant_id;
-    state.receipts = db
-        .last_receipts(merchant_id, &registers)
-        .await?
-        .into_iter()
-        .collect();
     let open: Vec<i64> = state.index.open_sessions.values().copied().collect();
     if open.is_empty() {
         return Ok(());
@@ -128,9 +74,11 @@ async fn load_till(db: &Db, state: &mut MerchantState) -> Result<(), DbError> {
         ..SalesFilter::default()
     };
     let (baskets, payments) = tokio::try_join!(
-        BasketRecord::query(db, merchant_id, &sold),
-        TransactionRecord::query(db, merchant_id, &sold),
+        storage.query(RecordKind::baskets, merchant_id, sold.clone()),
+        storage.query(RecordKind::transactions, merchant_id, sold),
     )?;
+    let baskets = BasketRecord::from_records(baskets).unwrap_or_default();
+    let payments = TransactionRecord::from_records(payments).unwrap_or_default();
     let mut figures: BTreeMap<i64, TillFigures> =
         open.iter().map(|s| (*s, TillFigures::default())).collect();
     for basket in &baskets {

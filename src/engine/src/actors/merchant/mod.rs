@@ -24,8 +24,9 @@ use actix::prelude::*;
 use tokio::sync::watch;
 
 use super::registry::{MerchantRegistry, Passivated};
-use super::store::{Probe, StockMap, StoreActor};
-use crate::actors::ports::MerchantStorage;
+use super::store::{Probe, StoreActor};
+use crate::actors::ports::{MerchantStorage, StorageError};
+use domain::stock::StockMap;
 use domain::store::StoreRecord;
 use domain::{now_millis, Failure};
 use group::{Group, Written};
@@ -302,7 +303,7 @@ impl MerchantSupervisor {
         self.refresh_to = 0;
         let storage = self.env.storage.clone();
         ctx.spawn(
-            storage.load(self.blank_state())
+            load_state(storage, self.blank_state())
                 .into_actor(self)
                 .map(|loaded, act, ctx| {
                     act.writing = false;
@@ -336,6 +337,14 @@ impl MerchantSupervisor {
     }
 }
 
+/// The merchant's state as stored, owning what it needs (an actor's future is `'static`).
+async fn load_state(
+    storage: Arc<dyn MerchantStorage>,
+    blank: MerchantState,
+) -> Result<MerchantState, StorageError> {
+    load::load(&*storage, blank).await
+}
+
 impl Actor for MerchantSupervisor {
     type Context = Context<Self>;
 
@@ -345,7 +354,7 @@ impl Actor for MerchantSupervisor {
         let storage = self.env.storage.clone();
         // Nothing else runs until the state is loaded: messages queue behind `wait`.
         ctx.wait(
-            storage.load(self.blank_state())
+            load_state(storage, self.blank_state())
                 .into_actor(self)
                 .map(|loaded, act, ctx| match loaded {
                     Ok(state) => act.install(state),

@@ -6,23 +6,22 @@
 use std::time::Instant;
 
 use super::job::{
-    replay_methods, send_answer, Answer, Changes, Job, ObjectOutcome, Persisting, Replay, Saved,
-    Wants,
+    replay_methods, send_answer, Answer, Changes, Job, ObjectOutcome, Replay, Saved, Wants,
 };
 use super::state::MerchantState;
 use crate::actors::catalogue::offline::{self, Recorded};
+use crate::actors::ports::WriteStep;
 use crate::actors::render::Render;
 use crate::actors::resource::Kind;
 use domain::basket::BasketRecord;
 use domain::batch::Idempotency;
+use domain::batch::StoredAnswer;
 use domain::event::{EventKind, NewEvent};
 use domain::offline::{OfflineSale, Shortfall};
 use domain::sales::TransactionRecord;
 use domain::sales_totals::Deltas;
 use domain::stock::StockMove;
 use domain::{Failure, Refusal};
-use storage::idempotency::StoredAnswer;
-use storage::Tx;
 
 /// A sale of the body: parsed, or what is wrong with it.
 pub type SaleInput = (String, Result<OfflineSale, Vec<String>>);
@@ -215,11 +214,9 @@ impl Job for SyncJob {
         Some(self.baskets.totals())
     }
 
-    fn persist<'a>(&'a self, tx: &'a mut Tx, merchant_id: i64) -> Persisting<'a> {
-        Box::pin(async move {
-            self.baskets.persist(tx, merchant_id).await?;
-            self.payments.persist(tx, merchant_id).await
-        })
+    fn steps<'a>(&'a self, out: &mut Vec<WriteStep<'a>>) {
+        self.baskets.steps(out);
+        self.payments.steps(out);
     }
 
     replay_methods!();

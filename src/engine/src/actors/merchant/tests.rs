@@ -1,4 +1,4 @@
-//! The merchant supervisor on storage in memory (`actors/memory.rs`): its write queue and
+//! The merchant supervisor on storage in memory (`merchantd-memory`): its write queue and
 //! group commit, a failed commit, activation, passivation, and readers during a write. No
 //! database, no HTTP: what is tested is the actors' own protocol.
 
@@ -8,7 +8,6 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use serde_json::{Map, Value};
 
-use crate::actors::memory::MemoryStorage;
 use crate::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
 use crate::actors::merchant::state::{Memo, MerchantState};
 use crate::actors::registry::{Merchants, RegistryConfig};
@@ -19,6 +18,7 @@ use domain::category::CategoryRecord;
 use domain::record::Visit;
 use domain::stock::StockLevel;
 use domain::Failure;
+use memory::MemoryStorage;
 use metrics::Metrics;
 
 const MERCHANT: i64 = 7;

@@ -15,13 +15,14 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::archive::ImportRefused;
-use super::archive_digest::Digest;
-use super::moves::{digest_of, save, Laps, MoveError, Scratch};
-use super::operator::Operator;
-use storage::archive::MoveFrom;
-use storage::CatchUpPlan;
-use storage::Db;
+use super::digest::Digest;
+use super::moves::{digest_of, save, Laps, Scratch};
+use super::Fleet;
+use crate::archive::MoveFrom;
+use crate::CatchUpPlan;
+use crate::Db;
+use ports::fleet::ImportRefused;
+use ports::fleet::{MoveError, PodMoved};
 
 /// How long the move waits for deliveries in flight to finish before it gives up.
 const PAUSE_WAIT: Duration = Duration::from_secs(30);
@@ -31,26 +32,7 @@ const PAUSE_WAIT: Duration = Duration::from_secs(30);
 const AHEAD_PASSES: usize = 3;
 const AHEAD_ENOUGH: u64 = 20;
 
-/// A merchant moved between pods.
-#[derive(Debug, Clone)]
-pub struct PodMoved {
-    pub merchant_id: i64,
-    pub key: String,
-    pub from: String,
-    pub to: String,
-    pub tables: u64,
-    pub rows: u64,
-    /// How long its writes were held.
-    pub held_millis: u128,
-    /// From the start to the old pod's rows removed.
-    pub millis: u128,
-    /// Milliseconds of each step: `pause` (deliveries in flight finish), `copy`, `verify`
-    /// (while the merchant is written as usual), `catch-up-ahead` (likewise), `hold` (the
-    /// write in progress commits), `catch-up` (under the hold), `switch`, `remove`.
-    pub phases: Vec<(&'static str, u128)>,
-}
-
-impl Operator {
+impl Fleet {
     /// Moves merchant `merchant_id` to pod `to`, its archive kept in `scratch` meanwhile.
     pub async fn move_to_pod(
         &self,
@@ -207,7 +189,7 @@ async fn copy_verified(
         "merchantd-pod-move-{}.ndjson",
         uuid::Uuid::new_v4()
     )));
-    let exported = Operator::on(source.clone())
+    let exported = Fleet::on(source.clone())
         .export_with(merchant_id, true)
         .await?
         .ok_or_else(|| MoveError::Refused(format!("no merchant has the id {merchant_id}")))?;
@@ -218,7 +200,7 @@ async fn copy_verified(
         ids_through: 0,
         between_pods: true,
     };
-    let imported = Operator::on(target.clone())
+    let imported = Fleet::on(target.clone())
         .import_moving(&file.0, moving, &mut sent)
         .await?
         .map_err(|refused| match refused {

@@ -7,37 +7,19 @@ use std::path::Path;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
-use super::archive_digest::Digest;
-use super::operator::Operator;
+use super::digest::Digest;
+use super::Fleet;
+use crate::archive::{Exported, ImportError, Importer, MoveFrom};
+use crate::pods::{HOME, ID_RANGE};
+use crate::Db;
 use domain::archive::{Header, Line, Totals};
 use domain::Failure;
-use storage::archive::{Exported, ImportError, Importer, MoveFrom};
-use storage::pods::{HOME, ID_RANGE};
-use storage::Db;
+use ports::fleet::{ImportRefused, Imported};
 
 /// Chunks of the archive in flight between the export's task and its reader.
 const CHUNKS_IN_FLIGHT: usize = 8;
 
-/// Why an archive was not imported. Nothing of it was stored.
-#[derive(Debug, thiserror::Error)]
-pub enum ImportRefused {
-    /// Not an archive this server can take: where and why.
-    #[error("{0}")]
-    Invalid(String),
-    /// Its merchant, one of its keys or its ids are taken here.
-    #[error("{0}")]
-    Conflict(String),
-}
-
-/// A merchant imported.
-#[derive(Debug, Clone)]
-pub struct Imported {
-    pub merchant_id: i64,
-    pub key: String,
-    pub totals: Totals,
-}
-
-impl Operator {
+impl Fleet {
     /// Merchant `merchant_id`'s archive as a stream of chunks; `None` when there is no such
     /// merchant. An archive cut by a failure lacks its end line, which an import refuses.
     pub async fn export(
@@ -47,7 +29,7 @@ impl Operator {
         self.export_with(merchant_id, false).await
     }
 
-    /// [`Operator::export`], with the merchant's credentials when `credentials` (a move's).
+    /// [`Fleet::export`], with the merchant's credentials when `credentials` (a move's).
     pub(super) async fn export_with(
         &self,
         merchant_id: i64,

@@ -1,4 +1,4 @@
-//! The actors' storage ports over pods (`db::pods`): every call about one merchant goes to the
+//! The storage ports over pods (`crate::pods`): every call about one merchant goes to the
 //! pod holding it; credentials and sign-in sessions found by hash are looked for pod by pod, home first. With one
 //! pod every call goes straight to the home database.
 //!
@@ -9,26 +9,24 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use super::merchant::state::MerchantState;
-use super::ports::{
-    Found, GroupStore, HistoryStore, NewCode, OpenGroup, Pending, StateStore, StockStore,
-    TokenStore,
-};
-use super::ports::{Grant, Granted};
-use super::resource::Kind;
-use super::store::StockMap;
 use domain::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
+use domain::stock::StockMap;
 use domain::token::{
     AccessTokenRecord, Client, ConnectedGrant, FamilyUse, GrantsOf, NewFamily, NewSession,
     SessionPurpose, SessionRecord, SignInCandidate, TokenInfo,
 };
-use storage::pods::Pods;
-use storage::{Db, DbError, SalesFilter};
+use ports::{
+    Grant, Granted, GroupStore, HistoryStore, NewCode, OpenGroup, Pending, RecordKind, Records,
+    SalesFilter, StateStore, StockStore, StoredMerchant, TokenStore,
+};
+
+use crate::pods::Pods;
+use crate::{Db, DbError};
 
 /// Pods as the actors' storage, with the application-to-merchant map the grants need.
 #[derive(Clone)]
 pub struct PodStorage {
-    pods: Pods,
+    pub(super) pods: Pods,
     /// Applications never change merchant: each is looked for once.
     owners: Arc<Mutex<HashMap<i64, i64>>>,
 }
@@ -82,22 +80,27 @@ impl PodStorage {
 }
 
 impl StateStore for PodStorage {
-    fn load(&self, blank: MerchantState) -> Pending<'static, MerchantState> {
+    fn load(&self, merchant_id: i64) -> Pending<'static, StoredMerchant> {
         let this = self.clone();
         Box::pin(async move {
-            let merchant_id = blank.merchant_id;
-            this.pods
-                .following(merchant_id, |db| StateStore::load(&db, blank.clone()))
-                .await
+            Ok(this
+                .pods
+                .following(merchant_id, |db| async move {
+                    super::merchant::load(&db, merchant_id).await
+                })
+                .await?)
         })
     }
 
     fn version(&self, merchant_id: i64) -> Pending<'static, i64> {
         let this = self.clone();
         Box::pin(async move {
-            this.pods
-                .following(merchant_id, |db| StateStore::version(&db, merchant_id))
-                .await
+            Ok(this
+                .pods
+                .following(merchant_id, |db| async move {
+                    db.merchant_version(merchant_id).await
+                })
+                .await?)
         })
     }
 
@@ -114,12 +117,13 @@ impl GroupStore for PodStorage {
     ) -> Pending<'static, Option<Box<dyn OpenGroup>>> {
         let this = self.clone();
         Box::pin(async move {
-            this.pods
+            Ok(this
+                .pods
                 .following(merchant_id, |db| async move {
                     let group = db.open_group(merchant_id, expected).await?;
                     Ok(group.map(|g| Box::new(g) as Box<dyn OpenGroup>))
                 })
-                .await
+                .await?)
         })
     }
 }
@@ -135,7 +139,7 @@ impl StockStore for PodStorage {
 }
 
 impl HistoryStore for PodStorage {
-    fn find(&self, kind: Kind, merchant_id: i64, ids: Vec<i64>) -> Pending<'static, Found> {
+    fn find(&self, kind: RecordKind, merchant_id: i64, ids: Vec<i64>) -> Pending<'static, Records> {
         let this = self.clone();
         Box::pin(async move {
             let db = this.of(merchant_id).await?;
@@ -143,7 +147,12 @@ impl HistoryStore for PodStorage {
         })
     }
 
-    fn query(&self, kind: Kind, merchant_id: i64, filter: SalesFilter) -> Pending<'static, Found> {
+    fn query(
+        &self,
+        kind: RecordKind,
+        merchant_id: i64,
+        filter: SalesFilter,
+    ) -> Pending<'static, Records> {
         let this = self.clone();
         Box::pin(async move {
             let db = this.of(merchant_id).await?;
@@ -153,7 +162,7 @@ impl HistoryStore for PodStorage {
 
     fn made_by_clients(
         &self,
-        kind: Kind,
+        kind: RecordKind,
         merchant_id: i64,
         client_ids: Vec<String>,
     ) -> Pending<'static, Vec<i64>> {

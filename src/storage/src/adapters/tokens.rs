@@ -1,6 +1,5 @@
-//! The database behind the token actors' port ([`TokenStore`]): each call one transaction.
+//! The token actors' port ([`TokenStore`]) on one database: each call one transaction.
 
-use super::ports::{Grant, Granted, NewCode, Pending, TokenStore};
 use domain::now_millis;
 use domain::oauth::grants::authorization_code;
 use domain::oauth::grants::refresh_token::{self, RefreshExchange, RefreshGrant};
@@ -8,7 +7,9 @@ use domain::token::{
     AccessTokenRecord, Client, ConnectedGrant, FamilyUse, GrantsOf, NewFamily, NewSession,
     SessionPurpose, SessionRecord, SignInCandidate, TokenInfo,
 };
-use storage::Db;
+use ports::{Grant, Granted, NewCode, Pending, TokenStore};
+
+use crate::Db;
 
 impl TokenStore for Db {
     fn rotate_batch<'a>(
@@ -53,7 +54,7 @@ impl TokenStore for Db {
     }
 
     fn access_token<'a>(&'a self, hash: &'a str) -> Pending<'a, Option<AccessTokenRecord>> {
-        Box::pin(self.find_access_token(hash))
+        Box::pin(async move { Ok(self.find_access_token(hash).await?) })
     }
 
     fn revoke_token<'a>(&'a self, hash: &'a str, application_id: i64) -> Pending<'a, Vec<String>> {
@@ -70,22 +71,22 @@ impl TokenStore for Db {
         hash: &'a str,
         application_id: i64,
     ) -> Pending<'a, Option<TokenInfo>> {
-        Box::pin(Db::token_info(self, hash, application_id))
+        Box::pin(async move { Ok(Db::token_info(self, hash, application_id).await?) })
     }
 
     fn client<'a>(&'a self, client_id: &'a str) -> Pending<'a, Option<Client>> {
-        Box::pin(self.find_client(client_id))
+        Box::pin(async move { Ok(self.find_client(client_id).await?) })
     }
 
     fn sign_in_candidates<'a>(&'a self, email: &'a str) -> Pending<'a, Vec<SignInCandidate>> {
-        Box::pin(Db::sign_in_candidates(self, email))
+        Box::pin(async move { Ok(Db::sign_in_candidates(self, email).await?) })
     }
 
     fn create_session<'a>(&'a self, hash: &'a str, session: &'a NewSession) -> Pending<'a, ()> {
         Box::pin(async move {
             let mut tx = self.begin().await?;
             tx.create_session(hash, session).await?;
-            tx.commit().await
+            Ok(tx.commit().await?)
         })
     }
 
@@ -94,19 +95,19 @@ impl TokenStore for Db {
         hash: &'a str,
         purpose: SessionPurpose,
     ) -> Pending<'a, Option<SessionRecord>> {
-        Box::pin(self.find_session(hash, purpose))
+        Box::pin(async move { Ok(self.find_session(hash, purpose).await?) })
     }
 
     fn end_session<'a>(&'a self, hash: &'a str) -> Pending<'a, ()> {
         Box::pin(async move {
             let mut tx = self.begin().await?;
             tx.delete_session(hash).await?;
-            tx.commit().await
+            Ok(tx.commit().await?)
         })
     }
 
     fn connected_grants(&self, of: GrantsOf, now: i64) -> Pending<'_, Vec<ConnectedGrant>> {
-        Box::pin(Db::connected_grants(self, of, now))
+        Box::pin(async move { Ok(Db::connected_grants(self, of, now).await?) })
     }
 
     fn revoke_grant<'a>(
@@ -131,7 +132,7 @@ impl TokenStore for Db {
             let mut tx = self.begin().await?;
             tx.create_code(code.family, code.code_hash, code.facts, code.expires_at)
                 .await?;
-            tx.commit().await
+            Ok(tx.commit().await?)
         })
     }
 
@@ -141,12 +142,9 @@ impl TokenStore for Db {
         access_hash: &'a str,
         expires_at: i64,
     ) -> Pending<'a, ()> {
-        Box::pin(Db::issue_access_token(
-            self,
-            family,
-            access_hash,
-            expires_at,
-        ))
+        Box::pin(
+            async move { Ok(Db::issue_access_token(self, family, access_hash, expires_at).await?) },
+        )
     }
 
     fn purge_expired(&self, before: i64) -> Pending<'_, u64> {
@@ -162,7 +160,7 @@ impl TokenStore for Db {
         Box::pin(async move {
             let mut tx = self.begin().await?;
             tx.record_family_uses(uses).await?;
-            tx.commit().await
+            Ok(tx.commit().await?)
         })
     }
 }

@@ -9,13 +9,14 @@ use std::time::Instant;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
-use super::archive::ImportRefused;
-use super::archive_digest::Digest;
-use super::operator::Operator;
+use super::digest::Digest;
+use super::Fleet;
+use crate::archive::{ImportError, MoveFrom};
+use crate::{Db, DbError};
 use domain::archive::Line;
 use domain::Failure;
-use storage::archive::{ImportError, MoveFrom};
-use storage::{Db, DbError};
+use ports::fleet::ImportRefused;
+use ports::fleet::MoveError;
 
 /// A merchant moved.
 #[derive(Debug, Clone)]
@@ -52,19 +53,6 @@ impl Laps {
         self.phases.push((name, self.last.elapsed().as_millis()));
         self.last = Instant::now();
     }
-}
-
-/// Why a merchant did not move. In each case the source still holds it whole.
-#[derive(Debug, thiserror::Error)]
-pub enum MoveError {
-    /// The target cannot take it (its id or key is there, ids could meet, schemas differ).
-    #[error("{0}")]
-    Refused(String),
-    /// The target's copy read back differs from the source's: the copy was removed again.
-    #[error("the copy differs from the source in {0}; it was removed from the target")]
-    Differs(String),
-    #[error(transparent)]
-    Failed(#[from] Failure),
 }
 
 impl From<DbError> for MoveError {
@@ -146,7 +134,7 @@ impl<'a> Mover<'a> {
             self.scratch
                 .join(format!("merchantd-move-{}.ndjson", uuid::Uuid::new_v4())),
         );
-        let exported = Operator::on(source.clone())
+        let exported = Fleet::on(source.clone())
             .export_with(merchant_id, true)
             .await?
             .ok_or_else(|| MoveError::Refused(format!("no merchant has the id {merchant_id}")))?;
@@ -159,7 +147,7 @@ impl<'a> Mover<'a> {
             ids_through,
             between_pods: false,
         };
-        let imported = Operator::on(target.clone())
+        let imported = Fleet::on(target.clone())
             .import_moving(&file.0, moving, &mut sent)
             .await?
             .map_err(|refused| match refused {
@@ -258,7 +246,7 @@ pub(super) async fn save(mut chunks: mpsc::Receiver<Vec<u8>>, path: &Path) -> Re
 /// The digest of merchant `merchant_id`'s rows in `db`, credentials included, as an export
 /// reads them.
 pub(super) async fn digest_of(db: &Db, merchant_id: i64) -> Result<Digest, MoveError> {
-    let mut chunks = Operator::on(db.clone())
+    let mut chunks = Fleet::on(db.clone())
         .export_with(merchant_id, true)
         .await?
         .ok_or_else(|| MoveError::Differs("every table (the merchant is not there)".into()))?;
