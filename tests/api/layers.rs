@@ -1,57 +1,105 @@
-//! The layer rules of STYLE.md and docs/architecture.md, kept by a test rather than by memory:
-//! which top-level module of `src/` may name which (`crate::x` anywhere in its files, `use`
-//! groups included), that only the storage layer speaks SQL, that the modules form no cycle,
-//! and that no function is longer than [`MAX_FN_LINES`].
+//! The layer rules of STYLE.md and docs/architecture.md that the compiler cannot keep. The
+//! layers are crates (`src/<crate>/`): a crate can only name the crates its manifest lists, so
+//! what stays to check is that each manifest lists only the crates below it, that only the
+//! storage crate speaks SQL or knows which database it is, where JSON is built and where actor
+//! state is read, and the sizes of functions and files.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Each top-level module and the modules it may use. `startup` and `cli` assemble everything.
+/// Each crate and the crates of this workspace it may depend on. The binary (`merchantd`)
+/// assembles everything.
 const ALLOWED: &[(&str, &[&str])] = &[
-    ("crypto", &[]),
-    ("metrics", &[]),
-    ("config", &["crypto"]),
-    ("telemetry", &["config"]),
+    ("merchantd-macros", &[]),
+    ("merchantd-metrics", &[]),
     // Typed values and rules: no I/O, no other layer.
-    ("domain", &["crypto"]),
-    // The storage layer never calls up.
-    ("db", &["domain", "crypto", "metrics"]),
-    // The authorization server's rules: neither HTTP nor storage.
-    ("oauth", &["domain", "crypto"]),
-    ("tenants", &["domain", "db", "crypto"]),
-    // The operator's realm reads manifests sent as JSON and makes its tokens.
-    ("services", &["domain", "db", "tenants", "crypto"]),
-    // Actors know no wire.
-    ("actors", &["domain", "db", "oauth", "crypto", "metrics"]),
-    // The read side: answers from the actors' snapshots, and every record's JSON.
-    ("views", &["actors", "domain"]),
+    ("merchantd-domain", &["merchantd-macros"]),
+    ("merchantd-config", &["merchantd-domain"]),
+    // The storage seam: what the engine asks of storage, in domain types.
+    ("merchantd-ports", &["merchantd-domain"]),
+    // The storage adapters never call up.
+    (
+        "merchantd-storage",
+        &["merchantd-domain", "merchantd-ports", "merchantd-metrics"],
+    ),
+    ("merchantd-memory", &["merchantd-domain", "merchantd-ports"]),
+    // Actors know no wire and no database: only the ports.
+    (
+        "merchantd-engine",
+        &[
+            "merchantd-domain",
+            "merchantd-ports",
+            "merchantd-metrics",
+            "merchantd-config",
+        ],
+    ),
     // Handlers never touch storage.
     (
-        "http",
+        "merchantd-api",
         &[
-            "actors", "services", "views", "oauth", "domain", "config", "metrics", "crypto",
+            "merchantd-domain",
+            "merchantd-engine",
+            "merchantd-ports",
+            "merchantd-metrics",
+            "merchantd-config",
         ],
     ),
-    // The webhook dispatcher: the log's deliveries out over HTTP, endpoints turned off through
-    // their merchant's writer.
-    (
-        "webhooks",
-        &[
-            "actors", "services", "views", "domain", "db", "metrics", "config", "crypto",
-        ],
-    ),
-    // Serving HTTPS: certificates in, a TLS configuration out.
-    ("tls", &[]),
-    ("startup", &["*"]),
-    ("cli", &["*"]),
+    ("merchantd", &["*"]),
 ];
 
+/// Crates that may depend on these only to test (the engine's own tests run on memory).
+const TEST_ONLY: &[(&str, &[&str])] = &[("merchantd-engine", &["merchantd-memory"])];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
 fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    root().join("src")
+}
+
+/// Every crate of the workspace: its name, its folder and its manifest.
+fn crates() -> Vec<(String, PathBuf, toml::Table)> {
+    let mut manifests = vec![root()];
+    for entry in std::fs::read_dir(src()).expect("read src") {
+        let dir = entry.expect("entry").path();
+        if dir.join("Cargo.toml").is_file() {
+            manifests.push(dir);
+        }
+    }
+    manifests.sort();
+    manifests
+        .into_iter()
+        .map(|dir| {
+            let text = std::fs::read_to_string(dir.join("Cargo.toml")).expect("read manifest");
+            let table: toml::Table = text.parse().expect("a manifest");
+            let name = table["package"]["name"].as_str().expect("a name").to_owned();
+            (name, dir, table)
+        })
+        .collect()
+}
+
+/// The workspace crates a manifest's `section` names (by package, whatever the key).
+fn internal(manifest: &toml::Table, section: &str) -> BTreeSet<String> {
+    let Some(deps) = manifest.get(section).and_then(|d| d.as_table()) else {
+        return BTreeSet::new();
+    };
+    deps.iter()
+        .filter_map(|(key, spec)| {
+            let spec = spec.as_table()?;
+            spec.get("path")?;
+            Some(
+                spec.get("package")
+                    .and_then(|p| p.as_str())
+                    .unwrap_or(key)
+                    .to_owned(),
+            )
+        })
+        .collect()
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("read src") {
+    for entry in std::fs::read_dir(dir).expect("read dir") {
         let path = entry.expect("entry").path();
         if path.is_dir() {
             rust_files(&path, out);
@@ -61,102 +109,76 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a file belongs to (`src/http/auth.rs` → `http`).
-fn module_of(file: &Path) -> String {
-    let rel = file.strip_prefix(src()).expect("under src");
-    let first = rel.components().next().expect("a component");
-    let name = first.as_os_str().to_string_lossy();
-    name.trim_end_matches(".rs").to_owned()
-}
-
-/// Every top-level module a source text names through `crate::`.
-fn named_modules(text: &str) -> BTreeSet<String> {
-    let mut found = BTreeSet::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("crate::") {
-        rest = &rest[at + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let end = group.find('}').unwrap_or(group.len());
-            for item in group[..end].split(',') {
-                let head = item.trim().split("::").next().unwrap_or("").trim();
-                if !head.is_empty() {
-                    found.insert(head.to_owned());
+/// The Rust files of a crate's `src/` (the binary's own, without the crates inside `src/`).
+fn files_of(name: &str) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for (crate_name, dir, _) in crates() {
+        if crate_name != name {
+            continue;
+        }
+        if crate_name == "merchantd" {
+            for entry in std::fs::read_dir(src()).expect("read src") {
+                let path = entry.expect("entry").path();
+                if path.is_dir() && !path.join("Cargo.toml").is_file() {
+                    rust_files(&path, &mut files);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
                 }
             }
         } else {
-            let head: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            found.insert(head);
+            rust_files(&dir.join("src"), &mut files);
         }
     }
-    found
-}
-
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
-    let tops: BTreeSet<String> = files
-        .iter()
-        .map(|f| module_of(f))
-        .filter(|m| m != "lib" && m != "main")
-        .collect();
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in &files {
-        let from = module_of(file);
-        if from == "lib" || from == "main" {
-            continue;
-        }
-        let text = std::fs::read_to_string(file).expect("read file");
-        let to: Vec<String> = named_modules(&text)
-            .into_iter()
-            .filter(|m| tops.contains(m) && *m != from)
-            .collect();
-        edges.entry(from).or_default().extend(to);
-    }
-    edges
+    files.sort();
+    files
 }
 
 #[test]
-fn every_module_uses_only_the_layers_below_it() {
+fn each_crate_depends_only_on_the_crates_below_it() {
     let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    let test_only: BTreeMap<&str, &[&str]> = TEST_ONLY.iter().copied().collect();
     let mut broken = Vec::new();
-    for (from, to) in graph() {
-        let Some(may) = allowed.get(from.as_str()) else {
-            broken.push(format!(
-                "{from}: a new top-level module; give it a rule in ALLOWED"
-            ));
+    for (name, _, manifest) in crates() {
+        let Some(may) = allowed.get(name.as_str()) else {
+            broken.push(format!("{name}: a new crate; give it a rule in ALLOWED"));
             continue;
         };
-        for target in to {
-            if !may.contains(&"*") && !may.contains(&target.as_str()) {
-                broken.push(format!("{from} uses {target}"));
+        if may.contains(&"*") {
+            continue;
+        }
+        for dep in internal(&manifest, "dependencies") {
+            if !may.contains(&dep.as_str()) {
+                broken.push(format!("{name} depends on {dep}"));
+            }
+        }
+        let tests_may = test_only.get(name.as_str()).copied().unwrap_or(&[]);
+        for dep in internal(&manifest, "dev-dependencies") {
+            if !may.contains(&dep.as_str()) && !tests_may.contains(&dep.as_str()) {
+                broken.push(format!("{name}'s tests depend on {dep}"));
             }
         }
     }
-    assert!(
-        broken.is_empty(),
-        "layer rules broken:\n{}",
-        broken.join("\n")
-    );
+    assert!(broken.is_empty(), "layer rules broken:\n{}", broken.join("\n"));
 }
 
 #[test]
-fn only_the_storage_layer_speaks_sql() {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
-    let speaking: Vec<String> = files
-        .iter()
-        .filter(|f| module_of(f) != "db")
-        .filter(|f| {
-            std::fs::read_to_string(f)
-                .expect("read file")
-                .contains("sqlx")
-        })
-        .map(|f| f.display().to_string())
-        .collect();
-    assert!(speaking.is_empty(), "sqlx outside src/db: {speaking:?}");
+fn only_the_storage_crate_speaks_sql() {
+    let mut found = Vec::new();
+    for (name, _, manifest) in crates() {
+        let deps = manifest.get("dependencies").and_then(|d| d.as_table());
+        if name != "merchantd-storage" && deps.is_some_and(|d| d.contains_key("sqlx")) {
+            found.push(format!("{name} depends on sqlx"));
+        }
+        if name == "merchantd-storage" || name == "merchantd" {
+            continue;
+        }
+        for file in files_of(&name) {
+            if std::fs::read_to_string(&file).expect("read").contains("sqlx") {
+                found.push(file.display().to_string());
+            }
+        }
+    }
+    assert!(found.is_empty(), "sqlx outside src/storage: {found:?}");
 }
 
 /// A file's code without its `#[cfg(test)]` module (tests may build what they compare with).
@@ -164,28 +186,24 @@ fn without_tests(text: &str) -> &str {
     text.split("#[cfg(test)]").next().unwrap_or(text)
 }
 
-/// Every file of the top-level modules `modules` whose code (comments and strings aside,
-/// tests left out) contains one of `needles`, with the needle found.
-fn files_saying(modules: &[&str], needles: &[&str]) -> Vec<String> {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
-    files.sort();
+/// Every file of the crates `crates` whose code (comments and strings aside, tests left out)
+/// contains one of `needles`, with the needle found.
+fn files_saying(crates: &[&str], needles: &[&str]) -> Vec<String> {
     let mut found = Vec::new();
-    for file in files
-        .iter()
-        .filter(|f| modules.contains(&module_of(f).as_str()))
-    {
-        let text = std::fs::read_to_string(file).expect("read file");
-        // Whitespace out, so a call split over lines reads as one.
-        let code: String = code_only(without_tests(&text))
-            .into_iter()
-            .filter(|c| !c.is_whitespace())
-            .collect();
-        for needle in needles {
-            let squeezed: String = needle.chars().filter(|c| !c.is_whitespace()).collect();
-            if code.contains(&squeezed) {
-                let rel = file.strip_prefix(src()).expect("under src");
-                found.push(format!("{}: {needle}", rel.display()));
+    for name in crates {
+        for file in files_of(name) {
+            let text = std::fs::read_to_string(&file).expect("read file");
+            // Whitespace out, so a call split over lines reads as one.
+            let code: String = code_only(without_tests(&text))
+                .into_iter()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            for needle in needles {
+                let squeezed: String = needle.chars().filter(|c| !c.is_whitespace()).collect();
+                if code.contains(&squeezed) {
+                    let rel = file.strip_prefix(src()).expect("under src");
+                    found.push(format!("{}: {needle}", rel.display()));
+                }
             }
         }
     }
@@ -207,27 +225,27 @@ const JSON_BUILDERS: &[&str] = &[
 /// Write inputs the catalogue import builds from file rows, as an API client would send them:
 /// what the resources' rules read, not what anyone is shown.
 const WRITE_INPUTS: &[&str] = &[
-    "actors/merchant/import.rs: json!",
-    "actors/merchant/import.rs: Value::from(",
+    "engine/src/actors/merchant/import.rs: json!",
+    "engine/src/actors/merchant/import.rs: Value::from(",
 ];
 
 #[test]
-fn actors_and_domain_build_no_json() {
-    let found: Vec<String> = files_saying(&["actors", "domain"], JSON_BUILDERS)
+fn the_engine_and_the_domain_build_no_json() {
+    let found: Vec<String> = files_saying(&["merchantd-engine", "merchantd-domain"], JSON_BUILDERS)
         .into_iter()
-        .filter(|f| !WRITE_INPUTS.contains(&f.as_str()))
+        .filter(|f| !WRITE_INPUTS.iter().any(|w| f.ends_with(w) || f == w))
         .collect();
     assert!(
         found.is_empty(),
-        "JSON is built by the read side (src/views) alone:\n{}",
+        "JSON is built by the read side (src/api/src/views) alone:\n{}",
         found.join("\n")
     );
 }
 
 #[test]
 fn handlers_never_read_actor_state() {
-    let found = files_saying(
-        &["http"],
+    let found: Vec<String> = files_saying(
+        &["merchantd-api"],
         &[
             "MerchantState",
             "merchant::state",
@@ -236,103 +254,52 @@ fn handlers_never_read_actor_state() {
             "merchants.sales::<",
             "Entry<",
         ],
-    );
-    assert!(
-        found.is_empty(),
-        "handlers ask the read side (src/views), not the actors' state:\n{}",
-        found.join("\n")
-    );
-}
-
-#[test]
-fn only_the_storage_layer_knows_which_database_it_is() {
-    let mut modules: Vec<&str> = ALLOWED.iter().map(|(m, _)| *m).collect();
-    modules.retain(|m| !matches!(*m, "db" | "startup" | "cli"));
-    let found = files_saying(&modules, &["Backend", "is_shared(", ".backend()"]);
-    assert!(
-        found.is_empty(),
-        "the SQLite-or-PostgreSQL choice is made inside src/db:\n{}",
-        found.join("\n")
-    );
-}
-
-/// The files of the merchant's actors that may name the database: its side of their storage
-/// ports (`actors/storage.rs`) and the load it forwards to.
-const STORAGE_ADAPTERS: &[&str] = &[
-    "actors/storage.rs",
-    "actors/token_storage.rs",
-    "actors/pod_storage.rs",
-    "actors/merchant/load.rs",
-];
-
-#[test]
-fn the_actors_reach_storage_through_their_ports() {
-    let found: Vec<String> = files_saying(
-        &["actors"],
-        &[
-            "db::Db;",
-            "{Db,",
-            ",Db,",
-            ",Db}",
-            ":Db,",
-            ":Db)",
-            "&Db,",
-            "&Db)",
-            "GroupWrite",
-        ],
     )
     .into_iter()
-    .filter(|f| !STORAGE_ADAPTERS.iter().any(|a| f.starts_with(a)))
+    .filter(|f| f.starts_with("api/src/http/"))
     .collect();
     assert!(
         found.is_empty(),
-        "the actors use actors/ports.rs, not the database:\n{}",
+        "handlers ask the read side (src/api/src/views), not the actors' state:\n{}",
         found.join("\n")
     );
 }
 
 #[test]
-fn the_top_level_modules_form_no_cycle() {
-    let edges = graph();
-    fn visit(
-        node: &str,
-        edges: &BTreeMap<String, BTreeSet<String>>,
-        path: &mut Vec<String>,
-        done: &mut BTreeSet<String>,
-    ) -> Option<Vec<String>> {
-        if let Some(at) = path.iter().position(|n| n == node) {
-            let mut cycle = path[at..].to_vec();
-            cycle.push(node.to_owned());
-            return Some(cycle);
-        }
-        if done.contains(node) {
-            return None;
-        }
-        path.push(node.to_owned());
-        for next in edges.get(node).into_iter().flatten() {
-            if let Some(cycle) = visit(next, edges, path, done) {
-                return Some(cycle);
-            }
-        }
-        path.pop();
-        done.insert(node.to_owned());
-        None
-    }
-    let mut done = BTreeSet::new();
-    for node in edges.keys() {
-        if let Some(cycle) = visit(node, &edges, &mut Vec::new(), &mut done) {
-            panic!("module cycle: {}", cycle.join(" → "));
-        }
-    }
+fn only_the_storage_crate_knows_which_database_it_is() {
+    let others: Vec<&str> = ALLOWED
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|n| !matches!(*n, "merchantd-storage" | "merchantd"))
+        .collect();
+    let found = files_saying(&others, &["Backend", "is_shared(", ".backend()"]);
+    assert!(
+        found.is_empty(),
+        "the SQLite-or-PostgreSQL choice is made inside src/storage:\n{}",
+        found.join("\n")
+    );
 }
 
+/// The longest a source file may be.
+const MAX_FILE_LINES: usize = 600;
+
 #[test]
-fn the_rule_reader_sees_use_groups_and_paths() {
-    let text = "use crate::{db::Db, domain::{Role, now_millis}};\nlet x = crate::http::x();";
-    let found = named_modules(text);
-    for m in ["db", "domain", "http"] {
-        assert!(found.contains(m), "{m} in {found:?}");
-    }
+fn no_file_is_longer_than_the_limit() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let lines = std::fs::read_to_string(file).expect("read").lines().count();
+            let rel = file.strip_prefix(src()).expect("under src");
+            (lines > MAX_FILE_LINES).then(|| format!("{}: {lines} lines", rel.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "files longer than {MAX_FILE_LINES} lines (split them by what they hold):\n{}",
+        long.join("\n")
+    );
 }
 
 /// The longest a function under `src/` may be, from its `fn` line to its closing brace.
