@@ -17,7 +17,7 @@ use crate::actors::Merchants;
 use crate::config::Settings;
 use crate::db::Db;
 use crate::domain::batch::Answered;
-use crate::domain::catalogue::{self, ImportOptions, ImportReport};
+use crate::domain::catalogue::file::{self as catalogue, ImportOptions, ImportReport};
 use crate::metrics::Metrics;
 
 /// What `merchantd catalogue import` was asked for.

@@ -148,7 +148,7 @@ pub enum OperatorCommand {
         #[arg(long)]
         name: String,
         /// Days until it stops working.
-        #[arg(long, default_value_t = crate::domain::operator::DEFAULT_TOKEN_DAYS,
+        #[arg(long, default_value_t = crate::domain::fleet::operator::DEFAULT_TOKEN_DAYS,
               value_parser = clap::value_parser!(u32).range(1..=3650))]
         days: u32,
         #[command(flatten)]
@@ -484,7 +484,7 @@ async fn issue_tokens(
     grant: Grant<'_>,
 ) -> anyhow::Result<serde_json::Value> {
     use crate::crypto::{random_token, sha256_hex};
-    use crate::domain::token::{NewFamily, NewPair};
+    use crate::domain::oauth::token::{NewFamily, NewPair};
     use crate::domain::{now_millis, Role, ScopeSet};
 
     let asked = ScopeSet::parse(grant.scope)

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-pub use crate::domain::manifest::ManifestError;
-pub use crate::domain::tenant::{
+pub use crate::domain::fleet::manifest::ManifestError;
+pub use crate::domain::fleet::tenant::{
     AppSpec, AppliedTenant, Manifest, PasswordSpec, StoreSpec, UserSpec,
 };
 
@@ -116,7 +116,7 @@ pub fn load_all(files: &[PathBuf]) -> Result<Vec<Manifest>, ManifestError> {
         .iter()
         .map(|path| load(path))
         .collect::<Result<Vec<_>, _>>()?;
-    crate::domain::manifest::check_across(&manifests)?;
+    crate::domain::fleet::manifest::check_across(&manifests)?;
     Ok(manifests)
 }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use merchantd::crypto;
 use merchantd::domain::now_millis;
-use merchantd::domain::token::{NewFamily, NewPair};
+use merchantd::domain::oauth::token::{NewFamily, NewPair};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 

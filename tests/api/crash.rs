@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 use merchantd::db::Db;
-use merchantd::domain::token::NewFamily;
+use merchantd::domain::oauth::token::NewFamily;
 use merchantd::metrics::Metrics;
 use reqwest::StatusCode;
 use serde_json::{json, Value};

@@ -10,7 +10,7 @@ use merchantd::config::Settings;
 use merchantd::crypto;
 use merchantd::db::Db;
 use merchantd::domain::now_millis;
-use merchantd::domain::token::NewFamily;
+use merchantd::domain::oauth::token::NewFamily;
 use merchantd::startup::{Application, Signals};
 use merchantd::tenants::AppliedTenant;
 use sqlx::{Column, Connection, Row};

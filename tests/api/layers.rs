@@ -73,7 +73,10 @@ fn crates() -> Vec<(String, PathBuf, toml::Table)> {
         .map(|dir| {
             let text = std::fs::read_to_string(dir.join("Cargo.toml")).expect("read manifest");
             let table: toml::Table = text.parse().expect("a manifest");
-            let name = table["package"]["name"].as_str().expect("a name").to_owned();
+            let name = table["package"]["name"]
+                .as_str()
+                .expect("a name")
+                .to_owned();
             (name, dir, table)
         })
         .collect()
@@ -158,7 +161,11 @@ fn each_crate_depends_only_on_the_crates_below_it() {
             }
         }
     }
-    assert!(broken.is_empty(), "layer rules broken:\n{}", broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "layer rules broken:\n{}",
+        broken.join("\n")
+    );
 }
 
 #[test]
@@ -173,7 +180,10 @@ fn only_the_storage_crate_speaks_sql() {
             continue;
         }
         for file in files_of(&name) {
-            if std::fs::read_to_string(&file).expect("read").contains("sqlx") {
+            if std::fs::read_to_string(&file)
+                .expect("read")
+                .contains("sqlx")
+            {
                 found.push(file.display().to_string());
             }
         }

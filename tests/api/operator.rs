@@ -75,7 +75,7 @@ pub async fn issue_token_on(
     application: i64,
 ) -> String {
     let token = merchantd::crypto::random_token("mcd_at_");
-    let family = merchantd::domain::token::NewFamily {
+    let family = merchantd::domain::oauth::token::NewFamily {
         id: uuid::Uuid::new_v4().to_string(),
         merchant_id: merchant,
         employee_id: employee,

@@ -211,7 +211,7 @@ db_tests! {
         let (merchant_id, employee_id, application_id) = ids[0];
         database
             .issue_access_token(
-                &merchantd::domain::token::NewFamily {
+                &merchantd::domain::oauth::token::NewFamily {
                     id: "family-1".into(),
                     merchant_id,
                     employee_id,

@@ -6,12 +6,12 @@ use std::collections::BTreeSet;
 
 use futures_util::future::join_all;
 use merchantd::db::{Db, Record, SalesFilter, SalesRecord};
-use merchantd::domain::basket::BasketRecord;
-use merchantd::domain::category::CategoryRecord;
+use merchantd::domain::catalogue::category::CategoryRecord;
 use merchantd::domain::log::{LogChange, NewLog};
 use merchantd::domain::now_millis;
-use merchantd::domain::stock::StockMove;
-use merchantd::domain::token::{NewFamily, NewPair, TokenSteps};
+use merchantd::domain::oauth::token::{NewFamily, NewPair, TokenSteps};
+use merchantd::domain::sales::basket::BasketRecord;
+use merchantd::domain::stock::levels::StockMove;
 use merchantd::metrics::Metrics;
 use merchantd::tenants::AppliedTenant;
 
@@ -211,7 +211,7 @@ storage_tests! {
         };
         let now = now_millis();
         let mut tx = db.begin().await.unwrap();
-        tx.create_code(&family, "code-hash", &merchantd::domain::token::CodeFacts {
+        tx.create_code(&family, "code-hash", &merchantd::domain::oauth::token::CodeFacts {
             redirect_uri: "http://127.0.0.1/cb".into(),
             code_challenge: None,
         }, now + 60_000).await.unwrap();

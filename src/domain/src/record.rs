@@ -285,12 +285,12 @@ pub enum Cell<'a> {
 /// serialize them, the domain only names them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Json<'a> {
-    Receipt(&'a super::pricing::Receipt),
-    ReturnOf(&'a super::basket::ReturnOf),
-    Attributes(&'a super::customer::Attributes),
-    Denominations(&'a super::till::Denominations),
-    TillFigures(&'a super::till::TillFigures),
-    SyncWarnings(&'a super::offline::SyncWarnings),
+    Receipt(&'a crate::sales::pricing::Receipt),
+    ReturnOf(&'a crate::sales::basket::ReturnOf),
+    Attributes(&'a crate::customers::customer::Attributes),
+    Denominations(&'a crate::till::session::Denominations),
+    TillFigures(&'a crate::till::session::TillFigures),
+    SyncWarnings(&'a crate::offline::sync::SyncWarnings),
 }
 
 impl serde::Serialize for Json<'_> {
@@ -549,32 +549,6 @@ macro_rules! choice_cell {
             }
         })*
     };
-}
-
-/// The declarations of every record type the API serves at the top level, for the document
-/// and for tests that walk them all.
-pub fn top_level() -> Vec<&'static RecordDecl> {
-    use super::*;
-    vec![
-        <store::StoreRecord as Declared>::DECL,
-        <category::CategoryRecord as Declared>::DECL,
-        <employee::EmployeeRecord as Declared>::DECL,
-        <application::ApplicationRecord as Declared>::DECL,
-        <supplier::SupplierRecord as Declared>::DECL,
-        <customer::CustomerRecord as Declared>::DECL,
-        <register::RegisterRecord as Declared>::DECL,
-        <till::SessionRecord as Declared>::DECL,
-        <till::CashMovementRecord as Declared>::DECL,
-        <supplier::SupplierStoreRecord as Declared>::DECL,
-        <promotion::PromotionRecord as Declared>::DECL,
-        <product::ProductRecord as Declared>::DECL,
-        <basket::BasketRecord as Declared>::DECL,
-        <sales::TransactionRecord as Declared>::DECL,
-        <sales::OrderRecord as Declared>::DECL,
-        <sales::InvoiceRecord as Declared>::DECL,
-        <reconcile::StockReconciliation as Declared>::DECL,
-        <webhook::WebhookRecord as Declared>::DECL,
-    ]
 }
 
 /// `pub fn new(id, now)` of a record type: nothing written yet, active from `now`, every other

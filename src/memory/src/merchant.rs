@@ -5,14 +5,14 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use domain::basket::BasketRecord;
 use domain::batch::{Idempotency, StoredAnswer, IDEMPOTENCY_TTL_MILLIS};
 use domain::event::Event;
-use domain::pricing::SaleSettings;
 use domain::record::{text_field, Visit};
-use domain::sales::{OrderRecord, TransactionRecord};
-use domain::sales_totals::Deltas;
-use domain::stock::StockMap;
+use domain::sales::basket::BasketRecord;
+use domain::sales::payment::{OrderRecord, TransactionRecord};
+use domain::sales::pricing::SaleSettings;
+use domain::sales::totals::Deltas;
+use domain::stock::levels::StockMap;
 use ports::{
     GroupStore, GroupWrites, HistoryStore, KindVisitor, OpenGroup, Pending, RecordKind, Records,
     Registered, SalesFilter, StateStore, StockStore, StorageError, StoredMerchant, WriteStep,

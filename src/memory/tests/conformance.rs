@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use domain::pricing::SaleSettings;
+use domain::sales::pricing::SaleSettings;
 use merchantd_memory::MemoryStorage;
 use ports::conformance::{run, Fixture};
 

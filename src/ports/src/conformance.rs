@@ -6,12 +6,12 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use domain::basket::BasketRecord;
 use domain::batch::{Change, Idempotency, IDEMPOTENCY_TTL_MILLIS};
-use domain::category::CategoryRecord;
+use domain::catalogue::category::CategoryRecord;
 use domain::event::{EventKind, NewEvent};
-use domain::sales_totals::Deltas;
-use domain::stock::{MoveReason, StockMove};
+use domain::sales::basket::BasketRecord;
+use domain::sales::totals::Deltas;
+use domain::stock::levels::{MoveReason, StockMove};
 
 use crate::{
     GroupWrites, MerchantStorage, RecordKind, Records, Registered, SalesFilter, WriteStep,

@@ -6,9 +6,9 @@ use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
 
-use domain::archive::Totals;
-use domain::operator::{MerchantSummary, OperatorToken};
-use domain::tenant::{AppliedTenant, Manifest};
+use domain::fleet::archive::Totals;
+use domain::fleet::operator::{MerchantSummary, OperatorToken};
+use domain::fleet::tenant::{AppliedTenant, Manifest};
 use domain::Failure;
 use tokio::sync::mpsc;
 

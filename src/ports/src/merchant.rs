@@ -8,9 +8,9 @@ use std::pin::Pin;
 
 use domain::batch::{Idempotency, StoredAnswer};
 use domain::event::NewEvent;
-use domain::pricing::SaleSettings;
-use domain::sales_totals::Deltas;
-use domain::stock::{StockMap, StockMove};
+use domain::sales::pricing::SaleSettings;
+use domain::sales::totals::Deltas;
+use domain::stock::levels::{StockMap, StockMove};
 
 use crate::records::{RecordChanges, RecordKind, Records};
 use crate::{Pending, StorageError};

@@ -6,15 +6,15 @@ use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 
-use domain::digest::Bucket;
 use domain::event::{ChangeWindow, Event, LogPosition};
 use domain::file::{NewFile, StoredFile};
+use domain::fleet::merchant::MerchantRecord;
 use domain::log::{LogChange, LogRecord, NewLog};
-use domain::merchant::MerchantRecord;
-use domain::report::{BasketReport, ReportRange};
-use domain::sales_totals::{Totals, TotalsKey, TotalsRange};
-use domain::stock::Ledger;
-use domain::webhook::{Delivery, DeliveryQuery, Resend};
+use domain::offline::digest::Bucket;
+use domain::sales::report::{BasketReport, ReportRange};
+use domain::sales::totals::{Totals, TotalsKey, TotalsRange};
+use domain::stock::levels::Ledger;
+use domain::webhooks::webhook::{Delivery, DeliveryQuery, Resend};
 
 use crate::Pending;
 

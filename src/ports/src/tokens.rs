@@ -2,7 +2,7 @@
 
 use domain::oauth::grants::authorization_code::{CodeExchange, CodeGrant};
 use domain::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
-use domain::token::{
+use domain::oauth::token::{
     AccessTokenRecord, Client, CodeFacts, ConnectedGrant, FamilyUse, GrantsOf, NewFamily,
     NewSession, SessionPurpose, SessionRecord, SignInCandidate, TokenInfo,
 };

@@ -2,7 +2,7 @@
 //! lease, their deliveries read, attempted and recorded.
 
 use domain::event::Event;
-use domain::webhook::{AttemptRecord, Endpoint, PendingDelivery, QueueDepth, Recorded};
+use domain::webhooks::webhook::{AttemptRecord, Endpoint, PendingDelivery, QueueDepth, Recorded};
 use tokio::sync::watch;
 
 use crate::Pending;

@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::oauth::revoke_access_tokens_of;
 use super::rows::{in_list, value_tuples};
 use super::{Announcement, Backend, Db, DbError, Tx};
-use domain::token::{ConnectedGrant, FamilyUse, GrantsOf};
+use domain::oauth::token::{ConnectedGrant, FamilyUse, GrantsOf};
 
 type GrantRow = (
     String,

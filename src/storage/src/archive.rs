@@ -9,8 +9,8 @@ use tokio::sync::mpsc;
 
 use super::rows::value_tuples;
 use super::{Backend, Db, DbError, Tx};
-use domain::archive::{Cell, Header, Kind, Totals, FORMAT, VERSION};
 use domain::dates::to_iso;
+use domain::fleet::archive::{Cell, Header, Kind, Totals, FORMAT, VERSION};
 use domain::now_millis;
 
 /// The tables an archive holds, parents before children (the order their migrations made
@@ -184,7 +184,7 @@ pub(super) async fn columns(
         .collect())
 }
 
-/// A cell's JSON form in an archive (module docs of `domain::archive`).
+/// A cell's JSON form in an archive (module docs of `domain::fleet::archive`).
 fn cell_json(cell: &Cell) -> serde_json::Value {
     use base64::Engine as _;
     match cell {
@@ -809,7 +809,7 @@ mod tests {
 
     #[test]
     fn lines_written_are_lines_read() {
-        use domain::archive::Line;
+        use domain::fleet::archive::Line;
         let names = vec!["id".to_owned(), "name".to_owned()];
         let table = Line::parse(&table_line("products", &names));
         assert_eq!(

@@ -15,7 +15,7 @@ use sqlx::Row;
 
 use super::archive::{bind_cell, cell, columns, owner_filter, CREDENTIALS, TABLES};
 use super::{Db, DbError, Tx};
-use domain::archive::{Cell, Kind};
+use domain::fleet::archive::{Cell, Kind};
 
 /// `xmin` as a 64-bit transaction id (`txid`), from the current epoch: an id above the
 /// snapshot's horizon's low 32 bits belongs to the epoch before. The horizon is a subquery,

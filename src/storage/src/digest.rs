@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::{rows, Db, DbError, Tx};
-use domain::digest::{record_hash, record_object, Bucket};
+use domain::offline::digest::{record_hash, record_object, Bucket};
 
 /// The ids per row of `digest_buckets`, which triggers keep as `record_digests` changes.
 const KEPT_BUCKET: i64 = 1_000;

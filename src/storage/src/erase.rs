@@ -11,7 +11,7 @@ use sqlx::AnyConnection;
 use super::events::events_of;
 use super::logs::{record as log_record, Row as LogRow};
 use super::{Db, DbError, Tx};
-use domain::erase::{
+use domain::customers::erase::{
     like_patterns, scrub_answer, scrub_event, scrub_json_text, scrub_text, searched,
 };
 use domain::event::Event;

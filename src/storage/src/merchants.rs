@@ -2,8 +2,8 @@
 
 use super::{Db, DbError};
 
-use domain::merchant::MerchantRecord;
-use domain::pricing::SaleSettings;
+use domain::fleet::merchant::MerchantRecord;
+use domain::sales::pricing::SaleSettings;
 
 impl Db {
     /// The version of the merchant's data: the number of write transactions committed for it.

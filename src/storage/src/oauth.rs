@@ -9,7 +9,7 @@ use sqlx::AnyConnection;
 
 use super::{Announcement, Db, DbError, Tx};
 use domain::now_millis;
-use domain::token::{
+use domain::oauth::token::{
     AccessTokenRecord, Client, CodeFacts, FamilyRecord, GrantSubject, LiveRefresh, NewFamily,
     NewPair, NewSession, SessionPurpose, SessionRecord, SignInCandidate, Spent, TakenCode,
     TokenInfo, TokenSteps,

@@ -5,9 +5,9 @@ use super::rows::in_list;
 use std::collections::HashSet;
 
 use super::{Announcement, Db, DbError, Tx};
+use domain::fleet::operator::{MerchantSummary, OperatorToken, StoredUsage};
+use domain::fleet::tenant::{AppliedTenant, Manifest};
 use domain::now_millis;
-use domain::operator::{MerchantSummary, OperatorToken, StoredUsage};
-use domain::tenant::{AppliedTenant, Manifest};
 
 /// Why a new merchant's key or one of its client ids is taken, if it is: by a stored merchant or
 /// application, or by an earlier object of the request (`keys`, `client_ids`).

@@ -7,9 +7,9 @@ use sqlx::AnyConnection;
 
 use super::rows;
 use super::{Announcement, DbError, Tx};
-use domain::application::ApplicationRecord;
-use domain::employee::EmployeeRecord;
 use domain::now_millis;
+use domain::people::application::ApplicationRecord;
+use domain::people::employee::EmployeeRecord;
 
 impl Tx {
     /// Writes an employee; a deleted one loses every token family, access token and sign-in

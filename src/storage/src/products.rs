@@ -2,7 +2,7 @@
 
 use super::rows;
 use super::{DbError, Tx};
-use domain::product::ProductRecord;
+use domain::catalogue::product::ProductRecord;
 
 impl Tx {
     /// Writes a product row and its instances (new ones inserted, dropped ones marked deleted).

@@ -7,7 +7,7 @@ use sqlx::AnyConnection;
 
 use super::rows::{self, TableRow};
 use super::{Backend, DbError, Tx};
-use domain::reconcile::{CountLine, StockReconciliation, SurplusEntry};
+use domain::stock::count::{CountLine, StockReconciliation, SurplusEntry};
 
 /// The counts matching `clause` (as for `rows::select`) with their lines and surplus entries.
 pub async fn select_counts(

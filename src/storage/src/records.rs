@@ -4,22 +4,22 @@
 
 use super::rows::{self, in_list, TableRow};
 use super::{reconcile, Backend, Db, DbError, Tx};
-use domain::application::ApplicationRecord;
-use domain::basket::BasketRecord;
 use domain::batch::Change;
-use domain::category::CategoryRecord;
-use domain::customer::CustomerRecord;
-use domain::employee::EmployeeRecord;
-use domain::product::ProductRecord;
-use domain::promotion::PromotionRecord;
-use domain::reconcile::StockReconciliation;
+use domain::catalogue::category::CategoryRecord;
+use domain::catalogue::product::ProductRecord;
+use domain::catalogue::promotion::PromotionRecord;
+use domain::catalogue::store::StoreRecord;
+use domain::catalogue::supplier::{SupplierRecord, SupplierStoreRecord};
+use domain::customers::customer::CustomerRecord;
+use domain::people::application::ApplicationRecord;
+use domain::people::employee::EmployeeRecord;
 use domain::record::Visit;
-use domain::register::RegisterRecord;
-use domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
-use domain::store::StoreRecord;
-use domain::supplier::{SupplierRecord, SupplierStoreRecord};
-use domain::till::{CashMovementRecord, SessionRecord};
-use domain::webhook::WebhookRecord;
+use domain::sales::basket::BasketRecord;
+use domain::sales::payment::{InvoiceRecord, OrderRecord, TransactionRecord};
+use domain::stock::count::StockReconciliation;
+use domain::till::register::RegisterRecord;
+use domain::till::session::{CashMovementRecord, SessionRecord};
+use domain::webhooks::webhook::WebhookRecord;
 use ports::{RecordChanges, RecordKind, Records, SalesFilter};
 
 /// Most values bound in one statement's `IN (...)` list; longer lists are split.

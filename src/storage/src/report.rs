@@ -1,4 +1,4 @@
-//! The basket report's indexed queries (the figures are computed in `domain::report`):
+//! The basket report's indexed queries (the figures are computed in `domain::sales::report`):
 //! completed `sale` baskets of the range (`baskets_store_completed`, or `baskets_completed`
 //! over every store) with their lines, completed payments and frozen receipts.
 
@@ -10,7 +10,9 @@ use sqlx::AnyConnection;
 
 use super::{Db, DbError};
 use domain::money;
-use domain::report::{BasketReport, BasketRow, LineRow, PaymentRow, ReceiptFigures, ReportRange};
+use domain::sales::report::{
+    BasketReport, BasketRow, LineRow, PaymentRow, ReceiptFigures, ReportRange,
+};
 
 fn stored_decimal(text: &str) -> Result<Decimal, DbError> {
     money::parse_stored(text).map_err(DbError::Corrupt)

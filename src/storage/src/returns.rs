@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::{Db, DbError};
-use domain::basket::ReturnOf;
+use domain::sales::basket::ReturnOf;
 
 impl Db {
     /// Sale line → units the return lines of live baskets (open or completed) give back.

@@ -2,7 +2,7 @@
 //! transaction, and read by `GET /report/sales` over a range of local days or hours.
 
 use super::{rows, Db, DbError, Tx};
-use domain::sales_totals::{Deltas, GroupColumn, Totals, TotalsKey, TotalsRange};
+use domain::sales::totals::{Deltas, GroupColumn, Totals, TotalsKey, TotalsRange};
 
 fn column(by: GroupColumn) -> &'static str {
     match by {

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::{rows, Db, DbError, Tx};
 
-pub use domain::stock::{Ledger, Movement, StockLevel, StockMove, MAX_MOVEMENTS};
+pub use domain::stock::levels::{Ledger, Movement, StockLevel, StockMove, MAX_MOVEMENTS};
 
 /// Stock rows upserted by one statement at most (five values each).
 const MOVES_PER_STATEMENT: usize = 1_000;

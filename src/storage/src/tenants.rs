@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use super::{Announcement, Db, DbError, Tx};
 use domain::crypto;
+use domain::fleet::tenant::{AppSpec, AppliedTenant, Manifest, PasswordSpec, StoreSpec, UserSpec};
 use domain::now_millis;
-use domain::tenant::{AppSpec, AppliedTenant, Manifest, PasswordSpec, StoreSpec, UserSpec};
 
 impl Db {
     /// Applies validated manifests in one transaction. Applying the same manifests again writes

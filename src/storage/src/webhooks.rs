@@ -7,7 +7,7 @@ use sqlx::{AnyConnection, Row};
 use super::rows;
 use super::{Backend, Db, DbError, Tx};
 use domain::event::{Event, TypeFilter};
-use domain::webhook::{
+use domain::webhooks::webhook::{
     Attempt, AttemptOutcome, AttemptRecord, Delivery, DeliveryQuery, DeliveryStatus, Endpoint,
     PendingDelivery, QueueDepth, Recorded, Resend, WebhookRecord, ROTATION_OVERLAP_MS,
 };

@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use domain::manifest::ManifestError;
-use domain::tenant::Manifest;
+use domain::fleet::manifest::ManifestError;
+use domain::fleet::tenant::Manifest;
 use merchantd_storage::Db;
 use ports::conformance::{run, Fixture};
 use sqlx::Connection;

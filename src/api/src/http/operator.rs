@@ -16,8 +16,8 @@ use super::filters::{id_list, HeaderCheck};
 use super::messages::Message;
 use super::AppState;
 use domain::dates::to_iso;
-use domain::operator::MerchantSummary;
-use domain::tenant::AppliedTenant;
+use domain::fleet::operator::MerchantSummary;
+use domain::fleet::tenant::AppliedTenant;
 use engine::services::operator::CreateRefused;
 
 /// Merchants one create may hold: each hashes its users' passwords (before the transaction).
@@ -134,7 +134,10 @@ async fn list(req: HttpRequest, state: web::Data<AppState>) -> Result<Reply, Api
         .field("nextAfterId", next))
 }
 
-fn summary_json(m: &MerchantSummary, live: domain::operator::LiveUsage) -> serde_json::Value {
+fn summary_json(
+    m: &MerchantSummary,
+    live: domain::fleet::operator::LiveUsage,
+) -> serde_json::Value {
     json!({
         "id": m.id,
         "key": m.key,

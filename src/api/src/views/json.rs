@@ -237,17 +237,17 @@ mod parity {
     use rust_decimal::Decimal;
 
     use super::*;
-    use domain::application::ApplicationRecord;
-    use domain::basket::{BasketLine, BasketRecord, BasketType};
-    use domain::category::CategoryRecord;
-    use domain::employee::EmployeeRecord;
-    use domain::product::{InstanceRecord, ProductRecord};
-    use domain::promotion::{PromotionRecord, PromotionType};
-    use domain::reconcile::{CountLine, StockReconciliation, SurplusEntry};
-    use domain::sales::{InvoiceItem, InvoiceRecord, OrderRecord, TransactionRecord};
-    use domain::store::StoreRecord;
-    use domain::supplier::{SupplierRecord, SupplierStoreRecord};
-    use domain::webhook::WebhookRecord;
+    use domain::catalogue::category::CategoryRecord;
+    use domain::catalogue::product::{InstanceRecord, ProductRecord};
+    use domain::catalogue::promotion::{PromotionRecord, PromotionType};
+    use domain::catalogue::store::StoreRecord;
+    use domain::catalogue::supplier::{SupplierRecord, SupplierStoreRecord};
+    use domain::people::application::ApplicationRecord;
+    use domain::people::employee::EmployeeRecord;
+    use domain::sales::basket::{BasketLine, BasketRecord, BasketType};
+    use domain::sales::payment::{InvoiceItem, InvoiceRecord, OrderRecord, TransactionRecord};
+    use domain::stock::count::{CountLine, StockReconciliation, SurplusEntry};
+    use domain::webhooks::webhook::WebhookRecord;
 
     fn d(s: &str) -> Decimal {
         s.parse().unwrap()

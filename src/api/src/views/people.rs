@@ -2,7 +2,7 @@
 
 use super::json::{push_str, write_store_roles};
 use super::Snapshot;
-use domain::employee::EmployeeRecord;
+use domain::people::employee::EmployeeRecord;
 
 /// `{"id", "firstName", "lastName", "email", "employee": {"merchantId", "roleId", "stores"}}`
 /// of a live employee; `None` when the snapshot has none with this id.

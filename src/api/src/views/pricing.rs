@@ -2,7 +2,7 @@
 //! writing nothing (docs/money-and-tax.md).
 
 use domain::batch::BatchObject;
-use domain::draft::{Draft, Keyed};
+use domain::sales::draft::{Draft, Keyed};
 use domain::{Failure, Refusal};
 use engine::actors::catalogue::pricing;
 use engine::actors::registry::Merchants;

@@ -1,10 +1,10 @@
 //! Records as reads show them, rendered once per version and kept in the record's memo; and
 //! the [`Render`] port through which the actors have their answers and events shown.
 
-use domain::catalogue::ImportReport;
-use domain::category::CategoryRecord;
+use domain::catalogue::category::CategoryRecord;
+use domain::catalogue::file::ImportReport;
 use domain::record::{Kind, Visit};
-use domain::stock::StockLevel;
+use domain::stock::levels::StockLevel;
 use engine::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
 use engine::actors::merchant::state::{Entry, Memo, MerchantState, Shown};
 use engine::actors::render::Render;
@@ -107,7 +107,7 @@ impl Render for Renderer {
         out
     }
 
-    fn shortfall(&self, shortfall: &domain::offline::Shortfall) -> String {
+    fn shortfall(&self, shortfall: &domain::offline::sync::Shortfall) -> String {
         serde_json::to_string(shortfall).unwrap_or_else(|_| "null".to_owned())
     }
 

@@ -6,8 +6,8 @@ use rust_decimal::Decimal;
 use serde_json::{json, Map, Value};
 
 use domain::money;
-use domain::report::{BasketReport, Totals};
-use domain::sales_totals::{
+use domain::sales::report::{BasketReport, Totals};
+use domain::sales::totals::{
     day_text, hour_text, Dimension, GroupColumn, Totals as SaleTotals, TotalsKey,
 };
 
@@ -107,8 +107,8 @@ mod tests {
     mod fixture {
         use std::collections::HashMap;
 
-        use domain::pricing::{Discount, TaxAmount};
-        use domain::report::*;
+        use domain::sales::pricing::{Discount, TaxAmount};
+        use domain::sales::report::*;
         use rust_decimal::Decimal;
 
         fn d(s: &str) -> Decimal {
@@ -424,10 +424,10 @@ mod props {
     use rust_decimal::Decimal;
 
     use super::*;
-    use domain::basket::{BasketLine, BasketRecord, BasketType};
-    use domain::pricing::{LineAmounts, Receipt, TaxAmount};
-    use domain::sales::TransactionRecord;
-    use domain::sales_totals::{local_bucket, sale_deltas, Deltas};
+    use domain::sales::basket::{BasketLine, BasketRecord, BasketType};
+    use domain::sales::payment::TransactionRecord;
+    use domain::sales::pricing::{LineAmounts, Receipt, TaxAmount};
+    use domain::sales::totals::{local_bucket, sale_deltas, Deltas};
 
     const ZONES: [&str; 3] = ["Europe/London", "Asia/Kolkata", "America/New_York"];
     const START: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z

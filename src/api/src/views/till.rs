@@ -9,11 +9,11 @@ use serde::Serialize;
 
 use super::lists::SalesQuery;
 use super::Snapshot;
-use domain::basket::BasketRecord;
 use domain::dates::to_iso;
-use domain::register::RegisterRecord;
-use domain::sales::TransactionRecord;
-use domain::till::{SessionRecord, Tally, TillFigures};
+use domain::sales::basket::BasketRecord;
+use domain::sales::payment::TransactionRecord;
+use domain::till::register::RegisterRecord;
+use domain::till::session::{SessionRecord, Tally, TillFigures};
 use domain::Failure;
 use engine::actors::registry::Merchants;
 
@@ -186,7 +186,8 @@ fn report(
     last: Option<i64>,
     register: &str,
 ) -> serde_json::Value {
-    let book = |b: &BTreeMap<String, Tally>| b.get(domain::till::CASH).map_or(0, |t| t.amount);
+    let book =
+        |b: &BTreeMap<String, Tally>| b.get(domain::till::session::CASH).map_or(0, |t| t.amount);
     let expected = session.opening_float + figures.cash_moved();
     let cash = Drawer {
         opening_float: session.opening_float,

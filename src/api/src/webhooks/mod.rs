@@ -28,7 +28,7 @@ use config::Settings;
 use domain::batch::{Answered, BatchObject, WriteMode};
 use domain::event::Event;
 use domain::now_millis;
-use domain::webhook::{
+use domain::webhooks::webhook::{
     backoff_ms, message_id, Attempt, AttemptOutcome, AttemptRecord, Endpoint, PendingDelivery,
     Recorded, WebhookRecord,
 };

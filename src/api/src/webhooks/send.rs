@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 use super::sign;
-use domain::webhook::Attempt;
+use domain::webhooks::webhook::Attempt;
 use engine::services::webhooks::{allowed_addresses, refused_host};
 
 /// How much of a receiver's answer an attempt keeps.

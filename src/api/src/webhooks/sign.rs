@@ -6,7 +6,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use ring::hmac;
 
-use domain::webhook::SECRET_PREFIX;
+use domain::webhooks::webhook::SECRET_PREFIX;
 
 /// The `webhook-signature` header for a message, one `v1,` signature per secret; secrets that
 /// do not decode are skipped (every stored one does: the server made them).

@@ -25,7 +25,7 @@ use super::resource::Resource;
 use crate::actors::ports::MerchantStorage;
 use crate::actors::render::Render;
 use domain::batch::{Answered, BatchObject, Idempotency, WriteMode};
-use domain::catalogue::{CatalogueFile, ImportOptions, ImportReport};
+use domain::catalogue::file::{CatalogueFile, ImportOptions, ImportReport};
 use domain::{now_millis, Failure};
 use metrics::Metrics;
 

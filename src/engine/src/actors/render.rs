@@ -4,9 +4,9 @@
 
 use super::merchant::job::{DeleteOutcome, ObjectOutcome};
 use super::merchant::state::{Memo, MerchantState};
-use domain::catalogue::ImportReport;
+use domain::catalogue::file::ImportReport;
 use domain::record::Visit;
-use domain::stock::StockLevel;
+use domain::stock::levels::StockLevel;
 
 pub trait Render: Send + Sync + 'static {
     /// A record as reads show it; the rendering stays in `memo` for the reads that follow.
@@ -20,7 +20,7 @@ pub trait Render: Send + Sync + 'static {
     fn stock(&self, store_id: i64, product_id: i64, level: StockLevel) -> String;
 
     /// The data of a `stock.shortfall` event.
-    fn shortfall(&self, shortfall: &domain::offline::Shortfall) -> String;
+    fn shortfall(&self, shortfall: &domain::offline::sync::Shortfall) -> String;
 
     /// A sync's answer, as kept for an `Idempotency-Key`.
     fn synced(&self, synced: &super::merchant::sync::Synced) -> String;

@@ -4,10 +4,10 @@
 use serde_json::{Map, Value};
 
 use super::merchant::state::{Collection, MerchantState};
-use domain::basket::BasketRecord;
 use domain::record::Declared;
-use domain::sales_totals::Deltas;
-use domain::stock::StockMove;
+use domain::sales::basket::BasketRecord;
+use domain::sales::totals::Deltas;
+use domain::stock::levels::StockMove;
 use domain::Refusal;
 use ports::{RecordKind, Registered};
 
@@ -143,7 +143,7 @@ pub trait Resource: Registered + Clone + Send + Sync + 'static {
         if !Self::CLIENT_IDS || fields.get("id").is_some_and(|id| !id.is_null()) {
             return None;
         }
-        domain::offline::client_key(fields.get("clientId")?)
+        domain::offline::sync::client_key(fields.get("clientId")?)
     }
 
     /// The record made under `client_id`, with the fingerprint of the body it was made from.

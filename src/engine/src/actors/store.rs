@@ -9,9 +9,9 @@ use tokio::sync::watch;
 
 use super::ports::StockStore;
 use super::ports::StorageError;
-use domain::stock::StockMove;
+use domain::stock::levels::StockMove;
 
-pub use domain::stock::StockMap;
+pub use domain::stock::levels::StockMap;
 
 pub struct StoreActor {
     merchant_id: i64,

@@ -16,7 +16,7 @@ use super::ports::{Grant, Granted, NewCode, TokenStore};
 use super::token_use::UseRecorder;
 use domain::oauth::grants::authorization_code::{CodeExchange, CodeGrant};
 use domain::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
-use domain::token::{
+use domain::oauth::token::{
     AccessTokenRecord, Client, CodeFacts, ConnectedGrant, GrantsOf, NewFamily, NewSession,
     RevokedGrant, SessionPurpose, SessionRecord, SignInCandidate, TokenInfo,
 };

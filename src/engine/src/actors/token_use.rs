@@ -12,7 +12,7 @@ use std::sync::{Arc, RwLock};
 use tokio::sync::mpsc;
 
 use super::token::Store;
-use domain::token::FamilyUse;
+use domain::oauth::token::FamilyUse;
 
 /// A family's uses are recorded at most this often per process: "last used" is accurate to
 /// about a minute, which is what the page shows.

@@ -15,7 +15,7 @@ pub mod webhooks;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use domain::merchant::MerchantRecord;
+use domain::fleet::merchant::MerchantRecord;
 use domain::Failure;
 use ports::fleet::FleetStore;
 use ports::ServiceStorage;

@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use domain::crypto;
+use domain::fleet::operator::{LiveUsage, MerchantSummary, OperatorToken};
+use domain::fleet::tenant::AppliedTenant;
+use domain::fleet::tenant::{Manifest, PasswordSpec};
 use domain::now_millis;
-use domain::operator::{LiveUsage, MerchantSummary, OperatorToken};
-use domain::tenant::AppliedTenant;
-use domain::tenant::{Manifest, PasswordSpec};
 use domain::Failure;
 use ports::fleet::FleetStore;
 pub use ports::fleet::{ImportRefused, Imported, MoveError, PodMoved};
@@ -57,7 +57,7 @@ impl Operator {
 
     /// Makes a new operator token named `name`, good for `days`; its text, shown once.
     pub async fn issue_token(&self, name: &str, days: u32) -> Result<String, Failure> {
-        let text = crypto::random_token(domain::operator::TOKEN_PREFIX);
+        let text = crypto::random_token(domain::fleet::operator::TOKEN_PREFIX);
         let token = OperatorToken {
             name: name.to_owned(),
             expires_at: now_millis() + i64::from(days) * 86_400_000,

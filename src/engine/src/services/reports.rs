@@ -2,8 +2,8 @@
 //! sales running totals.
 
 use super::Services;
-use domain::report::{BasketReport, ReportRange};
-use domain::sales_totals::{Totals, TotalsKey, TotalsRange};
+use domain::sales::report::{BasketReport, ReportRange};
+use domain::sales::totals::{Totals, TotalsKey, TotalsRange};
 use domain::Failure;
 
 impl Services {
@@ -27,7 +27,7 @@ impl Services {
         merchant_id: i64,
         object: &str,
         size: i64,
-    ) -> Result<Vec<domain::digest::Bucket>, Failure> {
+    ) -> Result<Vec<domain::offline::digest::Bucket>, Failure> {
         self.digests.note_read(merchant_id, domain::now_millis());
         Ok(self.storage.digest(merchant_id, object, size).await?)
     }
@@ -41,7 +41,7 @@ impl Services {
         merchant_id: i64,
         products: &[i64],
         range: (i64, i64),
-    ) -> Result<Option<domain::stock::Ledger>, Failure> {
+    ) -> Result<Option<domain::stock::levels::Ledger>, Failure> {
         Ok(self
             .storage
             .stock_ledger(merchant_id, products, range)

@@ -5,7 +5,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use super::Services;
-use domain::webhook::{forbidden_ip, forbidden_name, Delivery, DeliveryQuery, Resend};
+use domain::webhooks::webhook::{forbidden_ip, forbidden_name, Delivery, DeliveryQuery, Resend};
 use domain::Failure;
 
 /// How long a URL's host may take to resolve when it is written.

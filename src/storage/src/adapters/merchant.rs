@@ -6,8 +6,8 @@ use std::future::Future;
 use std::pin::Pin;
 
 use domain::batch::{Idempotency, StoredAnswer};
-use domain::register::RegisterRecord;
-use domain::stock::StockMap;
+use domain::stock::levels::StockMap;
+use domain::till::register::RegisterRecord;
 use futures_util::future::try_join_all;
 use ports::{
     GroupStore, GroupWrites, HistoryStore, OpenGroup, Pending, RecordKind, Records, SalesFilter,

@@ -10,11 +10,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use domain::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
-use domain::stock::StockMap;
-use domain::token::{
+use domain::oauth::token::{
     AccessTokenRecord, Client, ConnectedGrant, FamilyUse, GrantsOf, NewFamily, NewSession,
     SessionPurpose, SessionRecord, SignInCandidate, TokenInfo,
 };
+use domain::stock::levels::StockMap;
 use ports::{
     Grant, Granted, GroupStore, HistoryStore, NewCode, OpenGroup, Pending, RecordKind, Records,
     SalesFilter, StateStore, StockStore, StoredMerchant, TokenStore,

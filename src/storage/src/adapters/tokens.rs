@@ -3,7 +3,7 @@
 use domain::now_millis;
 use domain::oauth::grants::authorization_code;
 use domain::oauth::grants::refresh_token::{self, RefreshExchange, RefreshGrant};
-use domain::token::{
+use domain::oauth::token::{
     AccessTokenRecord, Client, ConnectedGrant, FamilyUse, GrantsOf, NewFamily, NewSession,
     SessionPurpose, SessionRecord, SignInCandidate, TokenInfo,
 };

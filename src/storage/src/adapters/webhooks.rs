@@ -1,7 +1,7 @@
 //! The webhook dispatcher's queue ([`DeliveryQueue`]) on one database (one dispatcher a pod).
 
 use domain::event::Event;
-use domain::webhook::{AttemptRecord, Endpoint, PendingDelivery, QueueDepth, Recorded};
+use domain::webhooks::webhook::{AttemptRecord, Endpoint, PendingDelivery, QueueDepth, Recorded};
 use ports::{DeliveryQueue, Pending};
 use tokio::sync::watch;
 

@@ -12,7 +12,7 @@ use super::Fleet;
 use crate::archive::{Exported, ImportError, Importer, MoveFrom};
 use crate::pods::{HOME, ID_RANGE};
 use crate::Db;
-use domain::archive::{Header, Line, Totals};
+use domain::fleet::archive::{Header, Line, Totals};
 use domain::Failure;
 use ports::fleet::{ImportRefused, Imported};
 

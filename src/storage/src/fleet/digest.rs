@@ -1,7 +1,7 @@
 //! The digest a move compares its two copies of a merchant by (docs/operations.md, "From SQLite
 //! to PostgreSQL"), read from the lines of the merchant's archive.
 
-use domain::archive::Line;
+use domain::fleet::archive::Line;
 
 /// What a merchant's archive holds, table by table, in a form two archives can be compared by
 /// (a move's verification, docs/operations.md "From SQLite to PostgreSQL"): each table's row

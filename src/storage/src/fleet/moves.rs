@@ -13,7 +13,7 @@ use super::digest::Digest;
 use super::Fleet;
 use crate::archive::{ImportError, MoveFrom};
 use crate::{Db, DbError};
-use domain::archive::Line;
+use domain::fleet::archive::Line;
 use domain::Failure;
 use ports::fleet::ImportRefused;
 use ports::fleet::MoveError;

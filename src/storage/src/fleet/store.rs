@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use domain::operator::{MerchantSummary, OperatorToken};
-use domain::tenant::{AppliedTenant, Manifest};
+use domain::fleet::operator::{MerchantSummary, OperatorToken};
+use domain::fleet::tenant::{AppliedTenant, Manifest};
 use domain::Failure;
 use ports::fleet::{Answer, FleetStore, ImportRefused, Imported, MoveError, PodMoved};
 use tokio::sync::mpsc;

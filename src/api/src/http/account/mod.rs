@@ -22,7 +22,7 @@ use super::oauth::signin::{self, Refused};
 use super::AppState;
 use domain::crypto::{constant_time_eq, random_token, sha256_hex};
 use domain::now_millis;
-use domain::token::{GrantsOf, SessionPurpose, SessionRecord};
+use domain::oauth::token::{GrantsOf, SessionPurpose, SessionRecord};
 use domain::Role;
 
 const PATH: &str = "/account";

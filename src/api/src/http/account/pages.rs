@@ -6,7 +6,7 @@ use actix_web::HttpResponse;
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use crate::http::oauth::pages::{document, esc, page};
-use domain::token::ConnectedGrant;
+use domain::oauth::token::ConnectedGrant;
 
 fn csrf_input(csrf: &str) -> String {
     format!(

@@ -14,7 +14,7 @@ use crate::http::AppState;
 use domain::crypto::{random_token, sha256_hex};
 use domain::now_millis;
 use domain::oauth::pkce;
-use domain::token::{Client, CodeFacts, NewFamily, SessionPurpose, SessionRecord};
+use domain::oauth::token::{Client, CodeFacts, NewFamily, SessionPurpose, SessionRecord};
 use domain::{Role, ScopeSet};
 
 /// The request parameters echoed as hidden inputs, in this order.
@@ -156,7 +156,7 @@ async fn validate(state: &AppState, p: &BTreeMap<String, String>) -> Result<Requ
         .filter(|uri| {
             app.redirect_uris
                 .iter()
-                .any(|r| domain::redirect_uri::matches(r, uri))
+                .any(|r| domain::oauth::redirect_uri::matches(r, uri))
         })
         .ok_or_else(|| {
             Refusal::Page(

@@ -12,7 +12,7 @@ use super::token::{admit_client, Admission};
 use crate::http::envelope::Reply;
 use crate::http::AppState;
 use domain::crypto::sha256_hex;
-use domain::token::Client;
+use domain::oauth::token::Client;
 use domain::{Failure, Scope};
 
 fn no_store(reply: Reply) -> Reply {

@@ -11,7 +11,7 @@ use base64::Engine;
 
 use super::error::OAuthError;
 use domain::crypto::{constant_time_eq, sha256_hex};
-use domain::token::Client;
+use domain::oauth::token::Client;
 use engine::actors::TokenActors;
 
 /// Request parameters, each present at most once.

@@ -8,7 +8,7 @@ use super::pages;
 use crate::http::AppState;
 use domain::crypto::{self, constant_time_eq, random_token, sha256_hex};
 use domain::now_millis;
-use domain::token::{NewSession, SessionPurpose, SignInCandidate};
+use domain::oauth::token::{NewSession, SessionPurpose, SignInCandidate};
 
 /// Failed sign-ins allowed before slowing down, per email and per IP.
 const FREE_FAILURES_PER_EMAIL: u32 = 5;

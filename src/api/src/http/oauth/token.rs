@@ -14,7 +14,7 @@ use domain::crypto::sha256_hex;
 use domain::oauth::grants::authorization_code::{CodeExchange, CodeGrant};
 use domain::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
 use domain::oauth::grants::{seconds_until, FreshPair};
-use domain::token::Client;
+use domain::oauth::token::Client;
 use domain::ScopeSet;
 
 pub async fn token(

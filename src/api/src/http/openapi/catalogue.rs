@@ -10,7 +10,7 @@ use utoipa::openapi::{Content, Required};
 use super::endpoints::{envelope_with, plain};
 use super::paths::{api_operation, filter_param, item, ok, with, Filter};
 use super::schemas::{self, closed, named};
-use domain::catalogue::COLUMNS;
+use domain::catalogue::file::COLUMNS;
 
 /// What an import answers under `import` (201, and 422 when nothing was imported), and the
 /// 422's whole answer.

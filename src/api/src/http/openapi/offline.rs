@@ -58,7 +58,7 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
         vec![
             (
                 "type",
-                RefOr::T(schemas::choice(&domain::sales::PAYMENT_TYPES)),
+                RefOr::T(schemas::choice(&domain::sales::payment::PAYMENT_TYPES)),
             ),
             ("amount", int()),
             ("tip", int()),
@@ -203,7 +203,7 @@ fn sync() -> PathItem {
 }
 
 fn digest() -> PathItem {
-    use domain::digest::{BUCKET_SIZES, RESOURCES};
+    use domain::offline::digest::{BUCKET_SIZES, RESOURCES};
     let sizes = ObjectBuilder::new()
         .schema_type(Type::String)
         .enum_values(Some(BUCKET_SIZES.iter().map(|n| n.to_string())))

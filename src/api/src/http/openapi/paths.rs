@@ -21,11 +21,14 @@ use crate::http::openapi::schemas::Kind;
 use crate::http::resources::generic::IdHeaders;
 use crate::http::resources::sales::SalesFilters;
 use crate::http::resources::OBJECT_IDS;
+use domain::catalogue::{category, product, promotion, store, supplier};
+use domain::customers::customer;
+use domain::people::{application, employee};
 use domain::record::{self, RecordDecl};
-use domain::{
-    application, basket, category, customer, employee, product, promotion, reconcile, register,
-    sales, store, supplier, till, webhook,
-};
+use domain::sales::{basket, payment as sales};
+use domain::stock::count as reconcile;
+use domain::till::{register, session as till};
+use domain::webhooks::webhook;
 use engine::actors::resource::Resource;
 
 /// A filter header beside a resource's id header.

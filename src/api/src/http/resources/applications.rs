@@ -11,9 +11,9 @@ use super::secrets::{Secrets, Shown};
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
 use crate::http::AppState;
-use domain::application::{wants_secret, ApplicationRecord};
 use domain::batch::{BatchObject, WriteMode};
 use domain::crypto;
+use domain::people::application::{wants_secret, ApplicationRecord};
 use engine::actors::merchant::job::ObjectOutcome;
 use engine::actors::resource::Resource;
 

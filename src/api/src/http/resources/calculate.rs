@@ -12,7 +12,7 @@ use crate::http::auth::Call;
 use crate::http::batch;
 use crate::http::envelope::{ErrorObject, Messages, Reply};
 use crate::http::error::ApiError;
-use domain::draft::DraftBatch;
+use domain::sales::draft::DraftBatch;
 
 pub async fn basket(call: Call, body: web::Bytes) -> Result<Reply, ApiError> {
     let Call { req, caller, state } = call;

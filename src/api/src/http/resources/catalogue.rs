@@ -13,7 +13,7 @@ use crate::http::envelope::{ErrorObject, Messages, Reply};
 use crate::http::error::ApiError;
 use crate::http::messages::Message;
 use crate::http::{batch, filters, idempotency, AppState};
-use domain::catalogue::{self, ImportOptions, ImportReport};
+use domain::catalogue::file::{self as catalogue, ImportOptions, ImportReport};
 
 /// The media types a catalogue file may be sent as (spreadsheets and browsers differ).
 const CSV_TYPES: [&str; 4] = [

@@ -13,10 +13,10 @@ use crate::http::error::ApiError;
 use crate::http::{delta, filters, idempotency, logs};
 use crate::views::lists::SalesQuery;
 use crate::views::{events, lists, Snapshot};
-use domain::basket::BasketRecord;
 use domain::batch::Answered;
-use domain::customer::CustomerRecord;
-use domain::sales::{OrderRecord, TransactionRecord};
+use domain::customers::customer::CustomerRecord;
+use domain::sales::basket::BasketRecord;
+use domain::sales::payment::{OrderRecord, TransactionRecord};
 use engine::actors::resource::Resource;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {

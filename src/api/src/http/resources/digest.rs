@@ -6,7 +6,7 @@ use crate::http::auth::Call;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::filters::HeaderCheck;
-use domain::digest::{Bucket, BUCKET_SIZES, RESOURCES};
+use domain::offline::digest::{Bucket, BUCKET_SIZES, RESOURCES};
 
 pub async fn digest(call: Call) -> Result<Reply, ApiError> {
     let Call { req, caller, state } = call;

@@ -10,7 +10,7 @@ use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
 use crate::http::AppState;
 use domain::batch::{BatchObject, WriteMode};
-use domain::employee::EmployeeRecord;
+use domain::people::employee::EmployeeRecord;
 use engine::actors::merchant::job::ObjectOutcome;
 use engine::actors::resource::Resource;
 

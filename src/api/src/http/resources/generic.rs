@@ -68,21 +68,21 @@ macro_rules! plain_writes {
 }
 
 plain_writes!(
-    domain::store::StoreRecord,
-    domain::category::CategoryRecord,
-    domain::product::ProductRecord,
-    domain::supplier::SupplierRecord,
-    domain::supplier::SupplierStoreRecord,
-    domain::customer::CustomerRecord,
-    domain::register::RegisterRecord,
-    domain::till::SessionRecord,
-    domain::till::CashMovementRecord,
-    domain::promotion::PromotionRecord,
-    domain::basket::BasketRecord,
-    domain::sales::TransactionRecord,
-    domain::sales::OrderRecord,
-    domain::sales::InvoiceRecord,
-    domain::reconcile::StockReconciliation
+    domain::catalogue::store::StoreRecord,
+    domain::catalogue::category::CategoryRecord,
+    domain::catalogue::product::ProductRecord,
+    domain::catalogue::supplier::SupplierRecord,
+    domain::catalogue::supplier::SupplierStoreRecord,
+    domain::customers::customer::CustomerRecord,
+    domain::till::register::RegisterRecord,
+    domain::till::session::SessionRecord,
+    domain::till::session::CashMovementRecord,
+    domain::catalogue::promotion::PromotionRecord,
+    domain::sales::basket::BasketRecord,
+    domain::sales::payment::TransactionRecord,
+    domain::sales::payment::OrderRecord,
+    domain::sales::payment::InvoiceRecord,
+    domain::stock::count::StockReconciliation
 );
 
 pub async fn list<R: Resource + IdHeaders>(call: Call) -> Result<Reply, ApiError> {

@@ -10,7 +10,7 @@ use crate::http::error::ApiError;
 use crate::http::filters::HeaderCheck;
 use domain::dates::to_iso;
 use domain::now_millis;
-use domain::stock::Ledger;
+use domain::stock::levels::Ledger;
 
 /// Products one read may name.
 const MAX_PRODUCTS: usize = 100;
@@ -65,7 +65,7 @@ pub async fn movements(call: Call) -> Result<Reply, ApiError> {
                 "movementFrom",
                 format!(
                     "more than {} movements in the range; narrow movementFrom and movementTo.",
-                    domain::stock::MAX_MOVEMENTS
+                    domain::stock::levels::MAX_MOVEMENTS
                 ),
             )
         })?;

@@ -33,23 +33,27 @@ use engine::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
 
 /// Every catalogue route.
 pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
-    use domain::basket::BasketRecord;
-    use domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
-    use domain::{category::CategoryRecord, product::ProductRecord, store::StoreRecord};
+    use domain::catalogue::{category::CategoryRecord, product::ProductRecord, store::StoreRecord};
+    use domain::sales::basket::BasketRecord;
+    use domain::sales::payment::{InvoiceRecord, OrderRecord, TransactionRecord};
     generic::routes::<StoreRecord>(cfg, "/store");
     generic::routes::<CategoryRecord>(cfg, "/category");
-    generic::routes::<domain::register::RegisterRecord>(cfg, "/register");
+    generic::routes::<domain::till::register::RegisterRecord>(cfg, "/register");
     cfg.service(
         actix_web::web::resource("/register/session/report")
             .route(actix_web::web::get().to(till::report)),
     );
-    generic::routes::<domain::till::SessionRecord>(cfg, "/register/session");
-    generic::routes::<domain::till::CashMovementRecord>(cfg, "/register/cash");
+    generic::routes::<domain::till::session::SessionRecord>(cfg, "/register/session");
+    generic::routes::<domain::till::session::CashMovementRecord>(cfg, "/register/cash");
     employees::routes(cfg);
     applications::routes(cfg);
     suppliers::routes(cfg);
     customers::routes(cfg);
-    with_list::<domain::customer::CustomerRecord, _, _>(cfg, "/customer", customers::list);
+    with_list::<domain::customers::customer::CustomerRecord, _, _>(
+        cfg,
+        "/customer",
+        customers::list,
+    );
     promotions::routes(cfg);
     webhooks::routes(cfg);
     with_list::<ProductRecord, _, _>(cfg, "/product", products::list);
@@ -65,7 +69,7 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     with_list::<TransactionRecord, _, _>(cfg, "/transaction", sales::list::<TransactionRecord>);
     with_list::<OrderRecord, _, _>(cfg, "/order", sales::list::<OrderRecord>);
     with_list::<InvoiceRecord, _, _>(cfg, "/invoice", sales::list::<InvoiceRecord>);
-    with_list::<domain::reconcile::StockReconciliation, _, _>(
+    with_list::<domain::stock::count::StockReconciliation, _, _>(
         cfg,
         "/stock/reconcile",
         reconcile::list,

@@ -8,7 +8,7 @@ use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::{batch, idempotency};
 use domain::now_millis;
-use domain::offline::{fingerprint, OfflineSale};
+use domain::offline::sync::{fingerprint, OfflineSale};
 
 /// The body's collection: `{"sales": {"<key>": {...}, ...}}`.
 pub const PLURAL: &str = "sales";

@@ -9,7 +9,7 @@ use crate::http::error::ApiError;
 use crate::http::{delta, filters};
 use crate::views::lists::{self, ListQuery, ProductQuery};
 use crate::views::Snapshot;
-use domain::product::ProductRecord;
+use domain::catalogue::product::ProductRecord;
 use engine::actors::resource::Resource;
 
 pub async fn list(call: Call) -> Result<Reply, ApiError> {

@@ -14,8 +14,8 @@ use crate::http::error::ApiError;
 use crate::http::filters;
 use crate::views::lists::ListQuery;
 use crate::views::Snapshot;
+use domain::catalogue::promotion::PromotionRecord;
 use domain::now_millis;
-use domain::promotion::PromotionRecord;
 
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
 

@@ -11,7 +11,7 @@ use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::filters::{self, HeaderCheck};
 use crate::views::lists::{self, SalesQuery};
-use domain::reconcile::StockReconciliation;
+use domain::stock::count::StockReconciliation;
 use engine::actors::resource::Resource;
 
 pub async fn list(call: Call) -> Result<Reply, ApiError> {

@@ -11,7 +11,7 @@ use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::filters::HeaderCheck;
 use crate::http::AppState;
-use domain::report::ReportRange;
+use domain::sales::report::ReportRange;
 
 const MAX_REPORT_DAYS: i64 = 366;
 
@@ -88,7 +88,7 @@ const MAX_SALES_DAYS: i64 = 366;
 /// `2026-11-27 14:00:00`), by `period` (`day` or `hour`) and `groupBy`, for `storeIds`.
 pub async fn sales(call: Call) -> Result<Reply, ApiError> {
     use crate::views::report::GroupBy;
-    use domain::sales_totals::{local_hour_of, TotalsRange};
+    use domain::sales::totals::{local_hour_of, TotalsRange};
     let Call { req, caller, state } = call;
     let mut check = HeaderCheck::new(req.headers());
     let from = check.parsed("reportFrom", local_hour_of);

@@ -13,8 +13,8 @@ use crate::http::error::ApiError;
 use crate::http::filters;
 use crate::views::lists::{self, Historic, SalesQuery};
 use crate::views::Snapshot;
-use domain::basket::BasketRecord;
-use domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
+use domain::sales::basket::BasketRecord;
+use domain::sales::payment::{InvoiceRecord, OrderRecord, TransactionRecord};
 
 /// Which filter headers a sales resource reads besides its ids and `deleted`.
 pub struct Reads {

@@ -5,7 +5,7 @@
 use actix_web::web;
 
 use super::generic;
-use domain::supplier::{SupplierRecord, SupplierStoreRecord};
+use domain::catalogue::supplier::{SupplierRecord, SupplierStoreRecord};
 
 /// Both paths are exact, so neither shadows the other.
 pub fn routes(cfg: &mut web::ServiceConfig) {

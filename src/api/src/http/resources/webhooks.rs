@@ -25,7 +25,7 @@ use domain::batch::{BatchObject, WriteMode};
 use domain::crypto;
 use domain::dates::to_iso;
 use domain::now_millis;
-use domain::webhook::{
+use domain::webhooks::webhook::{
     message_id, wants_secret, Delivery, DeliveryQuery, DeliveryStatus, Resend, WebhookRecord,
     SECRET_BYTES, SECRET_PREFIX,
 };

@@ -2,7 +2,7 @@
 //! storage steps of one transaction.
 
 use crate::oauth::pkce;
-use crate::token::{FamilyRecord, NewPair, Spent, TokenSteps};
+use crate::oauth::token::{FamilyRecord, NewPair, Spent, TokenSteps};
 
 /// A token request for a code, as the token endpoint parsed it.
 #[derive(Debug, Clone)]

@@ -1,5 +1,5 @@
 //! One file per grant type, as rauthy does it: each holds the grant's rules, written against
-//! the storage steps of [`TokenSteps`](crate::token::TokenSteps) and run by the token
+//! the storage steps of [`TokenSteps`](crate::oauth::token::TokenSteps) and run by the token
 //! actors inside one transaction.
 
 pub mod authorization_code;
@@ -7,7 +7,7 @@ pub mod refresh_token;
 
 use crate::crypto::{random_token, sha256_hex};
 use crate::now_millis;
-use crate::token::NewPair;
+use crate::oauth::token::NewPair;
 
 /// A fresh access/refresh pair: the clear tokens for the client, the hashes for the store.
 #[derive(Debug, Clone)]

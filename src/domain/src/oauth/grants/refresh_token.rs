@@ -8,7 +8,7 @@
 use super::FreshPair;
 use crate::crypto::sha256_hex;
 use crate::oauth::seal::{self, SealedPair};
-use crate::token::{FamilyRecord, LiveRefresh, NewPair, Spent, TokenSteps};
+use crate::oauth::token::{FamilyRecord, LiveRefresh, NewPair, Spent, TokenSteps};
 use crate::{Role, ScopeSet};
 
 /// A token request with a refresh token, as the token endpoint parsed it. The clear refresh

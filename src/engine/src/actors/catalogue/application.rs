@@ -1,7 +1,7 @@
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
-use domain::application::ApplicationRecord;
 use domain::crypto;
+use domain::people::application::ApplicationRecord;
 
 /// `app-` and 64 random bits in hex. The column is unique across merchants; a collision is
 /// astronomically unlikely, and would fail the write rather than share a client id.

@@ -1,6 +1,6 @@
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
-use domain::category::CategoryRecord;
+use domain::catalogue::category::CategoryRecord;
 
 /// A parent must be a live category of this merchant whose ancestors do not include `child`.
 fn parent_check(state: &MerchantState, child: i64, parent: i64) -> Result<(), String> {

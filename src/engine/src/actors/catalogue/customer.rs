@@ -2,7 +2,7 @@ use std::collections::BTreeSet;
 
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
-use domain::customer::{search_prefixes, CustomerRecord};
+use domain::customers::customer::{search_prefixes, CustomerRecord};
 
 impl Resource for CustomerRecord {
     crate::resource_basics!(customers);

@@ -1,7 +1,7 @@
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
-use domain::employee::{Directory, EmployeeRecord};
-use domain::store::StoreRecord;
+use domain::catalogue::store::StoreRecord;
+use domain::people::employee::{Directory, EmployeeRecord};
 
 impl Directory for MerchantState {
     fn is_live_store(&self, id: i64) -> bool {

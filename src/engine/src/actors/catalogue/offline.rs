@@ -7,17 +7,17 @@
 use std::collections::BTreeMap;
 
 use crate::actors::merchant::state::MerchantState;
-use domain::basket::{BasketLine, BasketRecord};
-use domain::customer::CustomerRecord;
-use domain::employee::EmployeeRecord;
+use domain::catalogue::product::ProductRecord;
+use domain::catalogue::promotion::PromotionRecord;
+use domain::catalogue::store::StoreRecord;
+use domain::customers::customer::CustomerRecord;
 use domain::money;
-use domain::offline::{OfflineLine, OfflineSale, Shortfall, SyncWarnings};
-use domain::product::ProductRecord;
-use domain::promotion::PromotionRecord;
-use domain::register::RegisterRecord;
-use domain::sales::TransactionRecord;
-use domain::store::StoreRecord;
-use domain::till::SessionRecord;
+use domain::offline::sync::{OfflineLine, OfflineSale, Shortfall, SyncWarnings};
+use domain::people::employee::EmployeeRecord;
+use domain::sales::basket::{BasketLine, BasketRecord};
+use domain::sales::payment::TransactionRecord;
+use domain::till::register::RegisterRecord;
+use domain::till::session::SessionRecord;
 
 /// A sale ready to be accepted: its payments first, then the completed basket.
 pub struct Recorded {

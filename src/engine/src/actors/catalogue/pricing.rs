@@ -1,23 +1,23 @@
 //! A basket priced with what the merchant's state knows: each line's rates from its price
 //! instance and the merchant's `[sales]` settings, the promotions valid for the basket's store
-//! at this moment (automatic ones and those it names), and the sale engine of `domain::pricing`.
+//! at this moment (automatic ones and those it names), and the sale engine of `domain::sales::pricing`.
 
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
-use domain::basket::{
+use domain::catalogue::product::ProductRecord;
+use domain::catalogue::promotion::PromotionRecord;
+use domain::catalogue::store::StoreRecord;
+use domain::customers::customer::CustomerRecord;
+use domain::dates;
+use domain::people::employee::EmployeeRecord;
+use domain::sales::basket::{
     BasketContext, BasketLine, BasketRecord, BasketType, InstancePrice, ReturnOf, Returnable, Till,
 };
-use domain::customer::CustomerRecord;
-use domain::dates;
-use domain::draft::Draft;
-use domain::employee::EmployeeRecord;
-use domain::pricing::{self, LineTax, Offer, Receipt, SaleLine, SaleSettings};
-use domain::product::ProductRecord;
-use domain::promotion::PromotionRecord;
-use domain::sales::TransactionRecord;
-use domain::store::StoreRecord;
+use domain::sales::draft::Draft;
+use domain::sales::payment::TransactionRecord;
+use domain::sales::pricing::{self, LineTax, Offer, Receipt, SaleLine, SaleSettings};
 use domain::Refusal;
 
 /// Runs `f` with what basket rules need of the merchant at `now`.

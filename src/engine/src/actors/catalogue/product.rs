@@ -2,8 +2,8 @@ use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
-use domain::category::CategoryRecord;
-use domain::product::{ProductContext, ProductRecord};
+use domain::catalogue::category::CategoryRecord;
+use domain::catalogue::product::{ProductContext, ProductRecord};
 use domain::refusal::Refusal;
 
 fn apply(record: ProductRecord, w: Writing<'_>) -> Result<ProductRecord, Vec<String>> {

@@ -1,7 +1,7 @@
 use crate::actors::resource::{Resource, Writing};
-use domain::category::CategoryRecord;
-use domain::promotion::{PromotionRecord, References};
-use domain::store::StoreRecord;
+use domain::catalogue::category::CategoryRecord;
+use domain::catalogue::promotion::{PromotionRecord, References};
+use domain::catalogue::store::StoreRecord;
 
 /// Applies `fields` with store and category ids checked against this merchant's live records.
 fn apply(record: PromotionRecord, w: Writing<'_>) -> Result<PromotionRecord, Vec<String>> {

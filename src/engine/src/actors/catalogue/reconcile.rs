@@ -7,12 +7,12 @@ use serde_json::{Map, Value};
 
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Kind, Resource, Writing};
-use domain::basket::BasketRecord;
-use domain::basket::InstancePrice;
-use domain::product::ProductRecord;
-use domain::reconcile::{CountContext, StockReconciliation};
-use domain::stock::{MoveReason, StockMove};
-use domain::store::StoreRecord;
+use domain::catalogue::product::ProductRecord;
+use domain::catalogue::store::StoreRecord;
+use domain::sales::basket::BasketRecord;
+use domain::sales::basket::InstancePrice;
+use domain::stock::count::{CountContext, StockReconciliation};
+use domain::stock::levels::{MoveReason, StockMove};
 
 /// A wastage line's price: the product's first live instance (its only one, usually), or
 /// nothing at all (instance 0, price 0) when it has none.

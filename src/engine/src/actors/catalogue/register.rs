@@ -1,7 +1,7 @@
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
-use domain::register::RegisterRecord;
-use domain::store::StoreRecord;
+use domain::catalogue::store::StoreRecord;
+use domain::till::register::RegisterRecord;
 
 impl Resource for RegisterRecord {
     crate::resource_basics!(registers);

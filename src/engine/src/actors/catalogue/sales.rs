@@ -7,18 +7,18 @@ use serde_json::{Map, Value};
 use super::pricing;
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{index_client, Kind, Resource, Writing};
-use domain::basket::{self, BasketRecord};
-use domain::customer::CustomerRecord;
-use domain::offline::fingerprint;
-use domain::product::ProductRecord;
-use domain::sales::{
+use domain::catalogue::product::ProductRecord;
+use domain::catalogue::store::StoreRecord;
+use domain::catalogue::supplier::{SupplierRecord, SupplierStoreRecord};
+use domain::customers::customer::CustomerRecord;
+use domain::offline::sync::fingerprint;
+use domain::sales::basket::{self, BasketRecord};
+use domain::sales::payment::{
     self, InvoiceContext, InvoiceRecord, OrderContext, OrderRecord, PaymentContext, Refundable,
     TransactionRecord,
 };
-use domain::sales_totals::Deltas;
-use domain::stock::{MoveReason, StockMove};
-use domain::store::StoreRecord;
-use domain::supplier::{SupplierRecord, SupplierStoreRecord};
+use domain::sales::totals::Deltas;
+use domain::stock::levels::{MoveReason, StockMove};
 use domain::Refusal;
 
 /// The parts every sales record shares: a soft delete, a collection, and a completion that
@@ -362,7 +362,7 @@ fn apply_invoice(base: InvoiceRecord, w: Writing<'_>) -> Result<InvoiceRecord, V
 
 completing_sale! {
     InvoiceRecord: invoices, Kind::Invoice,
-    apply: apply_invoice, new_children: sales::new_items, children: items,
+    apply: apply_invoice, new_children: payment::new_items, children: items,
     completes_as: "received",
     moves: |invoice| invoice.items.iter().map(|i| StockMove {
         store_id: invoice.store_id,

@@ -1,6 +1,6 @@
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
-use domain::store::StoreRecord;
+use domain::catalogue::store::StoreRecord;
 
 impl Resource for StoreRecord {
     crate::resource_basics!(stores);
@@ -13,7 +13,7 @@ impl Resource for StoreRecord {
     /// baskets are always cached, so counting the cached ones is exact.
     fn check_delete(&self, state: &MerchantState) -> Result<(), String> {
         let open = state
-            .live::<domain::basket::BasketRecord>()
+            .live::<domain::sales::basket::BasketRecord>()
             .filter(|b| b.store_id == self.id && !b.completed)
             .count();
         if open > 0 {

@@ -1,6 +1,6 @@
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
-use domain::supplier::{SupplierRecord, SupplierStoreRecord};
+use domain::catalogue::supplier::{SupplierRecord, SupplierStoreRecord};
 
 /// A supplier store's parent must be a live supplier of this merchant.
 fn supplier_check(state: &MerchantState, id: i64) -> Result<(), String> {

@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use crate::actors::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
-use domain::basket::BasketRecord;
-use domain::employee::EmployeeRecord;
-use domain::product::ProductRecord;
-use domain::register::RegisterRecord;
-use domain::sales::TransactionRecord;
-use domain::sales_totals::{local_bucket, sale_deltas, Deltas};
-use domain::store::StoreRecord;
-use domain::till::{CashMovementRecord, SessionContext, SessionRecord, TillFigures};
+use domain::catalogue::product::ProductRecord;
+use domain::catalogue::store::StoreRecord;
+use domain::people::employee::EmployeeRecord;
+use domain::sales::basket::BasketRecord;
+use domain::sales::payment::TransactionRecord;
+use domain::sales::totals::{local_bucket, sale_deltas, Deltas};
+use domain::till::register::RegisterRecord;
+use domain::till::session::{CashMovementRecord, SessionContext, SessionRecord, TillFigures};
 
 /// A live register's store, or why `id` is not one of this merchant's.
 pub fn register_store(state: &MerchantState, id: i64) -> Result<i64, String> {

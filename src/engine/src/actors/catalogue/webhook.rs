@@ -1,5 +1,5 @@
 use crate::actors::resource::{Resource, Writing};
-use domain::webhook::{ServerFacts, WebhookRecord};
+use domain::webhooks::webhook::{ServerFacts, WebhookRecord};
 
 impl Resource for WebhookRecord {
     crate::resource_basics!(webhooks);

@@ -15,10 +15,10 @@ use crate::actors::ports::{Registered, WriteStep};
 use crate::actors::render::Render;
 use crate::actors::resource::Resource;
 use domain::batch::{Change, Idempotency, StoredAnswer};
-use domain::customer::CustomerRecord;
+use domain::customers::customer::CustomerRecord;
 use domain::event::NewEvent;
-use domain::sales::OrderRecord;
-use domain::stock::StockMove;
+use domain::sales::payment::OrderRecord;
+use domain::stock::levels::StockMove;
 use domain::Failure;
 
 /// One customer made anonymous by the job: the record as it is now, and the identifying

@@ -4,11 +4,11 @@
 //! that importing it into an empty merchant with the same stores exports the same bytes.
 
 use super::state::MerchantState;
-use domain::catalogue::{CatalogueFile, FileInstance, FileProduct};
-use domain::category::CategoryRecord;
+use domain::catalogue::category::CategoryRecord;
+use domain::catalogue::file::{CatalogueFile, FileInstance, FileProduct};
+use domain::catalogue::product::ProductRecord;
+use domain::catalogue::store::StoreRecord;
 use domain::money;
-use domain::product::ProductRecord;
-use domain::store::StoreRecord;
 
 pub fn catalogue(state: &MerchantState) -> CatalogueFile {
     let mut stores: Vec<&StoreRecord> = state.live::<StoreRecord>().collect();

@@ -21,8 +21,8 @@ use crate::actors::resource::Kind;
 use crate::actors::store::{ApplyStock, Probe, StoreActor};
 use domain::clock::write_millis;
 use domain::event::{EventKind, NewEvent};
-use domain::sales_totals::Deltas;
-use domain::stock::StockMove;
+use domain::sales::totals::Deltas;
+use domain::stock::levels::StockMove;
 use domain::{now_millis, Failure};
 
 /// How a group ended.

@@ -15,10 +15,10 @@ use super::job::Wants;
 use super::state::{Cached, Entry, MerchantState};
 use crate::actors::ports::{HistoryStore, Records, SalesFilter, StorageError};
 use crate::actors::resource::{Kind, Resource};
-use domain::basket::BasketRecord;
-use domain::reconcile::StockReconciliation;
 use domain::record::{bool_field, int_field};
-use domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
+use domain::sales::basket::BasketRecord;
+use domain::sales::payment::{InvoiceRecord, OrderRecord, TransactionRecord};
+use domain::stock::count::StockReconciliation;
 use metrics::Metrics;
 
 /// History records kept in memory, per kind, across all merchants of the process.

@@ -17,15 +17,15 @@ use crate::actors::render::Render;
 use crate::actors::resource::Input;
 use domain::batch::StoredAnswer;
 use domain::batch::{Idempotency, WriteMode};
-use domain::catalogue::{
+use domain::catalogue::category::CategoryRecord;
+use domain::catalogue::file::{
     CatalogueFile, FileProduct, ImportOptions, ImportReport, RowProblem, STOCK_PREFIX,
 };
-use domain::category::CategoryRecord;
+use domain::catalogue::product::ProductRecord;
+use domain::catalogue::store::StoreRecord;
 use domain::event::NewEvent;
-use domain::product::ProductRecord;
-use domain::reconcile::StockReconciliation;
-use domain::stock::StockMove;
-use domain::store::StoreRecord;
+use domain::stock::count::StockReconciliation;
+use domain::stock::levels::StockMove;
 use domain::Failure;
 
 /// The note of the stock counts that book an import's opening stock.
@@ -555,7 +555,7 @@ impl Job for ImportJob {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use domain::catalogue::FileInstance;
+    use domain::catalogue::file::FileInstance;
 
     #[test]
     fn product_refusals_point_at_their_row_and_column() {

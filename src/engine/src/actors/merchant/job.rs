@@ -14,11 +14,11 @@ use super::state::MerchantState;
 use crate::actors::ports::{Registered, WriteStep};
 use crate::actors::render::Render;
 use crate::actors::resource::{Input, Kind, Resource};
-use domain::basket::BasketRecord;
 use domain::batch::{Answered, BatchObject, Change, Idempotency, StoredAnswer, WriteMode};
 use domain::event::{EventKind, NewEvent};
-use domain::sales_totals::Deltas;
-use domain::stock::StockMove;
+use domain::sales::basket::BasketRecord;
+use domain::sales::totals::Deltas;
+use domain::stock::levels::StockMove;
 use domain::{Failure, Refusal};
 
 /// A saved object as the answer shows it.
@@ -292,14 +292,14 @@ impl<R: Resource> Job for WriteJob<R> {
                 want_missing::<R>(state, id, wants);
                 // A payment or an order being changed needs its basket too.
                 if let Some(basket) = state.entry::<R>(id).and_then(|r| r.basket_id()) {
-                    want_missing::<domain::basket::BasketRecord>(state, basket, wants);
+                    want_missing::<domain::sales::basket::BasketRecord>(state, basket, wants);
                 }
             }
             for basket in R::referenced_baskets(fields) {
-                want_missing::<domain::basket::BasketRecord>(state, basket, wants);
+                want_missing::<domain::sales::basket::BasketRecord>(state, basket, wants);
             }
             for payment in R::referenced_payments(fields) {
-                want_missing::<domain::sales::TransactionRecord>(state, payment, wants);
+                want_missing::<domain::sales::payment::TransactionRecord>(state, payment, wants);
             }
         }
     }
@@ -543,7 +543,7 @@ fn repeated<R: Resource>(
     let (id, made_from) = R::made_by_client(state, &client)?;
     let noun = R::NOUN.to_lowercase();
     Some(
-        if made_from.as_deref() == Some(domain::offline::fingerprint(fields).as_str()) {
+        if made_from.as_deref() == Some(domain::offline::sync::fingerprint(fields).as_str()) {
             Ok((
                 false,
                 id,

@@ -12,9 +12,9 @@ use crate::actors::ports::{
     MerchantStorage, RecordKind, Records, Registered, SalesFilter, StorageError,
 };
 use crate::actors::resource::Resource;
-use domain::basket::BasketRecord;
-use domain::sales::TransactionRecord;
-use domain::till::TillFigures;
+use domain::sales::basket::BasketRecord;
+use domain::sales::payment::TransactionRecord;
+use domain::till::session::TillFigures;
 
 /// `blank` (a state with nothing loaded, made by the supervisor with its settings) filled with
 /// what storage keeps of its merchant.

@@ -15,22 +15,22 @@ use tokio::sync::watch;
 
 use crate::actors::resource::{Kind, Resource};
 use crate::actors::store::StockMap;
-use domain::application::ApplicationRecord;
-use domain::basket::BasketRecord;
-use domain::category::CategoryRecord;
-use domain::customer::CustomerRecord;
-use domain::employee::EmployeeRecord;
-use domain::pricing::SaleSettings;
-use domain::product::ProductRecord;
-use domain::promotion::PromotionRecord;
-use domain::reconcile::StockReconciliation;
-use domain::register::RegisterRecord;
-use domain::sales::{InvoiceRecord, OrderRecord, TransactionRecord};
-use domain::stock::{StockLevel, StockMove};
-use domain::store::StoreRecord;
-use domain::supplier::{SupplierRecord, SupplierStoreRecord};
-use domain::till::{CashMovementRecord, SessionRecord, TillFigures};
-use domain::webhook::WebhookRecord;
+use domain::catalogue::category::CategoryRecord;
+use domain::catalogue::product::ProductRecord;
+use domain::catalogue::promotion::PromotionRecord;
+use domain::catalogue::store::StoreRecord;
+use domain::catalogue::supplier::{SupplierRecord, SupplierStoreRecord};
+use domain::customers::customer::CustomerRecord;
+use domain::people::application::ApplicationRecord;
+use domain::people::employee::EmployeeRecord;
+use domain::sales::basket::BasketRecord;
+use domain::sales::payment::{InvoiceRecord, OrderRecord, TransactionRecord};
+use domain::sales::pricing::SaleSettings;
+use domain::stock::count::StockReconciliation;
+use domain::stock::levels::{StockLevel, StockMove};
+use domain::till::register::RegisterRecord;
+use domain::till::session::{CashMovementRecord, SessionRecord, TillFigures};
+use domain::webhooks::webhook::WebhookRecord;
 
 /// A record, with what the read side derived from this version of it (its rendering), shared
 /// by every snapshot holding it.

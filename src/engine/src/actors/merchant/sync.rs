@@ -13,14 +13,14 @@ use crate::actors::catalogue::offline::{self, Recorded};
 use crate::actors::ports::WriteStep;
 use crate::actors::render::Render;
 use crate::actors::resource::Kind;
-use domain::basket::BasketRecord;
 use domain::batch::Idempotency;
 use domain::batch::StoredAnswer;
 use domain::event::{EventKind, NewEvent};
-use domain::offline::{OfflineSale, Shortfall};
-use domain::sales::TransactionRecord;
-use domain::sales_totals::Deltas;
-use domain::stock::StockMove;
+use domain::offline::sync::{OfflineSale, Shortfall};
+use domain::sales::basket::BasketRecord;
+use domain::sales::payment::TransactionRecord;
+use domain::sales::totals::Deltas;
+use domain::stock::levels::StockMove;
 use domain::{Failure, Refusal};
 
 /// A sale of the body: parsed, or what is wrong with it.

@@ -13,10 +13,10 @@ use crate::actors::merchant::state::{Memo, MerchantState};
 use crate::actors::registry::{Merchants, RegistryConfig};
 use crate::actors::render::Render;
 use domain::batch::{Answered, BatchObject, WriteMode};
-use domain::catalogue::ImportReport;
-use domain::category::CategoryRecord;
+use domain::catalogue::category::CategoryRecord;
+use domain::catalogue::file::ImportReport;
 use domain::record::Visit;
-use domain::stock::StockLevel;
+use domain::stock::levels::StockLevel;
 use domain::Failure;
 use memory::MemoryStorage;
 use metrics::Metrics;
@@ -45,7 +45,7 @@ impl Render for Blank {
     fn imported(&self, _: &ImportReport) -> String {
         String::new()
     }
-    fn shortfall(&self, _: &domain::offline::Shortfall) -> String {
+    fn shortfall(&self, _: &domain::offline::sync::Shortfall) -> String {
         String::new()
     }
     fn synced(&self, _: &super::sync::Synced) -> String {

@@ -1,0 +1,185 @@
+//! Suppliers and their stores (depots, branches) (api-reference.md, Supplier).
+
+use serde_json::{Map, Value};
+
+use crate::fields::{Fields, Patch, Shape};
+use merchantd_macros::Record;
+
+#[derive(Clone, Debug, Default, PartialEq, Record)]
+#[record(table = "suppliers", event = "supplier")]
+pub struct SupplierRecord {
+    pub id: i64,
+    #[field(required)]
+    pub name: String,
+    pub description: Option<String>,
+    pub company_number: Option<String>,
+    pub vat_number: Option<String>,
+    pub note: Option<String>,
+    pub active_date: Option<i64>,
+    #[field(read_only)]
+    pub delete_date: Option<i64>,
+}
+
+/// The fields supplier writes accept (see [`Shape`]).
+pub const SUPPLIER_SHAPE: Shape = Shape::of::<SupplierRecord>();
+
+impl SupplierRecord {
+    crate::blank!(|id, now|);
+
+    /// Applies written fields (fields left out keep their value).
+    pub fn apply(mut self, fields: Map<String, Value>) -> Result<Self, Vec<String>> {
+        let mut f = Fields::declared::<Self>(fields);
+        let name = f
+            .text("name", 200)
+            .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
+        self.description = f.text("description", 2000).apply(self.description);
+        self.company_number = f.text("companyNumber", 40).apply(self.company_number);
+        self.vat_number = f.text("vatNumber", 40).apply(self.vat_number);
+        self.note = f.text("note", 2000).apply(self.note);
+        self.active_date = f.date("activeDate").apply(self.active_date);
+        f.require("name", &name);
+        f.finish()?;
+        self.name = name.unwrap_or_default();
+        Ok(self)
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Record)]
+#[record(table = "supplier_stores", event = "supplier_store")]
+pub struct SupplierStoreRecord {
+    pub id: i64,
+    #[field(required, filter = "supplierIds")]
+    pub supplier_id: i64,
+    pub name: Option<String>,
+    pub address_line1: Option<String>,
+    pub address_line2: Option<String>,
+    pub address_line3: Option<String>,
+    pub city: Option<String>,
+    pub postcode: Option<String>,
+    pub country_id: Option<String>,
+    pub phone_number: Option<String>,
+    pub email: Option<String>,
+    pub lat: Option<f64>,
+    pub lng: Option<f64>,
+    pub active_date: Option<i64>,
+    #[field(read_only)]
+    pub delete_date: Option<i64>,
+}
+
+/// The fields supplier-store writes accept (see [`Shape`]).
+pub const STORE_SHAPE: Shape = Shape::of::<SupplierStoreRecord>();
+
+impl SupplierStoreRecord {
+    crate::blank!(|id, now|);
+
+    /// Applies written fields. `creating` makes `supplierId` required; `supplier_ok` says
+    /// whether a written supplier id is a live supplier of this merchant.
+    pub fn apply(
+        mut self,
+        fields: Map<String, Value>,
+        creating: bool,
+        supplier_ok: impl Fn(i64) -> Result<(), String>,
+    ) -> Result<Self, Vec<String>> {
+        let mut f = Fields::declared::<Self>(fields);
+        let current = (!creating).then_some(self.supplier_id);
+        let supplier_id = match f.integer("supplierId") {
+            Patch::Set(id) => match supplier_ok(id) {
+                Ok(()) => Some(id),
+                Err(why) => {
+                    f.reject("supplierId", why);
+                    current
+                }
+            },
+            Patch::Clear => None,
+            Patch::Keep => current,
+        };
+        self.name = f.text("name", 200).apply(self.name);
+        crate::apply_address!(f, self);
+        self.active_date = f.date("activeDate").apply(self.active_date);
+        f.require("supplierId", &supplier_id);
+        f.finish()?;
+        self.supplier_id = supplier_id.unwrap_or_default();
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    use crate::testing::obj;
+
+    #[test]
+    fn a_supplier_needs_a_name_and_updates_are_partial() {
+        let errs = SupplierRecord::new(1, 0).apply(obj(json!({}))).unwrap_err();
+        assert_eq!(errs, vec!["name: required field is missing."]);
+        let s = SupplierRecord::new(1, 0)
+            .apply(obj(json!({"name": "Bean Brothers", "vatNumber": "GB123"})))
+            .unwrap();
+        let u = s.apply(obj(json!({"note": "Call first"}))).unwrap();
+        assert_eq!(
+            (u.name.as_str(), u.vat_number.as_deref(), u.note.as_deref()),
+            ("Bean Brothers", Some("GB123"), Some("Call first"))
+        );
+    }
+
+    #[test]
+    fn a_supplier_store_needs_a_known_supplier() {
+        let ok = |id: i64| {
+            if id == 7 {
+                Ok(())
+            } else {
+                Err(format!("{id} is not a supplier of this merchant."))
+            }
+        };
+        let errs = SupplierStoreRecord::new(1, 0)
+            .apply(obj(json!({"name": "Depot"})), true, ok)
+            .unwrap_err();
+        assert_eq!(errs, vec!["supplierId: required field is missing."]);
+        let errs = SupplierStoreRecord::new(1, 0)
+            .apply(obj(json!({"supplierId": 8})), true, ok)
+            .unwrap_err();
+        assert_eq!(
+            errs,
+            vec!["supplierId: 8 is not a supplier of this merchant."]
+        );
+        let s = SupplierStoreRecord::new(1, 0)
+            .apply(
+                obj(json!({"supplierId": 7, "countryId": "gb", "lat": "51.5", "lng": -2.5})),
+                true,
+                ok,
+            )
+            .unwrap();
+        assert_eq!(
+            (s.supplier_id, s.country_id.as_deref(), s.lat, s.lng),
+            (7, Some("GB"), Some(51.5), Some(-2.5))
+        );
+        let u = s.apply(obj(json!({"city": "Bath"})), false, ok).unwrap();
+        assert_eq!((u.supplier_id, u.city.as_deref()), (7, Some("Bath")));
+    }
+
+    #[test]
+    fn bad_supplier_store_values_are_named() {
+        let errs = SupplierStoreRecord::new(1, 0)
+            .apply(
+                obj(
+                    json!({"supplierId": 7, "countryId": "G1", "lat": 91, "lng": "east",
+                           "email": "nobody", "notAField": true}),
+                ),
+                true,
+                |_| Ok(()),
+            )
+            .unwrap_err()
+            .join(" ");
+        for needle in [
+            "notAField: unknown field",
+            "countryId:",
+            "lat:",
+            "lng:",
+            "email:",
+        ] {
+            assert!(errs.contains(needle), "{needle} in {errs}");
+        }
+    }
+}

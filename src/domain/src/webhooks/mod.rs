@@ -1,0 +1,4 @@
+//! Webhooks: merchants' endpoints, their secrets and filters, the delivery queue's records
+//! and the address guard.
+
+pub mod webhook;
