@@ -9,8 +9,8 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use merchantd::actors::merchant::state::MerchantState;
-use merchantd::domain::product::{InstanceRecord, ProductRecord};
+use merchantd::engine::merchant::state::MerchantState;
+use merchantd::domain::catalogue::product::{InstanceRecord, ProductRecord};
 use merchantd::http::filters::parse_id_list;
 use rust_decimal::Decimal;
 
@@ -148,8 +148,8 @@ fn benches(c: &mut Criterion) {
         })
     });
     c.bench_function("price a 20-line basket: 2 rates added, 2 promotions", |b| {
-        use merchantd::domain::pricing::{self, LineTax, Offer, SaleLine, SaleSettings};
-        use merchantd::domain::promotion::PromotionType;
+        use merchantd::domain::catalogue::promotion::PromotionType;
+        use merchantd::domain::sales::pricing::{self, LineTax, Offer, SaleLine, SaleSettings};
         let rate = |code: &str, r: i64| LineTax {
             code: code.into(),
             rate: Decimal::new(r, 2),
@@ -289,9 +289,9 @@ fn activation(c: &mut Criterion) {
 
 /// An API request's token check with a warm cache: hash the token, find it, no database.
 fn token_lookup(c: &mut Criterion) {
-    use merchantd::actors::TokenActors;
+    use merchantd::engine::actors::TokenActors;
     use merchantd::db::Db;
-    use merchantd::domain::token::NewFamily;
+    use merchantd::domain::oauth::token::NewFamily;
     use merchantd::metrics::Metrics;
 
     let system = actix_rt::System::new();

@@ -16,7 +16,7 @@
 pub use api::{http, views, webhooks};
 pub use config;
 pub use domain::{self, crypto, oauth};
-pub use engine::{actors, services};
+pub use engine;
 pub use metrics;
 pub use storage as db;
 

@@ -3,7 +3,7 @@
 
 use merchantd::config::Settings;
 use merchantd::domain::now_millis;
-use merchantd::domain::token::NewFamily;
+use merchantd::domain::oauth::token::NewFamily;
 use merchantd::startup::{Application, Signals};
 
 /// A running server: its address, a token, and the folder holding its database.

@@ -1,7 +1,7 @@
 //! Tenant manifests: a manifest, or an error naming the file; never a panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use merchantd::domain::tenant::Manifest;
+use merchantd::domain::fleet::tenant::Manifest;
 
 fuzz_target!(|text: &str| {
     if let Err(e) = Manifest::parse("fuzz.toml", text) {

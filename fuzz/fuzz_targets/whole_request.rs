@@ -13,7 +13,7 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use merchantd::config::Settings;
 use merchantd::domain::now_millis;
-use merchantd::domain::token::NewFamily;
+use merchantd::domain::oauth::token::NewFamily;
 use merchantd::startup::{Application, Signals};
 
 struct Server {

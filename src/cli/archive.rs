@@ -13,7 +13,7 @@ use crate::config::Settings;
 use crate::db::fleet::{Fleet, Mover};
 use crate::db::Db;
 use crate::metrics::Metrics;
-use crate::services::operator::{ImportRefused, Operator};
+use crate::engine::services::operator::{ImportRefused, Operator};
 
 pub async fn export(settings: &Settings, key: &str, out: Option<&Path>) -> anyhow::Result<()> {
     let database = Db::connect(&settings.database_url, Metrics::new()).await?;

@@ -12,8 +12,8 @@ use std::time::Duration;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::actors::registry::RegistryConfig;
-use crate::actors::Merchants;
+use crate::engine::actors::registry::RegistryConfig;
+use crate::engine::actors::Merchants;
 use crate::config::Settings;
 use crate::db::Db;
 use crate::domain::batch::Answered;

@@ -6,3 +6,7 @@
 
 pub mod actors;
 pub mod services;
+pub mod catalogue;
+pub mod customers;
+pub mod offline;
+pub mod merchant;

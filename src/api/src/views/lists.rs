@@ -11,8 +11,8 @@ use domain::customers::customer::CustomerRecord;
 use domain::record::{Cell, FieldDecl, Visit, Visitor};
 use domain::stock::count::StockReconciliation;
 use domain::Failure;
-pub use engine::actors::merchant::history::{Historic, SalesQuery};
-use engine::actors::merchant::state::{Entry, MerchantState};
+pub use engine::merchant::history::{Historic, SalesQuery};
+use engine::merchant::state::{Entry, MerchantState};
 use engine::actors::registry::Merchants;
 use engine::actors::resource::Resource;
 

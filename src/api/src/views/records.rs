@@ -5,8 +5,8 @@ use domain::catalogue::category::CategoryRecord;
 use domain::catalogue::file::ImportReport;
 use domain::record::{Kind, Visit};
 use domain::stock::levels::StockLevel;
-use engine::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
-use engine::actors::merchant::state::{Entry, Memo, MerchantState, Shown};
+use engine::merchant::job::{DeleteOutcome, ObjectOutcome};
+use engine::merchant::state::{Entry, Memo, MerchantState, Shown};
 use engine::actors::render::Render;
 
 use super::json::{self, Audience, Context};
@@ -111,7 +111,7 @@ impl Render for Renderer {
         serde_json::to_string(shortfall).unwrap_or_else(|_| "null".to_owned())
     }
 
-    fn synced(&self, synced: &engine::actors::merchant::sync::Synced) -> String {
+    fn synced(&self, synced: &engine::offline::sync::Synced) -> String {
         serde_json::to_string(synced).unwrap_or_else(|_| "null".to_owned())
     }
 

@@ -3,7 +3,6 @@
 
 pub mod catalogue;
 pub mod lifetime;
-pub mod merchant;
 pub mod ports;
 pub mod registry;
 pub mod render;

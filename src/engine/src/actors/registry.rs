@@ -11,17 +11,17 @@ use std::time::Duration;
 use actix::prelude::*;
 use tokio::sync::{oneshot, watch};
 
-use super::merchant::erase::EraseJob;
-use super::merchant::export;
-use super::merchant::history::{self, Historic, History, SalesList, SalesQuery};
-use super::merchant::import::ImportJob;
-use super::merchant::job::{DeleteJob, DeleteOutcome, Job, ObjectOutcome, WriteJob};
-use super::merchant::state::MerchantState;
-use super::merchant::sync::{SaleInput, SyncJob, Synced};
-use super::merchant::{
+use crate::customers::erase::EraseJob;
+use crate::catalogue::export;
+use crate::merchant::history::{self, Historic, History, SalesList, SalesQuery};
+use crate::catalogue::import::ImportJob;
+use crate::merchant::job::{DeleteJob, DeleteOutcome, Job, ObjectOutcome, WriteJob};
+use crate::merchant::state::MerchantState;
+use crate::offline::sync::{SaleInput, SyncJob, Synced};
+use crate::merchant::{
     Environment, MerchantSupervisor, Phase, ProbeStore, Refresh, Retire, Submit,
 };
-use super::resource::Resource;
+use crate::actors::resource::Resource;
 use crate::actors::ports::MerchantStorage;
 use crate::actors::render::Render;
 use domain::batch::{Answered, BatchObject, Idempotency, WriteMode};

@@ -2,8 +2,8 @@
 //! events are stored in the write's own transaction, so they are rendered there, by the read
 //! side (`views`), which the server hands the registry when it starts.
 
-use super::merchant::job::{DeleteOutcome, ObjectOutcome};
-use super::merchant::state::{Memo, MerchantState};
+use crate::merchant::job::{DeleteOutcome, ObjectOutcome};
+use crate::merchant::state::{Memo, MerchantState};
 use domain::catalogue::file::ImportReport;
 use domain::record::Visit;
 use domain::stock::levels::StockLevel;
@@ -23,7 +23,7 @@ pub trait Render: Send + Sync + 'static {
     fn shortfall(&self, shortfall: &domain::offline::sync::Shortfall) -> String;
 
     /// A sync's answer, as kept for an `Idempotency-Key`.
-    fn synced(&self, synced: &super::merchant::sync::Synced) -> String;
+    fn synced(&self, synced: &crate::offline::sync::Synced) -> String;
 
     /// A batch write's answer, as kept for an `Idempotency-Key` (read back by `serde_json`).
     fn written(&self, outcomes: &[ObjectOutcome]) -> String;

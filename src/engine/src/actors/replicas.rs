@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use super::{Merchants, TokenActors};
+use crate::actors::{Merchants, TokenActors};
 use metrics::Metrics;
 use std::sync::Arc;
 
@@ -33,7 +33,7 @@ pub fn listen(
     metrics: Metrics,
     first_retry: Duration,
 ) {
-    let stop = super::lifetime::ends_with_this_runtime();
+    let stop = crate::actors::lifetime::ends_with_this_runtime();
     let spawned = std::thread::Builder::new()
         .name("replica-listener".into())
         .spawn(move || {

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::merchant::state::{Collection, MerchantState};
+use crate::merchant::state::{Collection, MerchantState};
 use domain::record::Declared;
 use domain::sales::basket::BasketRecord;
 use domain::sales::totals::Deltas;
@@ -327,14 +327,14 @@ macro_rules! resource_collection {
         }
 
         fn collection(
-            state: &$crate::actors::merchant::state::MerchantState,
-        ) -> &$crate::actors::merchant::state::Collection<Self> {
+            state: &$crate::merchant::state::MerchantState,
+        ) -> &$crate::merchant::state::Collection<Self> {
             &state.$collection
         }
 
         fn collection_mut(
-            state: &mut $crate::actors::merchant::state::MerchantState,
-        ) -> &mut $crate::actors::merchant::state::Collection<Self> {
+            state: &mut $crate::merchant::state::MerchantState,
+        ) -> &mut $crate::merchant::state::Collection<Self> {
             &mut state.$collection
         }
     };

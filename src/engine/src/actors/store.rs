@@ -7,8 +7,8 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tokio::sync::watch;
 
-use super::ports::StockStore;
-use super::ports::StorageError;
+use crate::actors::ports::StockStore;
+use crate::actors::ports::StorageError;
 use domain::stock::levels::StockMove;
 
 pub use domain::stock::levels::StockMap;

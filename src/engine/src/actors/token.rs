@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::ports::StorageError;
-use super::ports::{Grant, Granted, NewCode, TokenStore};
-use super::token_use::UseRecorder;
+use crate::actors::ports::StorageError;
+use crate::actors::ports::{Grant, Granted, NewCode, TokenStore};
+use crate::actors::token_use::UseRecorder;
 use domain::oauth::grants::authorization_code::{CodeExchange, CodeGrant};
 use domain::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
 use domain::oauth::token::{

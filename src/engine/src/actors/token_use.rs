@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock};
 
 use tokio::sync::mpsc;
 
-use super::token::Store;
+use crate::actors::token::Store;
 use domain::oauth::token::FamilyUse;
 
 /// A family's uses are recorded at most this often per process: "last used" is accurate to

@@ -1,7 +1,7 @@
 //! What a customer's export reads beside the merchant's state: the events about it and the
 //! logs quoting it (docs/customers.md, "Export and erase").
 
-use super::Services;
+use crate::services::Services;
 use domain::event::Event;
 use domain::log::LogRecord;
 use domain::Failure;

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use super::Services;
+use crate::services::Services;
 use domain::event::LogPosition;
 use domain::event::{ChangeWindow, Event};
 use domain::Failure;

@@ -1,6 +1,6 @@
 //! Uploaded files, content-addressed and public.
 
-use super::Services;
+use crate::services::Services;
 use domain::file::{NewFile, StoredFile};
 use domain::Failure;
 

@@ -1,6 +1,6 @@
 //! Logs (`/log`), always within one merchant.
 
-use super::Services;
+use crate::services::Services;
 use domain::log::{LogChange, LogRecord, NewLog};
 use domain::Failure;
 

@@ -1,7 +1,7 @@
 //! The basket report, computed from indexed queries (not from the actors' caches), and the
 //! sales running totals.
 
-use super::Services;
+use crate::services::Services;
 use domain::sales::report::{BasketReport, ReportRange};
 use domain::sales::totals::{Totals, TotalsKey, TotalsRange};
 use domain::Failure;

@@ -4,7 +4,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use super::Services;
+use crate::services::Services;
 use domain::webhooks::webhook::{forbidden_ip, forbidden_name, Delivery, DeliveryQuery, Resend};
 use domain::Failure;
 

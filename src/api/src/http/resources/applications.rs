@@ -14,7 +14,7 @@ use crate::http::AppState;
 use domain::batch::{BatchObject, WriteMode};
 use domain::crypto;
 use domain::people::application::{wants_secret, ApplicationRecord};
-use engine::actors::merchant::job::ObjectOutcome;
+use engine::merchant::job::ObjectOutcome;
 use engine::actors::resource::Resource;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {

@@ -11,7 +11,7 @@ use crate::http::envelope::Reply;
 use crate::http::AppState;
 use domain::batch::{BatchObject, WriteMode};
 use domain::people::employee::EmployeeRecord;
-use engine::actors::merchant::job::ObjectOutcome;
+use engine::merchant::job::ObjectOutcome;
 use engine::actors::resource::Resource;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {

@@ -13,7 +13,7 @@ use crate::views::lists::{self, Filter, FilterValue, ListQuery};
 use crate::views::Snapshot;
 use domain::batch::{Answered, BatchObject, WriteMode};
 use domain::record::{Declared, Kind};
-use engine::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
+use engine::merchant::job::{DeleteOutcome, ObjectOutcome};
 use engine::actors::resource::Resource;
 
 /// The id header of a resource's GET and DELETE, plural first (`storeIds`, `storeId`), as its

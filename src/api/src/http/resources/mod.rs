@@ -29,7 +29,7 @@ use super::error::ApiError;
 use super::messages::Message;
 use crate::views::json::push_key;
 use domain::Refusal;
-use engine::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
+use engine::merchant::job::{DeleteOutcome, ObjectOutcome};
 
 /// Every catalogue route.
 pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {

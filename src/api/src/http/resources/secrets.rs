@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::batch_reply;
 use crate::http::envelope::Reply;
 use domain::batch::{BatchObject, WriteMode};
-use engine::actors::merchant::job::ObjectOutcome;
+use engine::merchant::job::ObjectOutcome;
 
 /// Where a resource shows its secret: the field, the field it follows, and what to call it.
 pub struct Shown {

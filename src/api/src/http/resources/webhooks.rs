@@ -29,7 +29,7 @@ use domain::webhooks::webhook::{
     message_id, wants_secret, Delivery, DeliveryQuery, DeliveryStatus, Resend, WebhookRecord,
     SECRET_BYTES, SECRET_PREFIX,
 };
-use engine::actors::merchant::job::ObjectOutcome;
+use engine::merchant::job::ObjectOutcome;
 use engine::actors::resource::Resource;
 use engine::services::webhooks::refused_url;
 

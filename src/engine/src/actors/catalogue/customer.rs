@@ -1,6 +1,6 @@
 use std::collections::BTreeSet;
 
-use crate::actors::merchant::state::MerchantState;
+use crate::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
 use domain::customers::customer::{search_prefixes, CustomerRecord};
 

@@ -1,4 +1,4 @@
-use crate::actors::merchant::state::MerchantState;
+use crate::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
 use domain::catalogue::store::StoreRecord;
 use domain::people::employee::{Directory, EmployeeRecord};

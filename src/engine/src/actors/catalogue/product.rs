@@ -1,6 +1,6 @@
 use serde_json::{Map, Value};
 
-use crate::actors::merchant::state::MerchantState;
+use crate::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
 use domain::catalogue::category::CategoryRecord;
 use domain::catalogue::product::{ProductContext, ProductRecord};

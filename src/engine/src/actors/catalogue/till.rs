@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::actors::merchant::state::MerchantState;
+use crate::merchant::state::MerchantState;
 use crate::actors::resource::{Resource, Writing};
 use domain::catalogue::product::ProductRecord;
 use domain::catalogue::store::StoreRecord;

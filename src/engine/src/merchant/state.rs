@@ -214,7 +214,7 @@ impl MerchantState {
     }
 
     /// Counts moves of a write that is validated but not committed yet.
-    pub(super) fn add_pending_stock(&mut self, moves: &[StockMove]) {
+    pub(crate) fn add_pending_stock(&mut self, moves: &[StockMove]) {
         for m in moves {
             let level = self
                 .pending_stock
@@ -225,7 +225,7 @@ impl MerchantState {
         }
     }
 
-    pub(super) fn clear_pending_stock(&mut self) {
+    pub(crate) fn clear_pending_stock(&mut self) {
         self.pending_stock = OrdMap::new();
     }
 

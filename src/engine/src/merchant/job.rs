@@ -10,7 +10,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
-use super::state::MerchantState;
+use crate::merchant::state::MerchantState;
 use crate::actors::ports::{Registered, WriteStep};
 use crate::actors::render::Render;
 use crate::actors::resource::{Input, Kind, Resource};
@@ -96,7 +96,7 @@ pub(crate) trait Job: Send {
 /// The events of the records a job wrote: per record, its actions in order. A record the
 /// state no longer holds (a finished sale the group pushed out of the cached window) is
 /// rendered from the job's own copy.
-pub(super) fn record_events<'a, R: Resource>(
+pub(crate) fn record_events<'a, R: Resource>(
     state: &MerchantState,
     render: &dyn Render,
     actions: &[(i64, &'static str)],
@@ -162,20 +162,20 @@ macro_rules! replay_methods {
         }
     };
 }
-pub(super) use replay_methods;
+pub(crate) use replay_methods;
 
 /// What a job keeps of its `Idempotency-Key`.
-pub(super) struct Replay<T> {
-    pub(super) key: Option<Idempotency>,
-    pub(super) settled: Option<Answered<T>>,
+pub(crate) struct Replay<T> {
+    pub(crate) key: Option<Idempotency>,
+    pub(crate) settled: Option<Answered<T>>,
 }
 
 impl<T: serde::de::DeserializeOwned> Replay<T> {
-    pub(super) fn new(key: Option<Idempotency>) -> Self {
+    pub(crate) fn new(key: Option<Idempotency>) -> Self {
         Self { key, settled: None }
     }
 
-    pub(super) fn settle(&mut self, stored: StoredAnswer) {
+    pub(crate) fn settle(&mut self, stored: StoredAnswer) {
         let same = self
             .key
             .as_ref()
@@ -193,7 +193,7 @@ impl<T: serde::de::DeserializeOwned> Replay<T> {
 
 /// Sends a job's answer, once: its failure, else the answer its `Idempotency-Key` settled on,
 /// else what it did (rendered only then).
-pub(super) fn send_answer<T>(
+pub(crate) fn send_answer<T>(
     reply: Option<Answer<T>>,
     failure: Option<Failure>,
     settled: Option<Answered<T>>,
@@ -210,7 +210,7 @@ pub(super) fn send_answer<T>(
     let _ = reply.send(answer);
 }
 
-pub(super) fn want_missing<R: Resource>(state: &MerchantState, id: i64, wants: &mut Wants) {
+pub(crate) fn want_missing<R: Resource>(state: &MerchantState, id: i64, wants: &mut Wants) {
     if let (Some(kind), None) = (R::HISTORY, state.entry::<R>(id)) {
         wants.entry(kind).or_default().insert(id);
     }
@@ -410,7 +410,7 @@ impl<R: Resource> Job for WriteJob<R> {
 
 /// The changes a job accepted for one resource: the records to store, what each did (for its
 /// events), the baskets they booked and the stock they move.
-pub(super) struct Changes<R> {
+pub(crate) struct Changes<R> {
     records: Vec<(Change, R)>,
     /// (id, `created` | `updated` | a completion), in order.
     actions: Vec<(i64, &'static str)>,
@@ -433,34 +433,34 @@ impl<R> Default for Changes<R> {
 }
 
 impl<R: Resource> Changes<R> {
-    pub(super) fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         *self = Self::default();
     }
 
-    pub(super) fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.records.is_empty()
     }
 
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.records.len()
     }
 
-    pub(super) fn moves(&self) -> &[StockMove] {
+    pub(crate) fn moves(&self) -> &[StockMove] {
         &self.moves
     }
 
-    pub(super) fn totals(&self) -> &Deltas {
+    pub(crate) fn totals(&self) -> &Deltas {
         &self.totals
     }
 
-    pub(super) fn records(&self) -> impl Iterator<Item = &R> {
+    pub(crate) fn records(&self) -> impl Iterator<Item = &R> {
         self.records.iter().map(|(_, r)| r)
     }
 
     /// Puts a record that passed its rules into the working state, with what it brings (the
     /// stock it moves, the records it books), and keeps it to be stored. Gives the success
     /// message's details.
-    pub(super) fn accept(
+    pub(crate) fn accept(
         &mut self,
         state: &mut MerchantState,
         is_new: bool,
@@ -501,7 +501,7 @@ impl<R: Resource> Changes<R> {
         detail
     }
 
-    pub(super) fn steps<'a>(&'a self, out: &mut Vec<WriteStep<'a>>) {
+    pub(crate) fn steps<'a>(&'a self, out: &mut Vec<WriteStep<'a>>) {
         if !self.booked.is_empty() {
             out.push(WriteStep::Records(BasketRecord::changes(&self.booked)));
         }
@@ -510,7 +510,7 @@ impl<R: Resource> Changes<R> {
         }
     }
 
-    pub(super) fn events(
+    pub(crate) fn events(
         &self,
         state: &MerchantState,
         render: &dyn Render,
@@ -559,7 +559,7 @@ fn repeated<R: Resource>(
 }
 
 /// Validates one object against the working state, giving the record to write.
-pub(super) fn decide<R: Resource>(
+pub(crate) fn decide<R: Resource>(
     state: &MerchantState,
     mode: WriteMode,
     input: Input,

@@ -5,10 +5,10 @@
 
 use std::time::Instant;
 
-use super::job::{
+use crate::merchant::job::{
     replay_methods, send_answer, Answer, Changes, Job, ObjectOutcome, Replay, Saved, Wants,
 };
-use super::state::MerchantState;
+use crate::merchant::state::MerchantState;
 use crate::actors::catalogue::offline::{self, Recorded};
 use crate::actors::ports::WriteStep;
 use crate::actors::render::Render;

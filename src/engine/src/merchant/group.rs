@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use actix::Addr;
 
-use super::job::{Job, Wants};
-use super::state::MerchantState;
-use super::Environment;
+use crate::merchant::job::{Job, Wants};
+use crate::merchant::state::MerchantState;
+use crate::merchant::Environment;
 use crate::actors::ports::{GroupWrites, OpenGroup, StorageError};
 use crate::actors::render::Render;
 use crate::actors::resource::Kind;
@@ -26,7 +26,7 @@ use domain::stock::levels::StockMove;
 use domain::{now_millis, Failure};
 
 /// How a group ended.
-pub(super) enum Written {
+pub(crate) enum Written {
     /// Every job is decided (saved, refused or failed); the state to publish, if any changed.
     Done(Vec<Box<dyn Job>>, Option<Box<MerchantState>>),
     /// The database holds writes the cached state has not seen: reload, then write these.
@@ -43,7 +43,7 @@ impl Written {
 }
 
 /// What writing a group needs, taken from the supervisor so it can run beside its mailbox.
-pub(super) struct Group {
+pub(crate) struct Group {
     pub env: Environment,
     pub merchant_id: i64,
     pub stores: HashMap<i64, Addr<StoreActor>>,

@@ -4,16 +4,11 @@
 //! validates the writes in order against a working copy of the state, commits them in one
 //! transaction, publishes the new state and only then answers each one (group commit). Reads
 //! never enter the actor: they use the published snapshot.
-
-pub(crate) mod erase;
-pub mod export;
-mod group;
+pub(crate) mod group;
 pub mod history;
-pub(crate) mod import;
 pub mod job;
-pub(super) mod load;
+pub(crate) mod load;
 pub mod state;
-pub mod sync;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -23,8 +18,8 @@ use std::time::Duration;
 use actix::prelude::*;
 use tokio::sync::watch;
 
-use super::registry::{MerchantRegistry, Passivated};
-use super::store::{Probe, StoreActor};
+use crate::actors::registry::{MerchantRegistry, Passivated};
+use crate::actors::store::{Probe, StoreActor};
 use crate::actors::ports::{MerchantStorage, StorageError};
 use domain::catalogue::store::StoreRecord;
 use domain::stock::levels::StockMap;
@@ -502,4 +497,4 @@ impl Handler<StopStore> for StoreActor {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

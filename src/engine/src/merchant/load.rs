@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use super::state::{Cached, MerchantState};
+use crate::merchant::state::{Cached, MerchantState};
 use crate::actors::catalogue::till::categories;
 use crate::actors::ports::{
     MerchantStorage, RecordKind, Records, Registered, SalesFilter, StorageError,
@@ -19,7 +19,7 @@ use domain::till::session::TillFigures;
 /// `blank` (a state with nothing loaded, made by the supervisor with its settings) filled with
 /// what storage keeps of its merchant.
 #[tracing::instrument(level = "debug", skip_all, fields(merchant_id = blank.merchant_id))]
-pub(in crate::actors) async fn load(
+pub(crate) async fn load(
     storage: &dyn MerchantStorage,
     blank: MerchantState,
 ) -> Result<MerchantState, StorageError> {

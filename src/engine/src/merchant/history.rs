@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use moka::sync::Cache;
 
-use super::job::Wants;
-use super::state::{Cached, Entry, MerchantState};
+use crate::merchant::job::Wants;
+use crate::merchant::state::{Cached, Entry, MerchantState};
 use crate::actors::ports::{HistoryStore, Records, SalesFilter, StorageError};
 use crate::actors::resource::{Kind, Resource};
 use domain::record::{bool_field, int_field};

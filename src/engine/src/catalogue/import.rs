@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use super::job::{decide, replay_methods, send_answer, Answer, Changes, Job, Replay, Wants};
-use super::state::MerchantState;
+use crate::merchant::job::{decide, replay_methods, send_answer, Answer, Changes, Job, Replay, Wants};
+use crate::merchant::state::MerchantState;
 use crate::actors::ports::WriteStep;
 use crate::actors::render::Render;
 use crate::actors::resource::Input;

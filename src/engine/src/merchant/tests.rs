@@ -8,8 +8,8 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use serde_json::{Map, Value};
 
-use crate::actors::merchant::job::{DeleteOutcome, ObjectOutcome};
-use crate::actors::merchant::state::{Memo, MerchantState};
+use crate::merchant::job::{DeleteOutcome, ObjectOutcome};
+use crate::merchant::state::{Memo, MerchantState};
 use crate::actors::registry::{Merchants, RegistryConfig};
 use crate::actors::render::Render;
 use domain::batch::{Answered, BatchObject, WriteMode};
@@ -48,7 +48,7 @@ impl Render for Blank {
     fn shortfall(&self, _: &domain::offline::sync::Shortfall) -> String {
         String::new()
     }
-    fn synced(&self, _: &super::sync::Synced) -> String {
+    fn synced(&self, _: &crate::offline::sync::Synced) -> String {
         String::new()
     }
 }

@@ -3,7 +3,7 @@
 //! their live categories, and the stock left at every live store (columns in name order), so
 //! that importing it into an empty merchant with the same stores exports the same bytes.
 
-use super::state::MerchantState;
+use crate::merchant::state::MerchantState;
 use domain::catalogue::category::CategoryRecord;
 use domain::catalogue::file::{CatalogueFile, FileInstance, FileProduct};
 use domain::catalogue::product::ProductRecord;

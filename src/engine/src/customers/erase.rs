@@ -7,10 +7,10 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use super::job::{
+use crate::merchant::job::{
     record_events, replay_methods, send_answer, Answer, DeleteOutcome, Job, Replay, Wants,
 };
-use super::state::MerchantState;
+use crate::merchant::state::MerchantState;
 use crate::actors::ports::{Registered, WriteStep};
 use crate::actors::render::Render;
 use crate::actors::resource::Resource;

@@ -1,0 +1,2 @@
+pub mod export;
+pub(crate) mod import;
