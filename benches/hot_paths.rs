@@ -9,8 +9,8 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use merchantd::engine::merchant::state::MerchantState;
 use merchantd::domain::catalogue::product::{InstanceRecord, ProductRecord};
+use merchantd::engine::merchant::state::MerchantState;
 use merchantd::http::filters::parse_id_list;
 use rust_decimal::Decimal;
 
@@ -289,9 +289,9 @@ fn activation(c: &mut Criterion) {
 
 /// An API request's token check with a warm cache: hash the token, find it, no database.
 fn token_lookup(c: &mut Criterion) {
-    use merchantd::engine::actors::TokenActors;
     use merchantd::db::Db;
     use merchantd::domain::oauth::token::NewFamily;
+    use merchantd::engine::TokenActors;
     use merchantd::metrics::Metrics;
 
     let system = actix_rt::System::new();

@@ -7,17 +7,18 @@ use std::time::Duration;
 use actix_web::{web, HttpServer};
 use anyhow::Context;
 
-use crate::engine::actors::registry::RegistryConfig;
-use crate::engine::actors::{replicas, Merchants, TokenActors};
 use crate::config::Settings;
 use crate::db::adapters::{PodReplicas, PodStorage};
 use crate::db::fleet::Fleet;
 use crate::db::pods::{Pod, Pods};
 use crate::db::{Db, PoolSettings, ServingLock};
+use crate::engine::merchant::registry::RegistryConfig;
+use crate::engine::merchant::replicas;
+use crate::engine::services::Services;
+use crate::engine::{Merchants, TokenActors};
 use crate::http::oauth::OAuth;
 use crate::http::{self, AppState};
 use crate::metrics::Metrics;
-use crate::engine::services::Services;
 use crate::tenants;
 
 /// Token actor shards. Each runs the grants queued for it as one batch, so fewer shards make
@@ -372,9 +373,9 @@ async fn listen_for_replicas(
 }
 
 /// Keeps the digests of the merchants whose digests are read current (services::digests).
-fn spawn_digest_follower(follower: crate::engine::services::digests::DigestFollower) {
+fn spawn_digest_follower(follower: crate::engine::offline::digests::DigestFollower) {
     actix_rt::spawn(async move {
-        let mut tick = tokio::time::interval(crate::engine::services::digests::EVERY);
+        let mut tick = tokio::time::interval(crate::engine::offline::digests::EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
@@ -388,7 +389,7 @@ fn spawn_digest_follower(follower: crate::engine::services::digests::DigestFollo
 /// time, so two replicas never remove one twice and a resume that committed first wins.
 /// This replica forgets its cached tokens after a removal (the others hear the commit).
 fn spawn_merchant_purge(
-    operator: crate::engine::services::operator::Operator,
+    operator: crate::engine::fleet::operator::Operator,
     tokens: TokenActors,
     every: Duration,
 ) {

@@ -12,8 +12,8 @@ use anyhow::Context;
 use crate::config::Settings;
 use crate::db::fleet::{Fleet, Mover};
 use crate::db::Db;
+use crate::engine::fleet::operator::{ImportRefused, Operator};
 use crate::metrics::Metrics;
-use crate::engine::services::operator::{ImportRefused, Operator};
 
 pub async fn export(settings: &Settings, key: &str, out: Option<&Path>) -> anyhow::Result<()> {
     let database = Db::connect(&settings.database_url, Metrics::new()).await?;

@@ -12,12 +12,12 @@ use std::time::Duration;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::engine::actors::registry::RegistryConfig;
-use crate::engine::actors::Merchants;
 use crate::config::Settings;
 use crate::db::Db;
 use crate::domain::batch::Answered;
 use crate::domain::catalogue::file::{self as catalogue, ImportOptions, ImportReport};
+use crate::engine::merchant::registry::RegistryConfig;
+use crate::engine::Merchants;
 use crate::metrics::Metrics;
 
 /// What `merchantd catalogue import` was asked for.

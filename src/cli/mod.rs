@@ -398,7 +398,7 @@ async fn run_operator(settings: &Settings, command: OperatorCommand) -> anyhow::
     let OperatorCommand::Token { name, days, .. } = command;
     let database = Db::connect(&settings.database_url, Metrics::new()).await?;
     database.migrate().await?;
-    let issued = crate::engine::services::operator::Operator::new(std::sync::Arc::new(
+    let issued = crate::engine::fleet::operator::Operator::new(std::sync::Arc::new(
         crate::db::fleet::Fleet::on(database.clone()),
     ))
     .issue_token(&name, days)

@@ -20,7 +20,7 @@ use super::AppState;
 use crate::views::Snapshot;
 use domain::event::{Event, TypeFilter};
 use domain::now_millis;
-use engine::services::operator::Operator;
+use engine::fleet::operator::Operator;
 
 /// The longest an idle stream sleeps between looks at its token and heartbeat; a write wakes
 /// it at once (the merchant's published position moves).

@@ -31,8 +31,8 @@ use actix_web::middleware::{from_fn, Compress};
 use actix_web::{web, HttpRequest};
 
 use config::Settings;
-use engine::actors::{Merchants, TokenActors};
 use engine::services::Services;
+use engine::{Merchants, TokenActors};
 use error::ApiError;
 use metrics::Metrics;
 

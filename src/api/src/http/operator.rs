@@ -18,7 +18,7 @@ use super::AppState;
 use domain::dates::to_iso;
 use domain::fleet::operator::MerchantSummary;
 use domain::fleet::tenant::AppliedTenant;
-use engine::services::operator::CreateRefused;
+use engine::fleet::operator::CreateRefused;
 
 /// Merchants one create may hold: each hashes its users' passwords (before the transaction).
 const MAX_CREATE: usize = 20;

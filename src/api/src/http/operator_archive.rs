@@ -15,8 +15,8 @@ use super::error::ApiError;
 use super::filters::id_list;
 use super::messages::Message;
 use super::AppState;
-use engine::services::operator::ImportRefused;
-use engine::services::operator::MoveError;
+use engine::fleet::operator::ImportRefused;
+use engine::fleet::operator::MoveError;
 
 /// The archive's media type: newline-delimited JSON.
 const NDJSON: &str = "application/x-ndjson";

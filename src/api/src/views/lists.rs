@@ -12,9 +12,9 @@ use domain::record::{Cell, FieldDecl, Visit, Visitor};
 use domain::stock::count::StockReconciliation;
 use domain::Failure;
 pub use engine::merchant::history::{Historic, SalesQuery};
+use engine::merchant::registry::Merchants;
+use engine::merchant::resource::Resource;
 use engine::merchant::state::{Entry, MerchantState};
-use engine::actors::registry::Merchants;
-use engine::actors::resource::Resource;
 
 /// What a list asks for besides its ids.
 #[derive(Clone, Debug, Default)]
@@ -111,7 +111,7 @@ pub fn records<R: Resource>(
 
 /// The customers a `search` text may find, from the snapshot's prefix index.
 pub fn customer_candidates(snapshot: &Snapshot, text: &str) -> BTreeSet<i64> {
-    engine::actors::catalogue::customer::search_candidates(snapshot.state(), text)
+    engine::customers::customer::search_candidates(snapshot.state(), text)
 }
 
 /// The values that identify a customer in free text (its name, email and phone), for its

@@ -17,8 +17,8 @@ use std::sync::Arc;
 pub use records::Renderer;
 
 use domain::Failure;
+use engine::merchant::registry::Merchants;
 use engine::merchant::state::MerchantState;
-use engine::actors::registry::Merchants;
 
 /// One published state of a merchant, as a read holds it: what it answers is consistent with
 /// its event-log position.

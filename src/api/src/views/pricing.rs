@@ -4,8 +4,8 @@
 use domain::batch::BatchObject;
 use domain::sales::draft::{Draft, Keyed};
 use domain::{Failure, Refusal};
-use engine::actors::catalogue::pricing;
-use engine::actors::registry::Merchants;
+use engine::merchant::registry::Merchants;
+use engine::sales::pricing;
 
 use super::Snapshot;
 

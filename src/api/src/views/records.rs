@@ -6,8 +6,8 @@ use domain::catalogue::file::ImportReport;
 use domain::record::{Kind, Visit};
 use domain::stock::levels::StockLevel;
 use engine::merchant::job::{DeleteOutcome, ObjectOutcome};
+use engine::merchant::render::Render;
 use engine::merchant::state::{Entry, Memo, MerchantState, Shown};
-use engine::actors::render::Render;
 
 use super::json::{self, Audience, Context};
 

@@ -15,7 +15,7 @@ use domain::sales::payment::TransactionRecord;
 use domain::till::register::RegisterRecord;
 use domain::till::session::{SessionRecord, Tally, TillFigures};
 use domain::Failure;
-use engine::actors::registry::Merchants;
+use engine::merchant::registry::Merchants;
 
 /// The cash a drawer should hold, and what was counted.
 #[derive(Serialize)]
@@ -84,7 +84,7 @@ async fn supplementary(
         ..SalesQuery::default()
     };
     let baskets = merchants.sales::<BasketRecord>(merchant_id, &query).await?;
-    let categories = |p| engine::actors::catalogue::till::categories(state, p);
+    let categories = |p| engine::till::session::categories(state, p);
     let mut late = BTreeSet::new();
     for b in baskets.entries.iter().map(|e| e.record()) {
         let (Some(session), Some(arrived)) = (b.session_id, b.sync_date) else {

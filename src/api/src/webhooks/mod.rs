@@ -32,7 +32,7 @@ use domain::webhooks::webhook::{
     backoff_ms, message_id, Attempt, AttemptOutcome, AttemptRecord, Endpoint, PendingDelivery,
     Recorded, WebhookRecord,
 };
-use engine::actors::registry::Merchants;
+use engine::merchant::registry::Merchants;
 use metrics::WebhookMetrics;
 use ports::{DeliveryQueue, StorageError};
 
@@ -165,7 +165,7 @@ pub fn start(
     // A thread of its own: on the main arbiter it would share a thread with the merchants'
     // supervisors, and every delivery's HTTP work would delay the writes they serialize.
     // It ends with the runtime that started it, and its thread with it.
-    let ended = engine::actors::lifetime::ends_with_this_runtime();
+    let ended = engine::merchant::lifetime::ends_with_this_runtime();
     let arbiter = actix_rt::Arbiter::new();
     arbiter.spawn(async move {
         tokio::select! {

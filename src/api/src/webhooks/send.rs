@@ -11,7 +11,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 use super::sign;
 use domain::webhooks::webhook::Attempt;
-use engine::services::webhooks::{allowed_addresses, refused_host};
+use engine::webhooks::guard::{allowed_addresses, refused_host};
 
 /// How much of a receiver's answer an attempt keeps.
 const SNIPPET_BYTES: usize = 512;

@@ -10,11 +10,13 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use crate::merchant::job::{decide, replay_methods, send_answer, Answer, Changes, Job, Replay, Wants};
+use crate::merchant::job::{
+    decide, replay_methods, send_answer, Answer, Changes, Job, Replay, Wants,
+};
+use crate::merchant::ports::WriteStep;
+use crate::merchant::render::Render;
+use crate::merchant::resource::Input;
 use crate::merchant::state::MerchantState;
-use crate::actors::ports::WriteStep;
-use crate::actors::render::Render;
-use crate::actors::resource::Input;
 use domain::batch::StoredAnswer;
 use domain::batch::{Idempotency, WriteMode};
 use domain::catalogue::category::CategoryRecord;

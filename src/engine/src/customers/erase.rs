@@ -10,10 +10,10 @@ use std::time::Instant;
 use crate::merchant::job::{
     record_events, replay_methods, send_answer, Answer, DeleteOutcome, Job, Replay, Wants,
 };
+use crate::merchant::ports::{Registered, WriteStep};
+use crate::merchant::render::Render;
+use crate::merchant::resource::Resource;
 use crate::merchant::state::MerchantState;
-use crate::actors::ports::{Registered, WriteStep};
-use crate::actors::render::Render;
-use crate::actors::resource::Resource;
 use domain::batch::{Change, Idempotency, StoredAnswer};
 use domain::customers::customer::CustomerRecord;
 use domain::event::NewEvent;

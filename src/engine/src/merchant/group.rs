@@ -13,12 +13,12 @@ use std::sync::Arc;
 use actix::Addr;
 
 use crate::merchant::job::{Job, Wants};
+use crate::merchant::ports::{GroupWrites, OpenGroup, StorageError};
+use crate::merchant::render::Render;
+use crate::merchant::resource::Kind;
 use crate::merchant::state::MerchantState;
+use crate::merchant::stock::{ApplyStock, Probe, StoreActor};
 use crate::merchant::Environment;
-use crate::actors::ports::{GroupWrites, OpenGroup, StorageError};
-use crate::actors::render::Render;
-use crate::actors::resource::Kind;
-use crate::actors::store::{ApplyStock, Probe, StoreActor};
 use domain::clock::write_millis;
 use domain::event::{EventKind, NewEvent};
 use domain::sales::totals::Deltas;

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use moka::sync::Cache;
 
 use crate::merchant::job::Wants;
+use crate::merchant::ports::{HistoryStore, Records, SalesFilter, StorageError};
+use crate::merchant::resource::{Kind, Resource};
 use crate::merchant::state::{Cached, Entry, MerchantState};
-use crate::actors::ports::{HistoryStore, Records, SalesFilter, StorageError};
-use crate::actors::resource::{Kind, Resource};
 use domain::record::{bool_field, int_field};
 use domain::sales::basket::BasketRecord;
 use domain::sales::payment::{InvoiceRecord, OrderRecord, TransactionRecord};

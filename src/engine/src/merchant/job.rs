@@ -10,10 +10,10 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
+use crate::merchant::ports::{Registered, WriteStep};
+use crate::merchant::render::Render;
+use crate::merchant::resource::{Input, Kind, Resource};
 use crate::merchant::state::MerchantState;
-use crate::actors::ports::{Registered, WriteStep};
-use crate::actors::render::Render;
-use crate::actors::resource::{Input, Kind, Resource};
 use domain::batch::{Answered, BatchObject, Change, Idempotency, StoredAnswer, WriteMode};
 use domain::event::{EventKind, NewEvent};
 use domain::sales::basket::BasketRecord;

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use crate::merchant::state::{Cached, MerchantState};
-use crate::actors::catalogue::till::categories;
-use crate::actors::ports::{
+use crate::merchant::ports::{
     MerchantStorage, RecordKind, Records, Registered, SalesFilter, StorageError,
 };
-use crate::actors::resource::Resource;
+use crate::merchant::resource::Resource;
+use crate::merchant::state::{Cached, MerchantState};
+use crate::till::session::categories;
 use domain::sales::basket::BasketRecord;
 use domain::sales::payment::TransactionRecord;
 use domain::till::session::TillFigures;

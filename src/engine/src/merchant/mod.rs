@@ -4,11 +4,24 @@
 //! validates the writes in order against a working copy of the state, commits them in one
 //! transaction, publishes the new state and only then answers each one (group commit). Reads
 //! never enter the actor: they use the published snapshot.
+//!
+//! Beside it, what every record type shares: the registry of running merchants, the cached
+//! state, groups and jobs, sales history, the store actors (`stock`), the ports storage is
+//! reached through, the `Resource` trait each record's rules implement, and the replicas'
+//! announcements.
+
 pub(crate) mod group;
 pub mod history;
 pub mod job;
+pub mod lifetime;
 pub(crate) mod load;
+pub mod ports;
+pub mod registry;
+pub mod render;
+pub mod replicas;
+pub mod resource;
 pub mod state;
+pub mod stock;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -18,9 +31,9 @@ use std::time::Duration;
 use actix::prelude::*;
 use tokio::sync::watch;
 
-use crate::actors::registry::{MerchantRegistry, Passivated};
-use crate::actors::store::{Probe, StoreActor};
-use crate::actors::ports::{MerchantStorage, StorageError};
+use crate::merchant::ports::{MerchantStorage, StorageError};
+use crate::merchant::registry::{MerchantRegistry, Passivated};
+use crate::merchant::stock::{Probe, StoreActor};
 use domain::catalogue::store::StoreRecord;
 use domain::stock::levels::StockMap;
 use domain::{now_millis, Failure};
@@ -65,7 +78,7 @@ pub struct Environment {
     /// Test hook: how long a write holds its transaction open before committing.
     pub write_delay: Duration,
     /// How answers and events are shown (the read side).
-    pub render: Arc<dyn crate::actors::render::Render>,
+    pub render: Arc<dyn crate::merchant::render::Render>,
 }
 
 pub struct MerchantSupervisor {

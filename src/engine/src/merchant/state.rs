@@ -13,8 +13,8 @@ use std::sync::{Arc, OnceLock};
 use imbl::{OrdMap, OrdSet, Vector};
 use tokio::sync::watch;
 
-use crate::actors::resource::{Kind, Resource};
-use crate::actors::store::StockMap;
+use crate::merchant::resource::{Kind, Resource};
+use crate::merchant::stock::StockMap;
 use domain::catalogue::category::CategoryRecord;
 use domain::catalogue::product::ProductRecord;
 use domain::catalogue::promotion::PromotionRecord;
@@ -103,7 +103,7 @@ pub struct Indexes {
     /// Register → its open till session.
     pub open_sessions: OrdMap<i64, i64>,
     /// (kind, `clientId`) → the cached basket or payment a till made under its own id.
-    pub by_client: OrdMap<(crate::actors::resource::Kind, String), i64>,
+    pub by_client: OrdMap<(crate::merchant::resource::Kind, String), i64>,
     /// Products not deleted (the product quota's count).
     pub live_products: usize,
 }

@@ -9,9 +9,9 @@ use futures_util::future::join_all;
 use serde_json::{Map, Value};
 
 use crate::merchant::job::{DeleteOutcome, ObjectOutcome};
+use crate::merchant::registry::{Merchants, RegistryConfig};
+use crate::merchant::render::Render;
 use crate::merchant::state::{Memo, MerchantState};
-use crate::actors::registry::{Merchants, RegistryConfig};
-use crate::actors::render::Render;
 use domain::batch::{Answered, BatchObject, WriteMode};
 use domain::catalogue::category::CategoryRecord;
 use domain::catalogue::file::ImportReport;

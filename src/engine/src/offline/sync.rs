@@ -8,11 +8,11 @@ use std::time::Instant;
 use crate::merchant::job::{
     replay_methods, send_answer, Answer, Changes, Job, ObjectOutcome, Replay, Saved, Wants,
 };
+use crate::merchant::ports::WriteStep;
+use crate::merchant::render::Render;
+use crate::merchant::resource::Kind;
 use crate::merchant::state::MerchantState;
-use crate::actors::catalogue::offline::{self, Recorded};
-use crate::actors::ports::WriteStep;
-use crate::actors::render::Render;
-use crate::actors::resource::Kind;
+use crate::offline::sale::{self as offline, Recorded};
 use domain::batch::Idempotency;
 use domain::batch::StoredAnswer;
 use domain::event::{EventKind, NewEvent};

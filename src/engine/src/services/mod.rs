@@ -1,16 +1,10 @@
 //! Small services over the storage layer for what no actor owns: logs, uploaded files, the
 //! basket report, the merchant directory and the database's health. `startup` builds one
 //! [`Services`] and hands it to the HTTP layer, which never touches storage itself.
-
-mod customers;
-pub mod digests;
 mod events;
 mod files;
 mod legacy;
 mod logs;
-pub mod operator;
-mod reports;
-pub mod webhooks;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -27,21 +21,21 @@ const NOT_READY_AFTER_UNAVAILABLE_MILLIS: i64 = 5_000;
 
 #[derive(Clone)]
 pub struct Services {
-    storage: Arc<dyn ServiceStorage>,
+    pub(crate) storage: Arc<dyn ServiceStorage>,
     legacy: legacy::LegacyClients,
     /// When a request was last answered "unavailable" (Unix millis; 0: never).
     last_unavailable: Arc<AtomicI64>,
     /// The operator's realm: its tokens, merchants' creation, suspension and usage.
-    pub operator: operator::Operator,
+    pub operator: crate::fleet::operator::Operator,
     /// The merchants whose digests this process keeps current.
-    pub digests: digests::DigestFollower,
+    pub digests: crate::offline::digests::DigestFollower,
 }
 
 impl Services {
     pub fn new(storage: Arc<dyn ServiceStorage>, fleet: Arc<dyn FleetStore>) -> Self {
         Self {
-            operator: operator::Operator::new(fleet),
-            digests: digests::DigestFollower::new(storage.clone()),
+            operator: crate::fleet::operator::Operator::new(fleet),
+            digests: crate::offline::digests::DigestFollower::new(storage.clone()),
             storage,
             legacy: legacy::LegacyClients::new(),
             last_unavailable: Arc::new(AtomicI64::new(0)),

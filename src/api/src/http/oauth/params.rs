@@ -12,7 +12,7 @@ use base64::Engine;
 use super::error::OAuthError;
 use domain::crypto::{constant_time_eq, sha256_hex};
 use domain::oauth::token::Client;
-use engine::actors::TokenActors;
+use engine::TokenActors;
 
 /// Request parameters, each present at most once.
 #[derive(Debug, Default)]

@@ -29,7 +29,7 @@ use domain::sales::{basket, payment as sales};
 use domain::stock::count as reconcile;
 use domain::till::{register, session as till};
 use domain::webhooks::webhook;
-use engine::actors::resource::Resource;
+use engine::merchant::resource::Resource;
 
 /// A filter header beside a resource's id header.
 #[derive(Clone, Copy)]

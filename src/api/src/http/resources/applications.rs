@@ -15,7 +15,7 @@ use domain::batch::{BatchObject, WriteMode};
 use domain::crypto;
 use domain::people::application::{wants_secret, ApplicationRecord};
 use engine::merchant::job::ObjectOutcome;
-use engine::actors::resource::Resource;
+use engine::merchant::resource::Resource;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     generic::routes::<ApplicationRecord>(cfg, "/application");

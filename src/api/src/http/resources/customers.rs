@@ -17,7 +17,7 @@ use domain::batch::Answered;
 use domain::customers::customer::CustomerRecord;
 use domain::sales::basket::BasketRecord;
 use domain::sales::payment::{OrderRecord, TransactionRecord};
-use engine::actors::resource::Resource;
+use engine::merchant::resource::Resource;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/customer/export").route(web::get().to(export)));

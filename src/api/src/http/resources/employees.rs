@@ -12,7 +12,7 @@ use crate::http::AppState;
 use domain::batch::{BatchObject, WriteMode};
 use domain::people::employee::EmployeeRecord;
 use engine::merchant::job::ObjectOutcome;
-use engine::actors::resource::Resource;
+use engine::merchant::resource::Resource;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     generic::routes::<EmployeeRecord>(cfg, "/employee");

@@ -14,7 +14,7 @@ use crate::views::Snapshot;
 use domain::batch::{Answered, BatchObject, WriteMode};
 use domain::record::{Declared, Kind};
 use engine::merchant::job::{DeleteOutcome, ObjectOutcome};
-use engine::actors::resource::Resource;
+use engine::merchant::resource::Resource;
 
 /// The id header of a resource's GET and DELETE, plural first (`storeIds`, `storeId`), as its
 /// declaration names them.

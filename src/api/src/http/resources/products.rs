@@ -10,7 +10,7 @@ use crate::http::{delta, filters};
 use crate::views::lists::{self, ListQuery, ProductQuery};
 use crate::views::Snapshot;
 use domain::catalogue::product::ProductRecord;
-use engine::actors::resource::Resource;
+use engine::merchant::resource::Resource;
 
 pub async fn list(call: Call) -> Result<Reply, ApiError> {
     let Call { req, caller, state } = call;

@@ -12,7 +12,7 @@ use crate::http::error::ApiError;
 use crate::http::filters::{self, HeaderCheck};
 use crate::views::lists::{self, SalesQuery};
 use domain::stock::count::StockReconciliation;
-use engine::actors::resource::Resource;
+use engine::merchant::resource::Resource;
 
 pub async fn list(call: Call) -> Result<Reply, ApiError> {
     let Call { req, caller, state } = call;

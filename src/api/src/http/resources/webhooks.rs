@@ -30,8 +30,8 @@ use domain::webhooks::webhook::{
     SECRET_BYTES, SECRET_PREFIX,
 };
 use engine::merchant::job::ObjectOutcome;
-use engine::actors::resource::Resource;
-use engine::services::webhooks::refused_url;
+use engine::merchant::resource::Resource;
+use engine::webhooks::guard::refused_url;
 
 /// Deliveries a listing shows at most, and by default.
 const MAX_LISTED: i64 = 1000;

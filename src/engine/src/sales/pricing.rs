@@ -34,9 +34,9 @@ pub fn with_context<T>(
     let returnable = |b, r: &ReturnOf| returnable(state, b, r);
     let promotion = |b: &BasketRecord, id| check_promotion(state, b, id, now);
     let price = |b: &BasketRecord| price(state, b, now);
-    let register = |id| crate::actors::catalogue::till::register_store(state, id);
-    let open_session = |register| crate::actors::catalogue::till::open_session(state, register);
-    let last_receipt = |register| crate::actors::catalogue::till::last_receipt(state, register);
+    let register = |id| crate::till::session::register_store(state, id);
+    let open_session = |register| crate::till::session::open_session(state, register);
+    let last_receipt = |register| crate::till::session::last_receipt(state, register);
     let employee_exists = |id| state.find::<EmployeeRecord>(id).is_some();
     f(&BasketContext {
         store_exists: &store_exists,

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use crate::merchant::resource::{Resource, Writing};
 use crate::merchant::state::MerchantState;
-use crate::actors::resource::{Resource, Writing};
 use domain::catalogue::product::ProductRecord;
 use domain::catalogue::store::StoreRecord;
 use domain::people::employee::EmployeeRecord;

@@ -5,8 +5,8 @@
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
+use crate::merchant::resource::{Kind, Resource, Writing};
 use crate::merchant::state::MerchantState;
-use crate::actors::resource::{Kind, Resource, Writing};
 use domain::catalogue::product::ProductRecord;
 use domain::catalogue::store::StoreRecord;
 use domain::sales::basket::BasketRecord;
@@ -56,7 +56,7 @@ fn apply_count(
         stock_left: &stock_left,
         wastage_price: &price,
         completed_in_request: &completed_in_request,
-        price: &|basket| crate::actors::catalogue::pricing::price(state, basket, now),
+        price: &|basket| crate::sales::pricing::price(state, basket, now),
     };
     base.apply(w.input.fields, w.ids, &ctx, now, w.creating)
 }

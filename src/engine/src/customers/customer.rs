@@ -1,7 +1,7 @@
 use std::collections::BTreeSet;
 
+use crate::merchant::resource::{Resource, Writing};
 use crate::merchant::state::MerchantState;
-use crate::actors::resource::{Resource, Writing};
 use domain::customers::customer::{search_prefixes, CustomerRecord};
 
 impl Resource for CustomerRecord {

@@ -68,7 +68,7 @@ pub fn record(
             None => problems.push(format!(
                 "promotionIds: {id} is not a promotion of this merchant."
             )),
-            Some(_) => match crate::actors::catalogue::pricing::check_promotion(state, &basket, *id, at) {
+            Some(_) => match crate::sales::pricing::check_promotion(state, &basket, *id, at) {
                 Ok(()) => basket.promotion_ids.push(*id),
                 Err(why) => warnings.push("promotionNotApplied", None, why),
             },
@@ -77,7 +77,7 @@ pub fn record(
     if !problems.is_empty() {
         return Err(problems);
     }
-    let mut receipt = crate::actors::catalogue::pricing::price(state, &basket, at);
+    let mut receipt = crate::sales::pricing::price(state, &basket, at);
     let payments = payments(sale, &basket, ids, at);
     let (cash, other) = payments
         .iter()
@@ -141,7 +141,7 @@ fn references(
             None => problems.push(not_ours("registerId", register, "a register")),
         }
         basket.session_id = match sale.session_id {
-            None => crate::actors::catalogue::till::open_session(state, register),
+            None => crate::till::session::open_session(state, register),
             Some(session) => match state.entry::<SessionRecord>(session) {
                 Some(s) if s.register_id != register => {
                     problems.push(format!(
@@ -164,7 +164,7 @@ fn references(
                 }
             },
         };
-        basket.receipt_number = Some(crate::actors::catalogue::till::last_receipt(state, register) + 1);
+        basket.receipt_number = Some(crate::till::session::last_receipt(state, register) + 1);
     }
     match sale.employee_id {
         Some(e) if state.entry::<EmployeeRecord>(e).is_none() => {

@@ -4,9 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::actors::catalogue::pricing;
+use crate::merchant::resource::{index_client, Kind, Resource, Writing};
 use crate::merchant::state::MerchantState;
-use crate::actors::resource::{index_client, Kind, Resource, Writing};
+use crate::sales::pricing;
 use domain::catalogue::product::ProductRecord;
 use domain::catalogue::store::StoreRecord;
 use domain::catalogue::supplier::{SupplierRecord, SupplierStoreRecord};
@@ -199,13 +199,13 @@ completing_sale! {
 
         fn sales_totals(&self, before: Option<&Self>, state: &MerchantState, out: &mut Deltas) {
             if completes(self.completed, before.map(|b| b.completed)) {
-                crate::actors::catalogue::till::sale_totals(state, self, out);
+                crate::till::session::sale_totals(state, self, out);
             }
         }
 
         fn keep_ledger(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
             if let Some(basket) = after.filter(|a| completes(a.completed, before.map(|b| b.completed))) {
-                crate::actors::catalogue::till::count_sale(state, basket);
+                crate::till::session::count_sale(state, basket);
             }
             let before: Vec<_> = returns_of(before).map(|(line, units)| (line, -units)).collect();
             for (line, units) in before.into_iter().chain(returns_of(after)) {
@@ -227,7 +227,7 @@ impl Resource for TransactionRecord {
         let state = w.state;
         let till = |b| {
             let register = state.find::<BasketRecord>(b).and_then(|b| b.register_id);
-            let session = register.and_then(|r| crate::actors::catalogue::till::open_session(state, r));
+            let session = register.and_then(|r| crate::till::session::open_session(state, r));
             (register, session)
         };
         let ctx = PaymentContext {
@@ -263,7 +263,7 @@ impl Resource for TransactionRecord {
     }
 
     fn keep_ledger(state: &mut MerchantState, before: Option<&Self>, after: Option<&Self>) {
-        crate::actors::catalogue::till::count_payment(state, before, after);
+        crate::till::session::count_payment(state, before, after);
         let refund = |t: Option<&Self>, sign: i64| {
             t.filter(|t| t.delete_date.is_none())
                 .and_then(|t| t.refund_of.map(|p| (p, sign * t.amount)))

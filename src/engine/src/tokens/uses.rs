@@ -11,7 +11,7 @@ use std::sync::{Arc, RwLock};
 
 use tokio::sync::mpsc;
 
-use crate::actors::token::Store;
+use crate::tokens::actors::Store;
 use domain::oauth::token::FamilyUse;
 
 /// A family's uses are recorded at most this often per process: "last used" is accurate to

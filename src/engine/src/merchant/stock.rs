@@ -7,8 +7,8 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tokio::sync::watch;
 
-use crate::actors::ports::StockStore;
-use crate::actors::ports::StorageError;
+use crate::merchant::ports::StockStore;
+use crate::merchant::ports::StorageError;
 use domain::stock::levels::StockMove;
 
 pub use domain::stock::levels::StockMap;

@@ -1,4 +1,4 @@
-use crate::actors::resource::{Resource, Writing};
+use crate::merchant::resource::{Resource, Writing};
 use domain::webhooks::webhook::{ServerFacts, WebhookRecord};
 
 impl Resource for WebhookRecord {

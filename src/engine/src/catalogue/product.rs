@@ -1,7 +1,7 @@
 use serde_json::{Map, Value};
 
+use crate::merchant::resource::{Resource, Writing};
 use crate::merchant::state::MerchantState;
-use crate::actors::resource::{Resource, Writing};
 use domain::catalogue::category::CategoryRecord;
 use domain::catalogue::product::{ProductContext, ProductRecord};
 use domain::refusal::Refusal;

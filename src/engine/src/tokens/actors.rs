@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::actors::ports::StorageError;
-use crate::actors::ports::{Grant, Granted, NewCode, TokenStore};
-use crate::actors::token_use::UseRecorder;
+use crate::merchant::ports::StorageError;
+use crate::merchant::ports::{Grant, Granted, NewCode, TokenStore};
+use crate::tokens::uses::UseRecorder;
 use domain::oauth::grants::authorization_code::{CodeExchange, CodeGrant};
 use domain::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
 use domain::oauth::token::{

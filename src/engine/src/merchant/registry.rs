@@ -11,19 +11,19 @@ use std::time::Duration;
 use actix::prelude::*;
 use tokio::sync::{oneshot, watch};
 
-use crate::customers::erase::EraseJob;
 use crate::catalogue::export;
-use crate::merchant::history::{self, Historic, History, SalesList, SalesQuery};
 use crate::catalogue::import::ImportJob;
+use crate::customers::erase::EraseJob;
+use crate::merchant::history::{self, Historic, History, SalesList, SalesQuery};
 use crate::merchant::job::{DeleteJob, DeleteOutcome, Job, ObjectOutcome, WriteJob};
+use crate::merchant::ports::MerchantStorage;
+use crate::merchant::render::Render;
+use crate::merchant::resource::Resource;
 use crate::merchant::state::MerchantState;
-use crate::offline::sync::{SaleInput, SyncJob, Synced};
 use crate::merchant::{
     Environment, MerchantSupervisor, Phase, ProbeStore, Refresh, Retire, Submit,
 };
-use crate::actors::resource::Resource;
-use crate::actors::ports::MerchantStorage;
-use crate::actors::render::Render;
+use crate::offline::sync::{SaleInput, SyncJob, Synced};
 use domain::batch::{Answered, BatchObject, Idempotency, WriteMode};
 use domain::catalogue::file::{CatalogueFile, ImportOptions, ImportReport};
 use domain::{now_millis, Failure};

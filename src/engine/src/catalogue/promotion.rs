@@ -1,4 +1,4 @@
-use crate::actors::resource::{Resource, Writing};
+use crate::merchant::resource::{Resource, Writing};
 use domain::catalogue::category::CategoryRecord;
 use domain::catalogue::promotion::{PromotionRecord, References};
 use domain::catalogue::store::StoreRecord;

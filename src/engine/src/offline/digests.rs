@@ -27,7 +27,7 @@ pub struct DigestFollower {
 }
 
 impl DigestFollower {
-    pub(super) fn new(storage: Arc<dyn ServiceStorage>) -> Self {
+    pub(crate) fn new(storage: Arc<dyn ServiceStorage>) -> Self {
         Self {
             storage,
             followed: Arc::default(),
@@ -35,7 +35,7 @@ impl DigestFollower {
     }
 
     /// A digest of the merchant was read at `now`: follow it from here on.
-    pub(super) fn note_read(&self, merchant_id: i64, now: i64) {
+    pub(crate) fn note_read(&self, merchant_id: i64, now: i64) {
         self.lock().insert(merchant_id, now);
     }
 

@@ -10,11 +10,11 @@
 
 use std::time::Duration;
 
-use crate::actors::{Merchants, TokenActors};
+use crate::{Merchants, TokenActors};
 use metrics::Metrics;
 use std::sync::Arc;
 
-use crate::actors::ports::{Announcement, Replicas};
+use crate::merchant::ports::{Announcement, Replicas};
 
 pub const FIRST_RETRY: Duration = Duration::from_millis(100);
 const LAST_RETRY: Duration = Duration::from_secs(5);
@@ -33,7 +33,7 @@ pub fn listen(
     metrics: Metrics,
     first_retry: Duration,
 ) {
-    let stop = crate::actors::lifetime::ends_with_this_runtime();
+    let stop = crate::merchant::lifetime::ends_with_this_runtime();
     let spawned = std::thread::Builder::new()
         .name("replica-listener".into())
         .spawn(move || {

@@ -1,5 +1,5 @@
+use crate::merchant::resource::{Resource, Writing};
 use crate::merchant::state::MerchantState;
-use crate::actors::resource::{Resource, Writing};
 use domain::catalogue::category::CategoryRecord;
 
 /// A parent must be a live category of this merchant whose ancestors do not include `child`.

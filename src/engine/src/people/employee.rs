@@ -1,5 +1,5 @@
+use crate::merchant::resource::{Resource, Writing};
 use crate::merchant::state::MerchantState;
-use crate::actors::resource::{Resource, Writing};
 use domain::catalogue::store::StoreRecord;
 use domain::people::employee::{Directory, EmployeeRecord};
 

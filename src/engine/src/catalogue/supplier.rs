@@ -1,5 +1,5 @@
+use crate::merchant::resource::{Resource, Writing};
 use crate::merchant::state::MerchantState;
-use crate::actors::resource::{Resource, Writing};
 use domain::catalogue::supplier::{SupplierRecord, SupplierStoreRecord};
 
 /// A supplier store's parent must be a live supplier of this merchant.

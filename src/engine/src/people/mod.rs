@@ -1,0 +1,4 @@
+//! Employees and applications as the merchant supervisor writes them.
+
+mod application;
+mod employee;
