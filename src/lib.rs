@@ -13,7 +13,9 @@
 // their repeated keys (`kind = "money"`) as one attribute given twice.
 #![allow(clippy::duplicated_attributes)]
 
-pub use api::{http, views, webhooks};
+pub use api::{http, views};
+pub use openapi;
+pub use webhooks;
 pub use config;
 pub use domain::{self, crypto, oauth};
 pub use engine;

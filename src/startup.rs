@@ -255,7 +255,7 @@ fn serve_api(
     let port = listener.local_addr()?.port();
     let separate_metrics = settings.metrics_bind.is_some();
     let api_state = state.clone();
-    let mut server = HttpServer::new(move || http::app(api_state.clone(), !separate_metrics))
+    let mut server = HttpServer::new(move || http::app(api_state.clone(), !separate_metrics, crate::openapi::routes))
         .shutdown_timeout(settings.shutdown_timeout_secs)
         .client_request_timeout(Duration::from_secs(settings.client_request_timeout_secs))
         .client_disconnect_timeout(Duration::from_secs(2))
@@ -313,6 +313,7 @@ fn start_webhooks(
             crate::webhooks::start(
                 Arc::new(pod.db.clone()),
                 state.merchants.clone(),
+                Arc::new(crate::views::Renderer),
                 metrics.webhooks.clone(),
                 crate::webhooks::DispatcherConfig::from_settings(settings),
             )

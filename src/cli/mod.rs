@@ -437,7 +437,7 @@ async fn run_catalogue(settings: &Settings, command: CatalogueCommand) -> anyhow
 /// code only) and `login` (a client of a server, not one; nothing logged).
 async fn without_settings(command: Command) -> anyhow::Result<()> {
     if let Command::Openapi { out } = &command {
-        let text = crate::http::openapi::pretty();
+        let text = crate::openapi::pretty();
         match out {
             Some(path) => std::fs::write(path, text)?,
             None => print!("{text}"),

@@ -44,6 +44,23 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "merchantd-config",
         ],
     ),
+    // The webhook dispatcher: the log's deliveries out over HTTP, endpoints turned off through
+    // their merchant's writer.
+    (
+        "merchantd-webhooks",
+        &[
+            "merchantd-domain",
+            "merchantd-engine",
+            "merchantd-ports",
+            "merchantd-metrics",
+            "merchantd-config",
+        ],
+    ),
+    // The contract: the OpenAPI document of the HTTP surface, from the declarations.
+    (
+        "merchantd-openapi",
+        &["merchantd-domain", "merchantd-engine", "merchantd-api"],
+    ),
     ("merchantd", &["*"]),
 ];
 

@@ -15,7 +15,6 @@ mod me;
 pub mod messages;
 pub mod middleware;
 pub mod oauth;
-pub mod openapi;
 mod operator;
 mod operator_archive;
 pub mod rate;
@@ -53,8 +52,14 @@ pub struct AppState {
     pub streams: Arc<events::OpenStreams>,
 }
 
-/// Registers every route and the layers around them.
-pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve_metrics: bool) {
+/// Registers every route and the layers around them; `documents` are the public routes that
+/// describe the API (the OpenAPI document and its reader), served before the API's gate.
+pub fn configure(
+    cfg: &mut web::ServiceConfig,
+    state: web::Data<AppState>,
+    serve_metrics: bool,
+    documents: fn(&mut web::ServiceConfig),
+) {
     let limit = state.settings.max_body_bytes;
     let test_hooks = state.settings.test_hooks;
     cfg.app_data(state)
@@ -69,7 +74,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve
         .service(web::resource("/health/live").route(web::get().to(health::live)))
         .service(web::resource("/health/ready").route(web::get().to(health::ready)))
         .configure(uploads::public_routes)
-        .configure(openapi::routes);
+        .configure(documents);
     cfg.configure(oauth::configure);
     cfg.configure(account::configure);
     // The operator's realm, before the API's catch-all scope: its own gate, its own tokens.
@@ -98,6 +103,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<AppState>, serve
 pub fn app(
     state: web::Data<AppState>,
     serve_metrics: bool,
+    documents: fn(&mut web::ServiceConfig),
 ) -> actix_web::App<
     impl actix_web::dev::ServiceFactory<
         actix_web::dev::ServiceRequest,
@@ -108,7 +114,7 @@ pub fn app(
     >,
 > {
     actix_web::App::new()
-        .configure(|cfg| configure(cfg, state, serve_metrics))
+        .configure(|cfg| configure(cfg, state, serve_metrics, documents))
         .wrap(from_fn(middleware::envelope_layer))
         .wrap(Compress::default())
 }

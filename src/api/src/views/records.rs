@@ -126,6 +126,10 @@ impl Render for Renderer {
     fn imported(&self, report: &ImportReport) -> String {
         serde_json::to_string(report).unwrap_or_else(|_| "null".to_owned())
     }
+
+    fn payload(&self, event: &domain::event::Event) -> String {
+        super::events::payload(event)
+    }
 }
 
 /// `,"totalStock":…,"stockSold":…,"stockLeft":…`: the stock columns of a product at a store,

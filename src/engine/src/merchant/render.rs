@@ -33,4 +33,7 @@ pub trait Render: Send + Sync + 'static {
 
     /// A catalogue import's report, as kept for an `Idempotency-Key`.
     fn imported(&self, report: &ImportReport) -> String;
+
+    /// A change event as streams and webhooks send it.
+    fn payload(&self, event: &domain::event::Event) -> String;
 }

@@ -45,6 +45,9 @@ impl Render for Blank {
     fn imported(&self, _: &ImportReport) -> String {
         String::new()
     }
+    fn payload(&self, _: &domain::event::Event) -> String {
+        String::new()
+    }
     fn shortfall(&self, _: &domain::offline::sync::Shortfall) -> String {
         String::new()
     }

@@ -15,12 +15,12 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{Content, Header, Paths, Ref, RefOr, Required};
 
-use super::schemas;
-use crate::http::auth::needed_scope;
-use crate::http::openapi::schemas::Kind;
-use crate::http::resources::generic::IdHeaders;
-use crate::http::resources::sales::SalesFilters;
-use crate::http::resources::OBJECT_IDS;
+use crate::schemas;
+use api::http::auth::needed_scope;
+use crate::schemas::Kind;
+use api::http::resources::generic::IdHeaders;
+use api::http::resources::sales::SalesFilters;
+use api::http::resources::OBJECT_IDS;
 use domain::catalogue::{category, product, promotion, store, supplier};
 use domain::customers::customer;
 use domain::people::{application, employee};
@@ -610,7 +610,7 @@ pub fn paths() -> Paths {
             .paths
             .insert(r.path.to_owned(), resource_item(&r, &all));
     }
-    for (path, item) in super::endpoints::items(&all) {
+    for (path, item) in crate::endpoints::items(&all) {
         paths.paths.insert(path.to_owned(), item);
     }
     paths
@@ -644,8 +644,8 @@ mod tests {
 
     #[test]
     fn the_catalogue_lists_every_message() {
-        let document = crate::http::openapi::pretty();
-        for message in crate::http::messages::Message::ALL {
+        let document = crate::pretty();
+        for message in api::http::messages::Message::ALL {
             assert!(document.contains(&format!("| {} | {} |", message.id(), message.code())));
         }
     }

@@ -25,7 +25,7 @@ use utoipa::openapi::{
 };
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
-use super::messages::Message;
+use api::http::messages::Message;
 
 /// The document, built once: it depends on the code only.
 pub fn document() -> &'static OpenApi {
@@ -98,7 +98,7 @@ fn build() -> OpenApi {
         .info(
             InfoBuilder::new()
                 .title("merchantd")
-                .version(crate::http::envelope::CODE_BASE_VERSION)
+                .version(api::http::envelope::CODE_BASE_VERSION)
                 .description(Some(description()))
                 .license(Some(
                     LicenseBuilder::new()

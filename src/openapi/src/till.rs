@@ -6,9 +6,9 @@ use utoipa::openapi::path::{HttpMethod, PathItem};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
 
-use super::endpoints::envelope_with;
-use super::paths::{api_operation, header_param, ids_param, item, ok, with};
-use super::schemas::{self, closed, keyed, named};
+use crate::endpoints::envelope_with;
+use crate::paths::{api_operation, header_param, ids_param, item, ok, with};
+use crate::schemas::{self, closed, keyed, named};
 
 /// A closed object of `fields`, all required.
 fn object(description: &str, fields: Vec<(&str, RefOr<Schema>)>) -> Schema {
@@ -212,7 +212,7 @@ fn sales_report() -> PathItem {
     ))
     .parameter(header_param(
         "groupBy",
-        RefOr::T(schemas::choice(&crate::views::report::GroupBy::NAMES)),
+        RefOr::T(schemas::choice(&api::views::report::GroupBy::NAMES)),
         false,
         "The key within each bucket (default store).",
     ))

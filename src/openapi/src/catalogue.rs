@@ -7,9 +7,9 @@ use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::schema::{ArrayBuilder, Schema};
 use utoipa::openapi::{Content, Required};
 
-use super::endpoints::{envelope_with, plain};
-use super::paths::{api_operation, filter_param, item, ok, with, Filter};
-use super::schemas::{self, closed, named};
+use crate::endpoints::{envelope_with, plain};
+use crate::paths::{api_operation, filter_param, item, ok, with, Filter};
+use crate::schemas::{self, closed, named};
 use domain::catalogue::file::COLUMNS;
 
 /// What an import answers under `import` (201, and 422 when nothing was imported), and the

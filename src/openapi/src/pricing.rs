@@ -6,9 +6,9 @@ use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
 use utoipa::openapi::{Content, RefOr, Required};
 
-use super::endpoints::envelope_with;
-use super::paths::{api_operation, item, ok, with};
-use super::schemas::{self, closed, keyed, named, RATE};
+use crate::endpoints::envelope_with;
+use crate::paths::{api_operation, item, ok, with};
+use crate::schemas::{self, closed, keyed, named, RATE};
 
 /// A closed object of `fields`, each required but those named in `optional`.
 fn object(description: &str, fields: Vec<(&str, RefOr<Schema>)>, optional: &[&str]) -> Schema {

@@ -4,7 +4,7 @@
 
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
-use super::schemas::{self, closed, named};
+use crate::schemas::{self, closed, named};
 
 /// A closed object whose every field is required.
 fn all_required(fields: Vec<(&str, Schema)>) -> Schema {

@@ -6,8 +6,8 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{RefOr, Required};
 
-use super::paths::{ids_param, item, json_content, json_ok, shared, with};
-use super::schemas::{self, closed, keyed, named};
+use crate::paths::{ids_param, item, json_content, json_ok, shared, with};
+use crate::schemas::{self, closed, keyed, named};
 
 /// The name of the operator's bearer scheme under `components.securitySchemes`.
 pub const SCHEME: &str = "operator";
@@ -247,13 +247,13 @@ fn merchants() -> PathItem {
         "Merchants and their usage (operator)",
     )
     .parameter(ids_param("merchantIds", false))
-    .parameter(super::paths::header_param(
+    .parameter(crate::paths::header_param(
         "afterId",
         schemas::pattern("^[0-9]{1,19}$"),
         false,
         "Merchants whose id is greater: the previous page's `nextAfterId`.",
     ))
-    .parameter(super::paths::header_param(
+    .parameter(crate::paths::header_param(
         "limit",
         schemas::pattern("^[0-9]{1,4}$"),
         false,
@@ -342,7 +342,7 @@ fn export() -> PathItem {
         .parameter(ids_param("merchantIds", true))
         .response(
             "200",
-            super::endpoints::plain(
+            crate::endpoints::plain(
                 "The archive, read in one transaction and streamed.",
                 "application/x-ndjson",
                 schemas::string(),
@@ -365,7 +365,7 @@ fn import() -> PathItem {
              database. In a fleet (`pods`), into the pod named by `pod`, else the pod whose id \
              range holds the merchant's id; its id and key must be free in every pod."
         )))
-        .parameter(super::paths::header_param(
+        .parameter(crate::paths::header_param(
             "pod",
             schemas::string(),
             false,
@@ -408,7 +408,7 @@ fn move_between_pods() -> PathItem {
              not configured or already holds it. See docs/operations.md, \"Pods\".",
         ))
         .parameter(ids_param("merchantIds", true))
-        .parameter(super::paths::header_param(
+        .parameter(crate::paths::header_param(
             "pod",
             schemas::string(),
             true,

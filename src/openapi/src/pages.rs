@@ -7,9 +7,9 @@ use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::Content;
 
-use super::endpoints::{plain, public};
-use super::paths::{item, shared};
-use super::schemas;
+use crate::endpoints::{plain, public};
+use crate::paths::{item, shared};
+use crate::schemas;
 
 /// A sign-in page's form: text fields.
 fn form_fields(fields: &[&str]) -> Schema {

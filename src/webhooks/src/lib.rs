@@ -33,6 +33,7 @@ use domain::webhooks::webhook::{
     Recorded, WebhookRecord,
 };
 use engine::merchant::registry::Merchants;
+use engine::merchant::render::Render;
 use metrics::WebhookMetrics;
 use ports::{DeliveryQueue, StorageError};
 
@@ -94,6 +95,8 @@ impl DispatcherConfig {
 struct Dispatcher {
     db: Arc<dyn DeliveryQueue>,
     merchants: Merchants,
+    /// Renders each event's body as streams show it.
+    render: Arc<dyn Render>,
     metrics: WebhookMetrics,
     config: DispatcherConfig,
     sender: send::Sender,
@@ -132,6 +135,7 @@ impl Dispatching {
 pub fn start(
     db: Arc<dyn DeliveryQueue>,
     merchants: Merchants,
+    render: Arc<dyn Render>,
     metrics: WebhookMetrics,
     config: DispatcherConfig,
 ) -> Option<Dispatching> {
@@ -155,6 +159,7 @@ pub fn start(
     let dispatcher = Arc::new(Dispatcher {
         db,
         merchants,
+        render,
         metrics,
         config,
         sender,
@@ -580,7 +585,7 @@ impl Dispatcher {
             url: &endpoint.url,
             secrets: &endpoint.secrets,
             id: &id,
-            body: crate::views::events::payload(event),
+            body: self.render.payload(event),
         };
         let attempt = self.sender.send(message, attempt_no, now).await;
         // Milliseconds to seconds for a histogram.

@@ -11,11 +11,11 @@ use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{Content, RefOr, Required};
 
-use super::paths::{
+use crate::paths::{
     api_operation, filter_param, header_param, ids_param, item, json_content, json_ok, ok,
     request_example, response_example, shared, with, Example, Filter,
 };
-use super::schemas::{self, named};
+use crate::schemas::{self, named};
 
 pub(super) fn envelope_with(
     field: &'static str,
@@ -419,7 +419,7 @@ fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         ),
     )
     .build();
-    let mut items = super::pages::oauth_pages();
+    let mut items = crate::pages::oauth_pages();
     items.extend([
         ("/oauth/token", item(vec![(HttpMethod::Post, token)])),
         ("/oauth/revoke", item(vec![(HttpMethod::Post, revoke)])),
@@ -639,10 +639,10 @@ pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     let mut items = me(all);
     items.push(("/log", logs(all)));
     items.push(("/uploader", uploader(all)));
-    items.extend(super::catalogue::items());
-    items.extend(super::pricing::items());
-    items.extend(super::offline::items());
-    items.extend(super::till::items());
+    items.extend(crate::catalogue::items());
+    items.extend(crate::pricing::items());
+    items.extend(crate::offline::items());
+    items.extend(crate::till::items());
     items.push(("/report/basket", report()));
     items.push(("/report", legacy_report()));
     items.push(("/events", events()));
@@ -650,11 +650,11 @@ pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     items.push(("/webhook/resend", webhook_resend()));
     items.push(("/customer/export", customer_export()));
     items.push(("/customer/erase", customer_erase()));
-    items.extend(super::operator::items());
+    items.extend(crate::operator::items());
     items.push(("/files/{fileName}", files()));
     items.extend(health(all));
     items.extend(oauth(all));
-    items.extend(super::pages::account_pages());
+    items.extend(crate::pages::account_pages());
     items.extend(contract());
     items
 }
