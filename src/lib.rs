@@ -14,13 +14,13 @@
 #![allow(clippy::duplicated_attributes)]
 
 pub use api::{http, views};
-pub use openapi;
-pub use webhooks;
 pub use config;
 pub use domain::{self, crypto, oauth};
 pub use engine;
 pub use metrics;
+pub use openapi;
 pub use storage as db;
+pub use webhooks;
 
 pub mod cli;
 pub mod startup;

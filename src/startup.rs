@@ -255,12 +255,14 @@ fn serve_api(
     let port = listener.local_addr()?.port();
     let separate_metrics = settings.metrics_bind.is_some();
     let api_state = state.clone();
-    let mut server = HttpServer::new(move || http::app(api_state.clone(), !separate_metrics, crate::openapi::routes))
-        .shutdown_timeout(settings.shutdown_timeout_secs)
-        .client_request_timeout(Duration::from_secs(settings.client_request_timeout_secs))
-        .client_disconnect_timeout(Duration::from_secs(2))
-        .keep_alive(Duration::from_secs(settings.keep_alive_secs))
-        .max_connections(settings.max_connections);
+    let mut server = HttpServer::new(move || {
+        http::app(api_state.clone(), !separate_metrics, crate::openapi::routes)
+    })
+    .shutdown_timeout(settings.shutdown_timeout_secs)
+    .client_request_timeout(Duration::from_secs(settings.client_request_timeout_secs))
+    .client_disconnect_timeout(Duration::from_secs(2))
+    .keep_alive(Duration::from_secs(settings.keep_alive_secs))
+    .max_connections(settings.max_connections);
     if settings.workers > 0 {
         server = server.workers(settings.workers);
     }

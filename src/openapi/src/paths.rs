@@ -16,11 +16,11 @@ use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{Content, Header, Paths, Ref, RefOr, Required};
 
 use crate::schemas;
-use api::http::auth::needed_scope;
 use crate::schemas::Kind;
+use api::http::auth::needed_scope;
 use api::http::resources::generic::IdHeaders;
-use api::http::resources::sales::SalesFilters;
 use api::http::resources::OBJECT_IDS;
+use api::http::sales::records::SalesFilters;
 use domain::catalogue::{category, product, promotion, store, supplier};
 use domain::customers::customer;
 use domain::people::{application, employee};

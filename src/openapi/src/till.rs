@@ -212,7 +212,7 @@ fn sales_report() -> PathItem {
     ))
     .parameter(header_param(
         "groupBy",
-        RefOr::T(schemas::choice(&api::views::report::GroupBy::NAMES)),
+        RefOr::T(schemas::choice(&api::views::sales::report::GroupBy::NAMES)),
         false,
         "The key within each bucket (default store).",
     ))

@@ -9,8 +9,8 @@ use actix_web::http::{header, Method};
 use actix_web::middleware::Next;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 
-use super::error::ApiError;
-use super::{rate, version, AppState};
+use crate::http::error::ApiError;
+use crate::http::{rate, version, AppState};
 use domain::crypto;
 use domain::now_millis;
 use domain::{Role, Scope, ScopeSet};

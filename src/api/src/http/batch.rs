@@ -5,7 +5,7 @@ use actix_web::http::header;
 use actix_web::HttpRequest;
 use serde_json::Value;
 
-use super::error::ApiError;
+use crate::http::error::ApiError;
 use domain::batch::BatchObject;
 
 /// The body's media type, lower-cased and without parameters (`text/csv; charset=utf-8` is

@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 
-use super::envelope::Reply;
-use super::error::ApiError;
-use super::AppState;
+use crate::http::envelope::Reply;
+use crate::http::error::ApiError;
+use crate::http::AppState;
 use crate::views::Snapshot;
 use domain::event::ChangeWindow;
 

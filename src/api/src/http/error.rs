@@ -5,8 +5,10 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 
-use super::envelope::{ErrorObject, Messages, PendingEnvelope, API_VERSION, CODE_BASE_VERSION};
-use super::messages::Message;
+use crate::http::envelope::{
+    ErrorObject, Messages, PendingEnvelope, API_VERSION, CODE_BASE_VERSION,
+};
+use crate::http::messages::Message;
 use domain::{Failure, Scope};
 
 #[derive(Debug, thiserror::Error)]

@@ -14,9 +14,9 @@ use actix_web::http::header;
 use actix_web::web::{self, Bytes};
 use actix_web::{HttpRequest, HttpResponse};
 
-use super::auth::{self, Call};
-use super::error::ApiError;
-use super::AppState;
+use crate::http::auth::{self, Call};
+use crate::http::error::ApiError;
+use crate::http::AppState;
 use crate::views::Snapshot;
 use domain::event::{Event, TypeFilter};
 use domain::now_millis;

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use actix_web::http::header::HeaderMap;
 use chrono::{DateTime, Duration, NaiveDateTime, Utc};
 
-use super::error::ApiError;
+use crate::http::error::ApiError;
 
 /// The text of a header, if sent. A header that is not visible ASCII is a 400.
 fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiError> {

@@ -3,9 +3,9 @@
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, HttpResponse};
 
-use super::envelope::Reply;
-use super::error::ApiError;
-use super::AppState;
+use crate::http::envelope::Reply;
+use crate::http::error::ApiError;
+use crate::http::AppState;
 
 pub async fn live() -> Reply {
     Reply::ok().field("status", "live")

@@ -6,10 +6,10 @@
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::HttpRequest;
 
-use super::auth::Caller;
-use super::envelope::Reply;
-use super::error::ApiError;
-use super::messages::Message;
+use crate::http::auth::Caller;
+use crate::http::envelope::Reply;
+use crate::http::error::ApiError;
+use crate::http::messages::Message;
 use domain::batch::{Answered, Idempotency};
 use domain::crypto::sha256_hex_of;
 

@@ -10,12 +10,12 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest};
 use serde_json::{json, Map, Value};
 
-use super::auth::Call;
-use super::batch;
-use super::envelope::{Messages, Reply};
-use super::error::ApiError;
-use super::filters::{clip, HeaderCheck};
-use super::messages::Message;
+use crate::http::auth::Call;
+use crate::http::batch;
+use crate::http::envelope::{Messages, Reply};
+use crate::http::error::ApiError;
+use crate::http::filters::{clip, HeaderCheck};
+use crate::http::messages::Message;
 use domain::dates::to_iso;
 use domain::log::{LogChange, LogRecord, NewLog};
 use domain::now_millis;

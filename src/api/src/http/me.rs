@@ -3,10 +3,10 @@
 use actix_web::web;
 use serde_json::json;
 
-use super::auth::Caller;
-use super::envelope::Reply;
-use super::error::ApiError;
-use super::AppState;
+use crate::http::auth::Caller;
+use crate::http::envelope::Reply;
+use crate::http::error::ApiError;
+use crate::http::AppState;
 use crate::views::{people, Snapshot};
 
 pub async fn user(caller: Caller, state: web::Data<AppState>) -> Result<Reply, ApiError> {

@@ -12,10 +12,10 @@ use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage};
 use futures_util::FutureExt;
 
-use super::auth::Caller;
-use super::envelope::{PendingEnvelope, API_VERSION, CODE_BASE_VERSION};
-use super::error::ApiError;
-use super::AppState;
+use crate::http::auth::Caller;
+use crate::http::envelope::{PendingEnvelope, API_VERSION, CODE_BASE_VERSION};
+use crate::http::error::ApiError;
+use crate::http::AppState;
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 

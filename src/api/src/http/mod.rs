@@ -3,11 +3,14 @@
 mod account;
 pub mod auth;
 pub mod batch;
+pub mod catalogue;
+pub mod customers;
 pub mod delta;
 pub mod envelope;
 pub mod error;
 pub mod events;
 pub mod filters;
+pub mod fleet;
 pub mod health;
 pub mod idempotency;
 pub mod logs;
@@ -15,13 +18,17 @@ mod me;
 pub mod messages;
 pub mod middleware;
 pub mod oauth;
-mod operator;
-mod operator_archive;
+pub mod offline;
+pub mod people;
 pub mod rate;
 pub mod resources;
+pub mod sales;
+pub mod stock;
 mod test_hooks;
+pub mod till;
 pub mod uploads;
 pub mod version;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -78,7 +85,7 @@ pub fn configure(
     cfg.configure(oauth::configure);
     cfg.configure(account::configure);
     // The operator's realm, before the API's catch-all scope: its own gate, its own tokens.
-    cfg.configure(operator::configure);
+    cfg.configure(fleet::operator::configure);
     if serve_metrics {
         cfg.service(web::resource("/metrics").route(web::get().to(health::metrics)));
     }

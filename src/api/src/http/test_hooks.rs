@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use actix_web::web;
 
-use super::envelope::Reply;
+use crate::http::envelope::Reply;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/__test/panic").route(web::get().to(panic)))
@@ -40,8 +40,8 @@ async fn write_clock(path: web::Path<i64>) -> Reply {
 /// (`crash`), through the merchant's supervisor.
 async fn probe_store(
     path: web::Path<(i64, i64, String)>,
-    state: web::Data<super::AppState>,
-) -> Result<Reply, super::error::ApiError> {
+    state: web::Data<crate::http::AppState>,
+) -> Result<Reply, crate::http::error::ApiError> {
     let (merchant_id, store_id, action) = path.into_inner();
     let stocked = state
         .merchants

@@ -18,11 +18,11 @@ use futures_util::StreamExt;
 use ring::digest;
 use serde_json::json;
 
-use super::auth::Call;
-use super::envelope::{Messages, Reply};
-use super::error::ApiError;
-use super::messages::Message;
-use super::AppState;
+use crate::http::auth::Call;
+use crate::http::envelope::{Messages, Reply};
+use crate::http::error::ApiError;
+use crate::http::messages::Message;
+use crate::http::AppState;
 use domain::crypto;
 use domain::file::NewFile;
 use domain::now_millis;

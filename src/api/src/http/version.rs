@@ -2,7 +2,7 @@
 
 use actix_web::http::header::HeaderMap;
 
-use super::error::ApiError;
+use crate::http::error::ApiError;
 
 pub const HEADER: &str = "x-accept-version";
 const SUPPORTED: &str = "2.0";

@@ -1,6 +1,6 @@
 //! A change event as streams and webhooks send it (docs/events.md).
 
-use super::json::push_str;
+use crate::views::json::push_str;
 use domain::dates::to_iso;
 use domain::event::Event;
 

@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::json::push_key;
-use super::records::{collection, push_level, write_entry};
-use super::Snapshot;
+use crate::views::json::push_key;
+use crate::views::records::{collection, push_level, write_entry};
+use crate::views::Snapshot;
 use domain::catalogue::product::ProductRecord;
 use domain::customers::customer::CustomerRecord;
 use domain::record::{Cell, FieldDecl, Visit, Visitor};

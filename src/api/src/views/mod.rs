@@ -7,9 +7,8 @@ pub mod events;
 pub mod json;
 pub mod lists;
 pub mod people;
-pub mod pricing;
 pub mod records;
-pub mod report;
+pub mod sales;
 pub mod till;
 
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Who a token acts as (`GET /user`), from the merchant's snapshot.
 
-use super::json::{push_str, write_store_roles};
-use super::Snapshot;
+use crate::views::json::{push_str, write_store_roles};
+use crate::views::Snapshot;
 use domain::people::employee::EmployeeRecord;
 
 /// `{"id", "firstName", "lastName", "email", "employee": {"merchantId", "roleId", "stores"}}`

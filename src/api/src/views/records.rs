@@ -9,7 +9,7 @@ use engine::merchant::job::{DeleteOutcome, ObjectOutcome};
 use engine::merchant::render::Render;
 use engine::merchant::state::{Entry, Memo, MerchantState, Shown};
 
-use super::json::{self, Audience, Context};
+use crate::views::json::{self, Audience, Context};
 
 /// A category's title, if it is a live category of the merchant.
 fn category_title<'s>(state: &'s MerchantState) -> impl Fn(i64) -> Option<&'s str> + 's {
@@ -128,7 +128,7 @@ impl Render for Renderer {
     }
 
     fn payload(&self, event: &domain::event::Event) -> String {
-        super::events::payload(event)
+        crate::views::events::payload(event)
     }
 }
 

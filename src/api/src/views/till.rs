@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::lists::SalesQuery;
-use super::Snapshot;
+use crate::views::lists::SalesQuery;
+use crate::views::Snapshot;
 use domain::dates::to_iso;
 use domain::sales::basket::BasketRecord;
 use domain::sales::payment::TransactionRecord;

@@ -17,9 +17,9 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
-use super::oauth::pages::{scoped_cookie, unavailable};
-use super::oauth::signin::{self, Refused};
-use super::AppState;
+use crate::http::oauth::pages::{scoped_cookie, unavailable};
+use crate::http::oauth::signin::{self, Refused};
+use crate::http::AppState;
 use domain::crypto::{constant_time_eq, random_token, sha256_hex};
 use domain::now_millis;
 use domain::oauth::token::{GrantsOf, SessionPurpose, SessionRecord};

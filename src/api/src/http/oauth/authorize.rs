@@ -8,8 +8,10 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
-use super::pages::{self, Consent, SignIn, CSRF_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_SECS};
-use super::signin::{self, Refused};
+use crate::http::oauth::pages::{
+    self, Consent, SignIn, CSRF_COOKIE, SESSION_COOKIE, SESSION_MAX_AGE_SECS,
+};
+use crate::http::oauth::signin::{self, Refused};
 use crate::http::AppState;
 use domain::crypto::{random_token, sha256_hex};
 use domain::now_millis;

@@ -6,10 +6,10 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::json;
 
-use super::error::OAuthError;
-use super::pages::STYLESHEET;
-use super::token::{admit_client, Admission};
 use crate::http::envelope::Reply;
+use crate::http::oauth::error::OAuthError;
+use crate::http::oauth::pages::STYLESHEET;
+use crate::http::oauth::token::{admit_client, Admission};
 use crate::http::AppState;
 use domain::crypto::sha256_hex;
 use domain::oauth::token::Client;

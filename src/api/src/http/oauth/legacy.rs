@@ -7,9 +7,9 @@
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, HttpRequest, HttpResponse};
 
-use super::pages::{self, SESSION_COOKIE};
-use super::signin;
 use crate::http::error::ApiError;
+use crate::http::oauth::pages::{self, SESSION_COOKIE};
+use crate::http::oauth::signin;
 use crate::http::AppState;
 use domain::crypto::sha256_hex;
 

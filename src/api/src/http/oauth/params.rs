@@ -9,7 +9,7 @@ use actix_web::HttpRequest;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 
-use super::error::OAuthError;
+use crate::http::oauth::error::OAuthError;
 use domain::crypto::{constant_time_eq, sha256_hex};
 use domain::oauth::token::Client;
 use engine::TokenActors;

@@ -4,7 +4,7 @@
 
 use actix_web::{HttpRequest, HttpResponse};
 
-use super::pages;
+use crate::http::oauth::pages;
 use crate::http::AppState;
 use domain::crypto::{self, constant_time_eq, random_token, sha256_hex};
 use domain::now_millis;

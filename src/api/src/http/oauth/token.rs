@@ -5,10 +5,10 @@ use std::sync::Arc;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, HttpRequest};
 
-use super::error::OAuthError;
-use super::params::{self, Params};
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
+use crate::http::oauth::error::OAuthError;
+use crate::http::oauth::params::{self, Params};
 use crate::http::AppState;
 use domain::crypto::sha256_hex;
 use domain::oauth::grants::authorization_code::{CodeExchange, CodeGrant};

@@ -4,10 +4,10 @@
 
 use actix_web::{web, HttpRequest};
 
-use super::{batch_reply, delete_ids, delete_reply, show_deleted};
 use crate::http::auth::{Call, Caller};
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
+use crate::http::resources::{batch_reply, delete_ids, delete_reply, show_deleted};
 use crate::http::{batch, delta, filters, idempotency, AppState};
 use crate::views::lists::{self, Filter, FilterValue, ListQuery};
 use crate::views::Snapshot;

@@ -1,99 +1,32 @@
 //! Resource endpoints: thin handlers over the merchant actors, and the batch replies they share.
-
-pub mod applications;
-pub mod calculate;
-pub mod catalogue;
-pub mod customers;
-mod digest;
-pub mod employees;
 pub mod generic;
-mod ledger;
-mod offline;
-pub mod products;
-pub mod promotions;
-pub mod reconcile;
-pub mod report;
-pub mod sales;
-mod secrets;
-pub mod suppliers;
-mod till;
-pub mod webhooks;
 
 use std::collections::BTreeSet;
 
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::http::StatusCode;
 
-use super::envelope::{ErrorObject, Messages, Reply};
-use super::error::ApiError;
-use super::messages::Message;
+use crate::http::envelope::{ErrorObject, Messages, Reply};
+use crate::http::error::ApiError;
+use crate::http::messages::Message;
 use crate::views::json::push_key;
 use domain::Refusal;
 use engine::merchant::job::{DeleteOutcome, ObjectOutcome};
 
-/// Every catalogue route.
+/// Every resource route, feature by feature.
 pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
-    use domain::catalogue::{category::CategoryRecord, product::ProductRecord, store::StoreRecord};
-    use domain::sales::basket::BasketRecord;
-    use domain::sales::payment::{InvoiceRecord, OrderRecord, TransactionRecord};
-    generic::routes::<StoreRecord>(cfg, "/store");
-    generic::routes::<CategoryRecord>(cfg, "/category");
-    generic::routes::<domain::till::register::RegisterRecord>(cfg, "/register");
-    cfg.service(
-        actix_web::web::resource("/register/session/report")
-            .route(actix_web::web::get().to(till::report)),
-    );
-    generic::routes::<domain::till::session::SessionRecord>(cfg, "/register/session");
-    generic::routes::<domain::till::session::CashMovementRecord>(cfg, "/register/cash");
-    employees::routes(cfg);
-    applications::routes(cfg);
-    suppliers::routes(cfg);
-    customers::routes(cfg);
-    with_list::<domain::customers::customer::CustomerRecord, _, _>(
-        cfg,
-        "/customer",
-        customers::list,
-    );
-    promotions::routes(cfg);
-    webhooks::routes(cfg);
-    with_list::<ProductRecord, _, _>(cfg, "/product", products::list);
-    catalogue::routes(cfg);
-    cfg.service(
-        actix_web::web::resource("/basket/calculate")
-            .route(actix_web::web::post().to(calculate::basket)),
-    );
-    cfg.service(
-        actix_web::web::resource("/basket/sync").route(actix_web::web::post().to(offline::sync)),
-    );
-    with_list::<BasketRecord, _, _>(cfg, "/basket", sales::list::<BasketRecord>);
-    with_list::<TransactionRecord, _, _>(cfg, "/transaction", sales::list::<TransactionRecord>);
-    with_list::<OrderRecord, _, _>(cfg, "/order", sales::list::<OrderRecord>);
-    with_list::<InvoiceRecord, _, _>(cfg, "/invoice", sales::list::<InvoiceRecord>);
-    with_list::<domain::stock::count::StockReconciliation, _, _>(
-        cfg,
-        "/stock/reconcile",
-        reconcile::list,
-    );
-    cfg.service(
-        actix_web::web::resource("/report/basket").route(actix_web::web::get().to(report::basket)),
-    );
-    cfg.service(
-        actix_web::web::resource("/report/sales").route(actix_web::web::get().to(report::sales)),
-    );
-    cfg.service(
-        actix_web::web::resource("/report").route(actix_web::web::get().to(report::legacy)),
-    );
-    cfg.service(
-        actix_web::web::resource("/digest").route(actix_web::web::get().to(digest::digest)),
-    );
-    cfg.service(
-        actix_web::web::resource("/stock/movement")
-            .route(actix_web::web::get().to(ledger::movements)),
-    );
+    crate::http::catalogue::routes(cfg);
+    crate::http::till::routes(cfg);
+    crate::http::people::routes(cfg);
+    crate::http::customers::routes(cfg);
+    crate::http::webhooks::routes(cfg);
+    crate::http::offline::routes(cfg);
+    crate::http::sales::routes(cfg);
+    crate::http::stock::routes(cfg);
 }
 
 /// A resource whose GET has its own filters; writes and deletes are the generic ones.
-fn with_list<R, F, Args>(cfg: &mut actix_web::web::ServiceConfig, path: &str, list: F)
+pub(crate) fn with_list<R, F, Args>(cfg: &mut actix_web::web::ServiceConfig, path: &str, list: F)
 where
     R: generic::WriteHooks + generic::IdHeaders,
     F: actix_web::Handler<Args>,
@@ -246,7 +179,7 @@ pub fn delete_ids(
     headers: &actix_web::http::header::HeaderMap,
     names: &[&str],
 ) -> Result<BTreeSet<i64>, ApiError> {
-    super::filters::id_list_any(headers, names)?.ok_or_else(|| {
+    crate::http::filters::id_list_any(headers, names)?.ok_or_else(|| {
         ApiError::bad_header(
             names[0],
             format!("the header is required to delete (or {}).", names[1]),
@@ -256,5 +189,5 @@ pub fn delete_ids(
 
 /// `deleted: true` shows soft-deleted records too.
 pub fn show_deleted(headers: &actix_web::http::header::HeaderMap) -> Result<bool, ApiError> {
-    Ok(super::filters::boolean(headers, "deleted")?.unwrap_or(false))
+    Ok(crate::http::filters::boolean(headers, "deleted")?.unwrap_or(false))
 }

@@ -7,18 +7,18 @@ use actix_web::http::StatusCode;
 use actix_web::web;
 use actix_web::HttpRequest;
 
-use super::message_of;
 use crate::http::auth::Call;
 use crate::http::batch;
 use crate::http::envelope::{ErrorObject, Messages, Reply};
 use crate::http::error::ApiError;
+use crate::http::resources::message_of;
 use domain::sales::draft::DraftBatch;
 
 pub async fn basket(call: Call, body: web::Bytes) -> Result<Reply, ApiError> {
     let Call { req, caller, state } = call;
     let now = domain::now_millis();
     if let Some(drafts) = drafts(&req, &body, state.settings.max_batch_objects) {
-        let priced = crate::views::pricing::calculate_drafts(
+        let priced = crate::views::sales::pricing::calculate_drafts(
             &state.merchants,
             caller.merchant_id,
             &drafts.baskets,
@@ -32,7 +32,7 @@ pub async fn basket(call: Call, body: web::Bytes) -> Result<Reply, ApiError> {
     let document = batch::json_document(&req, &body)?;
     let objects = batch::objects(document, "baskets", state.settings.max_batch_objects)?;
     let outcomes =
-        crate::views::pricing::calculate(&state.merchants, caller.merchant_id, objects, now)
+        crate::views::sales::pricing::calculate(&state.merchants, caller.merchant_id, objects, now)
             .await?;
     let mut receipts = String::from("{");
     let mut priced = 0;

@@ -5,13 +5,13 @@ use std::collections::BTreeSet;
 
 use actix_web::web;
 
-use super::generic::{self, IdHeaders};
-use super::show_deleted;
 use crate::http::auth::Call;
 use crate::http::delta;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::filters;
+use crate::http::resources::generic::{self, IdHeaders};
+use crate::http::resources::show_deleted;
 use crate::views::lists::ListQuery;
 use crate::views::Snapshot;
 use domain::catalogue::promotion::PromotionRecord;

@@ -7,7 +7,7 @@ use domain::{Failure, Refusal};
 use engine::merchant::registry::Merchants;
 use engine::sales::pricing;
 
-use super::Snapshot;
+use crate::views::Snapshot;
 
 /// Each object's receipt as JSON, or why it cannot be priced, in body order.
 pub async fn calculate(

@@ -1,6 +1,6 @@
 //! A merchant's archive in the operator's realm (docs/operator.md, "Export and import"):
 //! `GET /operator/merchant/export` streams one, `POST /operator/merchant/import` loads one
-//! into this database. Both sit behind the operator's gate (`super::operator`).
+//! into this database. Both sit behind the operator's gate (`crate::http::fleet::operator`).
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
@@ -9,12 +9,12 @@ use futures_util::StreamExt;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
-use super::batch::media_type;
-use super::envelope::{Messages, Reply};
-use super::error::ApiError;
-use super::filters::id_list;
-use super::messages::Message;
-use super::AppState;
+use crate::http::batch::media_type;
+use crate::http::envelope::{Messages, Reply};
+use crate::http::error::ApiError;
+use crate::http::filters::id_list;
+use crate::http::messages::Message;
+use crate::http::AppState;
 use engine::fleet::operator::ImportRefused;
 use engine::fleet::operator::MoveError;
 

@@ -4,7 +4,7 @@
 
 use actix_web::web;
 
-use super::generic;
+use crate::http::resources::generic;
 use domain::catalogue::supplier::{SupplierRecord, SupplierStoreRecord};
 
 /// Both paths are exact, so neither shadows the other.

@@ -6,10 +6,10 @@
 
 use actix_web::web;
 
-use super::generic::{self, WriteHooks};
-use super::secrets::{Secrets, Shown};
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
+use crate::http::people::secrets::{Secrets, Shown};
+use crate::http::resources::generic::{self, WriteHooks};
 use crate::http::AppState;
 use domain::batch::{BatchObject, WriteMode};
 use domain::crypto;

@@ -5,11 +5,11 @@
 
 use actix_web::web;
 
-use super::generic::{list_query, narrowed_list, IdHeaders};
-use super::{delete_ids, outcome_reply};
 use crate::http::auth::Call;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
+use crate::http::resources::generic::{list_query, narrowed_list, IdHeaders};
+use crate::http::resources::{delete_ids, outcome_reply};
 use crate::http::{delta, filters, idempotency, logs};
 use crate::views::lists::SalesQuery;
 use crate::views::{events, lists, Snapshot};

@@ -12,12 +12,12 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use serde_json::{json, Value};
 
-use super::generic::{self, WriteHooks};
-use super::secrets::{Secrets, Shown};
 use crate::http::auth::{Call, Caller};
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::filters::HeaderCheck;
+use crate::http::people::secrets::{Secrets, Shown};
+use crate::http::resources::generic::{self, WriteHooks};
 use crate::http::{batch, AppState};
 use crate::views::lists;
 use crate::views::Snapshot;

@@ -2,10 +2,10 @@
 //! adds that store's `totalStock`, `stockSold` and `stockLeft`. The read side looks ids and
 //! categories up in the snapshot's maps and index.
 
-use super::show_deleted;
 use crate::http::auth::Call;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
+use crate::http::resources::show_deleted;
 use crate::http::{delta, filters};
 use crate::views::lists::{self, ListQuery, ProductQuery};
 use crate::views::Snapshot;

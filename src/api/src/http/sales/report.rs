@@ -36,7 +36,10 @@ pub async fn basket(call: Call) -> Result<Reply, ApiError> {
             stores: stores.as_ref(),
         })
         .await?;
-    Ok(Reply::ok().field("basketReport", crate::views::report::basket_report(&report)))
+    Ok(Reply::ok().field(
+        "basketReport",
+        crate::views::sales::report::basket_report(&report),
+    ))
 }
 
 /// `GET /report`: the old Shopwave Node client's name of the basket report, served where the
@@ -87,7 +90,7 @@ const MAX_SALES_DAYS: i64 = 366;
 /// `reportFrom`* ≤ local time < `reportTo`* (each store's wall clock: `2026-11-27` or
 /// `2026-11-27 14:00:00`), by `period` (`day` or `hour`) and `groupBy`, for `storeIds`.
 pub async fn sales(call: Call) -> Result<Reply, ApiError> {
-    use crate::views::report::GroupBy;
+    use crate::views::sales::report::GroupBy;
     use domain::sales::totals::{local_hour_of, TotalsRange};
     let Call { req, caller, state } = call;
     let mut check = HeaderCheck::new(req.headers());
@@ -149,6 +152,6 @@ pub async fn sales(call: Call) -> Result<Reply, ApiError> {
         .await?;
     Ok(Reply::ok().field(
         "salesReport",
-        crate::views::report::sales_report(&rows, group),
+        crate::views::sales::report::sales_report(&rows, group),
     ))
 }

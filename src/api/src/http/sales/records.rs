@@ -4,13 +4,13 @@
 
 use actix_web::http::header::HeaderMap;
 
-use super::generic::IdHeaders;
-use super::show_deleted;
 use crate::http::auth::Call;
 use crate::http::delta;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::filters;
+use crate::http::resources::generic::IdHeaders;
+use crate::http::resources::show_deleted;
 use crate::views::lists::{self, Historic, SalesQuery};
 use crate::views::Snapshot;
 use domain::sales::basket::BasketRecord;

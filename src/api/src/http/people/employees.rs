@@ -4,10 +4,10 @@
 
 use actix_web::web;
 
-use super::batch_reply;
-use super::generic::{self, WriteHooks};
 use crate::http::auth::Caller;
 use crate::http::envelope::Reply;
+use crate::http::resources::batch_reply;
+use crate::http::resources::generic::{self, WriteHooks};
 use crate::http::AppState;
 use domain::batch::{BatchObject, WriteMode};
 use domain::people::employee::EmployeeRecord;

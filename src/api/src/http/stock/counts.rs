@@ -5,11 +5,11 @@
 //! nothing was booked). `stockReconciliationIds` narrows further. Writes and deletes are the
 //! generic ones (DELETE takes `stockReconciliationIds`).
 
-use super::generic::IdHeaders;
 use crate::http::auth::Call;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
 use crate::http::filters::{self, HeaderCheck};
+use crate::http::resources::generic::IdHeaders;
 use crate::views::lists::{self, SalesQuery};
 use domain::stock::count::StockReconciliation;
 use engine::merchant::resource::Resource;

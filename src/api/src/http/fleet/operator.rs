@@ -9,12 +9,12 @@ use actix_web::middleware::{from_fn, Next};
 use actix_web::{web, HttpRequest};
 use serde_json::json;
 
-use super::batch::{json_document, objects};
-use super::envelope::{ErrorObject, Messages, Reply};
-use super::error::ApiError;
-use super::filters::{id_list, HeaderCheck};
-use super::messages::Message;
-use super::AppState;
+use crate::http::batch::{json_document, objects};
+use crate::http::envelope::{ErrorObject, Messages, Reply};
+use crate::http::error::ApiError;
+use crate::http::filters::{id_list, HeaderCheck};
+use crate::http::messages::Message;
+use crate::http::AppState;
 use domain::dates::to_iso;
 use domain::fleet::operator::MerchantSummary;
 use domain::fleet::tenant::AppliedTenant;
@@ -48,23 +48,23 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         web::resource("/operator/merchant/export")
             .wrap(from_fn(gate))
-            .route(web::get().to(super::operator_archive::export)),
+            .route(web::get().to(crate::http::fleet::archive::export)),
     )
     .service(
         web::resource("/operator/merchant/move")
             .wrap(from_fn(gate))
-            .route(web::post().to(super::operator_archive::move_merchant)),
+            .route(web::post().to(crate::http::fleet::archive::move_merchant)),
     )
     .service(
         web::resource("/operator/merchant/import")
             .wrap(from_fn(gate))
-            .route(web::post().to(super::operator_archive::import)),
+            .route(web::post().to(crate::http::fleet::archive::import)),
     )
     // Any other path of the realm is a 404 behind its gate, not the merchant API's.
     .service(
         web::scope("/operator")
             .wrap(from_fn(gate))
-            .default_service(web::to(super::not_found)),
+            .default_service(web::to(crate::http::not_found)),
     );
 }
 
@@ -82,7 +82,7 @@ async fn admit(req: &ServiceRequest) -> Result<(), ApiError> {
     let state = req
         .app_data::<web::Data<AppState>>()
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("application state is missing")))?;
-    let token = super::auth::presented_token(req)?;
+    let token = crate::http::auth::presented_token(req)?;
     match state.services.operator.token(token).await? {
         Some(_) => Ok(()),
         None => Err(ApiError::TokenInvalid {

@@ -2,10 +2,10 @@
 
 use actix_web::web;
 
-use super::batch_reply;
 use crate::http::auth::Call;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
+use crate::http::resources::batch_reply;
 use crate::http::{batch, idempotency};
 use domain::now_millis;
 use domain::offline::sync::{fingerprint, OfflineSale};

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use actix_web::http::header::{self, HeaderValue};
 use serde_json::{Map, Value};
 
-use super::batch_reply;
 use crate::http::envelope::Reply;
+use crate::http::resources::batch_reply;
 use domain::batch::{BatchObject, WriteMode};
 use engine::merchant::job::ObjectOutcome;
 
