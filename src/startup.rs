@@ -9,8 +9,8 @@ use anyhow::Context;
 
 use crate::config::Settings;
 use crate::db::adapters::{PodReplicas, PodStorage};
+use crate::db::fleet::pods::{Pod, Pods};
 use crate::db::fleet::Fleet;
-use crate::db::pods::{Pod, Pods};
 use crate::db::{Db, PoolSettings, ServingLock};
 use crate::engine::merchant::registry::RegistryConfig;
 use crate::engine::merchant::replicas;
@@ -331,7 +331,7 @@ async fn open_pods(
     pool: PoolSettings,
 ) -> anyhow::Result<Pods> {
     let mut others = Vec::new();
-    for (name, url) in crate::db::pods::parse_pods(&settings.pods)? {
+    for (name, url) in crate::db::fleet::pods::parse_pods(&settings.pods)? {
         let db = Db::connect_with(&url, metrics.clone(), pool)
             .await
             .with_context(|| format!("connecting to pod {name}"))?;

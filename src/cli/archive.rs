@@ -175,15 +175,15 @@ async fn move_between_pods(settings: &Settings, keys: &[String], to: &str) -> an
 }
 
 /// The configured database and pods, connected and migrated.
-pub(super) async fn open_pods(settings: &Settings) -> anyhow::Result<crate::db::pods::Pods> {
+pub(super) async fn open_pods(settings: &Settings) -> anyhow::Result<crate::db::fleet::pods::Pods> {
     let home = Db::connect(&settings.database_url, Metrics::new()).await?;
     home.migrate().await?;
     let mut others = Vec::new();
-    for (name, url) in crate::db::pods::parse_pods(&settings.pods)? {
+    for (name, url) in crate::db::fleet::pods::parse_pods(&settings.pods)? {
         let db = Db::connect(&url, Metrics::new()).await?;
-        others.push(crate::db::pods::Pod { name, db });
+        others.push(crate::db::fleet::pods::Pod { name, db });
     }
-    Ok(crate::db::pods::Pods::open(home, others).await?)
+    Ok(crate::db::fleet::pods::Pods::open(home, others).await?)
 }
 
 /// A move's steps and their milliseconds, as its printed line shows them.

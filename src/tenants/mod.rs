@@ -48,7 +48,7 @@ pub async fn apply_files(
 /// home (replicas starting at once apply the same manifests: the home database's unique key
 /// keeps them from creating one merchant twice).
 pub async fn apply_files_placed(
-    pods: &crate::db::pods::Pods,
+    pods: &crate::db::fleet::pods::Pods,
     files: &[PathBuf],
     pbkdf2_iterations: u32,
 ) -> Result<Vec<AppliedTenant>, ApplyError> {
@@ -59,7 +59,7 @@ pub async fn apply_files_placed(
 /// `spread` (`merchantd tenant apply`) to the pod holding fewest, counting the ones placed
 /// before it, and is recorded in the directory.
 pub async fn apply_placed(
-    pods: &crate::db::pods::Pods,
+    pods: &crate::db::fleet::pods::Pods,
     manifests: Vec<Manifest>,
     pbkdf2_iterations: u32,
     spread: bool,

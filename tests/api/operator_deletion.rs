@@ -10,7 +10,7 @@ use crate::helpers::{create_one, send, TestApp};
 use crate::operator::{acme, issue_token, message_ids, operator, operator_token, signed_in};
 use crate::uploads::{upload, JPEG};
 use crate::{backend_tests, backend_tests_with};
-use merchantd::db::archive::{LEFT_OUT, TABLES};
+use merchantd::db::fleet::archive_rows::{LEFT_OUT, TABLES};
 
 /// Rows naming `merchant` in every table that can.
 async fn rows_of(app: &TestApp, merchant: i64) -> Vec<(String, i64)> {

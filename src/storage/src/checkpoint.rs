@@ -31,13 +31,13 @@ const GATHER: Duration = Duration::from_millis(200);
 /// How long the write-ahead log is, as the last checkpoint found it, and the length past which
 /// the writer makes sure it starts over (`sqlite_log_restart_pages`, 64 MiB by default).
 #[derive(Clone)]
-pub(super) struct Log {
+pub(crate) struct Log {
     frames: Arc<AtomicU64>,
     restart: u64,
 }
 
 impl Log {
-    pub(super) fn restarting_at(frames: u32) -> Self {
+    pub(crate) fn restarting_at(frames: u32) -> Self {
         Self {
             frames: Arc::default(),
             restart: u64::from(frames),
@@ -45,12 +45,12 @@ impl Log {
     }
 
     /// Whether the log is long enough that the writer should let it start over.
-    pub(super) fn restart_due(&self) -> bool {
+    pub(crate) fn restart_due(&self) -> bool {
         self.frames.load(Ordering::Relaxed) >= self.restart
     }
 
     /// Records how many frames the log holds.
-    pub(super) fn set(&self, frames: i64) {
+    pub(crate) fn set(&self, frames: i64) {
         let frames = u64::try_from(frames).unwrap_or(0);
         self.frames.store(frames, Ordering::Relaxed);
     }
@@ -58,7 +58,7 @@ impl Log {
 
 /// Checkpoints after commits until `durable` (the writer's group counter) closes, telling
 /// `log` how long the log is.
-pub(super) fn start(pool: AnyPool, mut durable: watch::Receiver<u64>, log: Log) {
+pub(crate) fn start(pool: AnyPool, mut durable: watch::Receiver<u64>, log: Log) {
     tokio::spawn(async move {
         while durable.changed().await.is_ok() {
             tokio::time::sleep(GATHER).await;
@@ -78,7 +78,7 @@ pub(super) fn start(pool: AnyPool, mut durable: watch::Receiver<u64>, log: Log) 
 }
 
 /// A checkpoint that waits for nobody: (busy, frames in the log, frames copied).
-pub(super) async fn passive(conn: &mut AnyConnection) -> Result<(i64, i64, i64), sqlx::Error> {
+pub(crate) async fn passive(conn: &mut AnyConnection) -> Result<(i64, i64, i64), sqlx::Error> {
     sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)")
         .fetch_one(conn)
         .await

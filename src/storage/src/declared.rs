@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::rows::{decode_error, get, json, optional_decimal, Row, TableRow, Val};
+use crate::rows::{decode_error, get, json, optional_decimal, Row, TableRow, Val};
 use domain::money;
 use domain::record::{Cell, Declared, FieldDecl, FromCell, Kind, Source, Stored, Visit, Visitor};
 

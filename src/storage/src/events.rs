@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use sqlx::Row;
 
-use super::rows::{self, TableRow, Val};
-use super::{Db, DbError, Tx};
+use crate::rows::{self, TableRow, Val};
+use crate::{Db, DbError, Tx};
 use domain::event::{ChangeWindow, Event, LogPosition, NewEvent};
 
 /// An event as its row: the type is the domain's, its table is ours.
@@ -87,7 +87,7 @@ fn repeats(before: &Event, event: &NewEvent) -> bool {
 
 /// The `data` column of `events e` as its readers see it: an empty one (see [`repeats`]) is
 /// the event's before it.
-pub(super) const DATA: &str = "CASE WHEN e.data = '' THEN (SELECT p.data FROM events p \
+pub(crate) const DATA: &str = "CASE WHEN e.data = '' THEN (SELECT p.data FROM events p \
      WHERE p.merchant_id = e.merchant_id AND p.seq = e.seq - 1) ELSE e.data END AS data";
 
 impl Db {
@@ -238,7 +238,7 @@ impl Db {
 }
 
 /// Events from rows of `seq, event_type, object_id, occurred_at, data`.
-pub(super) fn events_of(rows: &[sqlx::any::AnyRow]) -> Result<Vec<Event>, DbError> {
+pub(crate) fn events_of(rows: &[sqlx::any::AnyRow]) -> Result<Vec<Event>, DbError> {
     rows.iter()
         .map(|row| {
             Ok(Event {

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use super::{Db, DbError, Tx};
+use crate::{Db, DbError, Tx};
 
 use domain::file::{NewFile, StoredFile};
 

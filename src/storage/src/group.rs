@@ -8,7 +8,7 @@
 //! the transaction begins only once there is something to write, so validating a group never
 //! holds the writer.
 
-use super::{Backend, Db, DbError, Tx};
+use crate::{Backend, Db, DbError, Tx};
 use domain::batch::Idempotency;
 use domain::batch::StoredAnswer;
 

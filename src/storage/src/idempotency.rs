@@ -2,7 +2,7 @@
 
 use sqlx::AnyConnection;
 
-use super::{Db, DbError, Tx};
+use crate::{Db, DbError, Tx};
 use domain::batch::{Idempotency, StoredAnswer, IDEMPOTENCY_TTL_MILLIS};
 
 async fn find(

@@ -5,17 +5,17 @@ use std::sync::Mutex;
 
 /// How many identifiers one reservation takes. Identifiers left in a block when the process
 /// stops are never used: ids are unique, not dense.
-pub(super) const BLOCK: usize = 512;
+pub(crate) const BLOCK: usize = 512;
 
 #[derive(Default)]
-pub(super) struct IdBlocks {
+pub(crate) struct IdBlocks {
     /// The next free id and the end (exclusive) of the reserved range.
     range: Mutex<(i64, i64)>,
 }
 
 impl IdBlocks {
     /// `n` ids from the current block, if it holds that many.
-    pub(super) fn take(&self, n: usize) -> Option<Vec<i64>> {
+    pub(crate) fn take(&self, n: usize) -> Option<Vec<i64>> {
         let mut range = self.range.lock().unwrap_or_else(|p| p.into_inner());
         let (next, end) = *range;
         let n = n as i64;
@@ -27,7 +27,7 @@ impl IdBlocks {
     }
 
     /// Installs a freshly reserved block (the old one's remainder is dropped) and takes `n`.
-    pub(super) fn refill(&self, reserved: Vec<i64>, n: usize) -> Vec<i64> {
+    pub(crate) fn refill(&self, reserved: Vec<i64>, n: usize) -> Vec<i64> {
         let (first, last) = match (reserved.first(), reserved.last()) {
             (Some(f), Some(l)) => (*f, *l),
             _ => return Vec::new(),

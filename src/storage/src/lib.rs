@@ -1,4 +1,5 @@
-//! The storage layer: the only module that speaks SQL.
+//! merchantd's storage: the only crate that speaks SQL. It implements the ports of
+//! `merchantd-ports` (`adapters`) on SQLite and PostgreSQL.
 //!
 //! One [`Db`] serves SQLite (the embedded default) and PostgreSQL through sqlx's `Any` driver:
 //! every statement is written once in the dialect both understand (`$1` placeholders,
@@ -6,17 +7,18 @@
 //! [`Backend`] next to the statement. Columns are BIGINT, TEXT, DOUBLE and BLOB only — the types
 //! `Any` carries faithfully on both — with flags as 0/1, times as epoch milliseconds and money as
 //! decimal text.
+//!
+//! The shared parts sit at the top (the pool and its writer, transactions, rows from
+//! declarations, group writes, events, identifiers); each feature's rows have a folder:
+//! `catalogue`, `stock`, `sales`, `offline`, `customers`, `people`, `webhooks`, `fleet`.
 
 #![forbid(unsafe_code)]
 
-pub mod account;
 pub mod adapters;
-pub mod archive;
-mod catch_up;
+pub mod catalogue;
 mod checkpoint;
+pub mod customers;
 mod declared;
-mod digest;
-mod erase;
 mod error;
 pub mod events;
 pub mod files;
@@ -25,23 +27,13 @@ pub mod group;
 pub mod idempotency;
 mod ids;
 pub mod logs;
-pub mod merchants;
-mod moves;
 mod notify;
-pub mod oauth;
-mod offline;
-mod operator;
+pub mod offline;
 pub mod people;
-pub mod pods;
-pub mod products;
-pub mod reconcile;
 mod records;
-pub mod report;
-mod returns;
 pub mod rows;
-pub mod sales_totals;
+pub mod sales;
 pub mod stock;
-pub mod tenants;
 mod tx;
 pub mod webhooks;
 mod writer;
@@ -52,8 +44,8 @@ use std::time::{Duration, Instant};
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyPool, Executor};
 
-pub use catch_up::Plan as CatchUpPlan;
 pub use error::DbError;
+pub use fleet::catch_up::Plan as CatchUpPlan;
 pub use notify::{Announcement, Coherence, Listener, Replicas};
 pub use ports::SalesFilter;
 pub use records::{Record, SalesRecord};

@@ -6,12 +6,12 @@
 
 use std::time::Instant;
 
-use super::{Db, DbError, Tx};
+use crate::{Db, DbError, Tx};
 use domain::log::{LogChange, LogRecord, NewLog};
 
 const COLUMNS: &str = "log_id, n, object, identifier, tags, data, added_date, complete_date";
 
-pub(super) type Row = (
+pub(crate) type Row = (
     String,
     i64,
     String,
@@ -22,7 +22,7 @@ pub(super) type Row = (
     Option<i64>,
 );
 
-pub(super) fn record(row: Row) -> LogRecord {
+pub(crate) fn record(row: Row) -> LogRecord {
     let (log_id, n, object, identifier, tags, data, added_date, complete_date) = row;
     LogRecord {
         log_id,

@@ -1,5 +1,5 @@
 //! What replicas sharing one PostgreSQL tell each other. A write transaction queues its
-//! announcements ([`Announcement`]) and [`Tx::commit`](super::Tx::commit) sends them with
+//! announcements ([`Announcement`]) and [`Tx::commit`](crate::Tx::commit) sends them with
 //! `pg_notify` just before COMMIT, so PostgreSQL delivers them if and only if the write
 //! committed. Every replica listens on a dedicated connection ([`Listener`]).
 //!
@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
 
-use super::{Backend, Db, DbError};
+use crate::{Backend, Db, DbError};
 
 /// `<merchant_id>:<version>`: the merchant's cached state older than `version` is stale.
 const MERCHANT_CHANGED: &str = "merchant_changed";
@@ -37,7 +37,7 @@ pub enum Announcement {
 
 impl Announcement {
     /// The `(channel, payload)` pairs carrying it.
-    pub(super) fn payloads(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn payloads(&self) -> Vec<(&'static str, String)> {
         match self {
             Announcement::MerchantChanged {
                 merchant_id,
@@ -92,7 +92,7 @@ impl Announcement {
 pub struct Coherence(Arc<AtomicBool>);
 
 impl Coherence {
-    pub(super) fn new(backend: Backend) -> Self {
+    pub(crate) fn new(backend: Backend) -> Self {
         Self(Arc::new(AtomicBool::new(backend == Backend::Sqlite)))
     }
 
@@ -100,7 +100,7 @@ impl Coherence {
         self.0.load(Ordering::SeqCst)
     }
 
-    pub(super) fn set(&self, live: bool) {
+    pub(crate) fn set(&self, live: bool) {
         self.0.store(live, Ordering::SeqCst);
     }
 }

@@ -2,8 +2,9 @@
 //! implementation per record type, over the row codec of `rows`. Sales records also answer
 //! filtered queries ([`SalesRecord`]), because the cache holds only their open and recent part.
 
-use super::rows::{self, in_list, TableRow};
-use super::{reconcile, Backend, Db, DbError, Tx};
+use crate::rows::{self, in_list, TableRow};
+use crate::stock::counts as reconcile;
+use crate::{Backend, Db, DbError, Tx};
 use domain::batch::Change;
 use domain::catalogue::category::CategoryRecord;
 use domain::catalogue::product::ProductRecord;

@@ -11,7 +11,7 @@ use rust_decimal::Decimal;
 use serde_json::value::RawValue;
 use sqlx::AnyConnection;
 
-use super::{Backend, DbError};
+use crate::{Backend, DbError};
 use domain::money;
 use domain::record::{Declared, Parent};
 
@@ -539,9 +539,9 @@ pub async fn persist_replacing_children<P: WithChildren>(
     Ok(())
 }
 
-impl super::Tx {
+impl crate::Tx {
     /// Inserts a record's row, or rewrites every column of it.
-    pub(super) async fn write_row<R: TableRow>(
+    pub(crate) async fn write_row<R: TableRow>(
         &mut self,
         merchant_id: i64,
         record: &R,
@@ -556,7 +556,7 @@ impl super::Tx {
     }
 
     /// Inserts new rows in as few statements as possible.
-    pub(super) async fn insert_rows<R: TableRow>(
+    pub(crate) async fn insert_rows<R: TableRow>(
         &mut self,
         merchant_id: i64,
         records: &[&R],
@@ -568,7 +568,7 @@ impl super::Tx {
     }
 
     /// Writes a parent and replaces its children.
-    pub(super) async fn write_with_children<P: WithChildren>(
+    pub(crate) async fn write_with_children<P: WithChildren>(
         &mut self,
         merchant_id: i64,
         parent: &P,

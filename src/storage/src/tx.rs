@@ -1,14 +1,14 @@
 //! The write transaction handle. Every write of the application goes through one: begin it with
-//! [`Db::begin`](super::Db::begin), call the operations the storage modules define on it, then
+//! [`Db::begin`](crate::Db::begin), call the operations the storage modules define on it, then
 //! [`Tx::commit`]. Dropping it without commit undoes it.
 
 use std::time::Instant;
 
 use sqlx::{Any, AnyConnection, Executor};
 
-use super::notify::Announcement;
-use super::writer::{Lease, Writer};
-use super::{Backend, Db, DbError};
+use crate::notify::Announcement;
+use crate::writer::{Lease, Writer};
+use crate::{Backend, Db, DbError};
 
 pub struct Tx {
     inner: Inner,
@@ -19,7 +19,7 @@ pub struct Tx {
     /// Writes noted by operations that only sometimes write (see [`Tx::note_write`]).
     writes: u64,
     /// Whether it appended change events (the dispatcher is told when it commits).
-    pub(super) appended: bool,
+    pub(crate) appended: bool,
 }
 
 enum Inner {
@@ -30,7 +30,7 @@ enum Inner {
 }
 
 impl Tx {
-    pub(super) fn shared(lease: Lease, db: Db) -> Self {
+    pub(crate) fn shared(lease: Lease, db: Db) -> Self {
         Self {
             inner: Inner::Shared(lease),
             db,
@@ -41,7 +41,7 @@ impl Tx {
         }
     }
 
-    pub(super) fn own(tx: sqlx::Transaction<'static, Any>, db: Db) -> Self {
+    pub(crate) fn own(tx: sqlx::Transaction<'static, Any>, db: Db) -> Self {
         Self {
             inner: Inner::Own(tx),
             db,
@@ -53,14 +53,14 @@ impl Tx {
     }
 
     /// The connection the transaction's statements run on.
-    pub(super) fn conn(&mut self) -> Result<&mut AnyConnection, DbError> {
+    pub(crate) fn conn(&mut self) -> Result<&mut AnyConnection, DbError> {
         match &mut self.inner {
             Inner::Shared(lease) => lease.conn(),
             Inner::Own(tx) => Ok(&mut **tx),
         }
     }
 
-    pub(super) fn db(&self) -> &Db {
+    pub(crate) fn db(&self) -> &Db {
         &self.db
     }
 
@@ -105,11 +105,11 @@ impl Tx {
 
     /// Counts a write by an operation that writes only when something differs (tenant
     /// manifests), so its caller can tell whether anything changed.
-    pub(super) fn note_write(&mut self) {
+    pub(crate) fn note_write(&mut self) {
         self.writes += 1;
     }
 
-    pub(super) fn writes(&self) -> u64 {
+    pub(crate) fn writes(&self) -> u64 {
         self.writes
     }
 

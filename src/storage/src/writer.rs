@@ -1,7 +1,7 @@
 //! SQLite's single writer, with group commit.
 //!
 //! SQLite lets one connection write at a time, and with `synchronous = FULL` every commit pays
-//! an fsync. So one connection does all of the process's writing: each [`Tx`](super::Tx) is a
+//! an fsync. So one connection does all of the process's writing: each [`Tx`](crate::Tx) is a
 //! savepoint inside a transaction the writer keeps open while writes are queued, and the
 //! transaction is committed — one fsync — when the queue runs dry (or holds `MAX_GROUP`
 //! writes). A write's `commit` returns only once the transaction holding it is durable, so a
@@ -15,14 +15,14 @@ use std::sync::{Arc, Mutex};
 use sqlx::{AnyConnection, Connection, Executor};
 use tokio::sync::{watch, Mutex as AsyncMutex, Notify, OwnedMutexGuard};
 
-use super::checkpoint::{self, Log};
-use super::DbError;
+use crate::checkpoint::{self, Log};
+use crate::DbError;
 use metrics::Metrics;
 
 /// Writes committed together at most (bounds the latency of the first of a group).
 const MAX_GROUP: u64 = 512;
 
-pub(super) struct Writer {
+pub(crate) struct Writer {
     conn: Arc<AsyncMutex<WriterConn>>,
     /// Writers waiting for the connection: while there are any, a commit is left to the last.
     waiting: AtomicUsize,
@@ -45,8 +45,8 @@ struct FailedCommit {
     away: bool,
 }
 
-pub(super) struct WriterConn {
-    pub(super) conn: AnyConnection,
+pub(crate) struct WriterConn {
+    pub(crate) conn: AnyConnection,
     /// The outer transaction is open.
     open: bool,
     /// A savepoint was left behind by a transaction that was dropped without commit.
@@ -59,7 +59,7 @@ pub(super) struct WriterConn {
 
 /// The connection, held by one transaction at a time. `guard` is only `None` once the lease
 /// has been committed or rolled back.
-pub(super) struct Lease {
+pub(crate) struct Lease {
     guard: Option<OwnedMutexGuard<WriterConn>>,
     writer: Arc<Writer>,
 }
@@ -74,7 +74,7 @@ impl Drop for Waiting<'_> {
 }
 
 impl Writer {
-    pub(super) fn start(conn: AnyConnection, log: Log, metrics: Metrics) -> Arc<Self> {
+    pub(crate) fn start(conn: AnyConnection, log: Log, metrics: Metrics) -> Arc<Self> {
         let writer = Arc::new(Self {
             conn: Arc::new(AsyncMutex::new(WriterConn {
                 conn,
@@ -114,12 +114,12 @@ impl Writer {
     }
 
     /// The number of the last group committed, changing with each commit.
-    pub(super) fn commits(&self) -> watch::Receiver<u64> {
+    pub(crate) fn commits(&self) -> watch::Receiver<u64> {
         self.durable.subscribe()
     }
 
     /// Waits for the connection and opens a savepoint on it.
-    pub(super) async fn lease(self: &Arc<Self>) -> Result<Lease, DbError> {
+    pub(crate) async fn lease(self: &Arc<Self>) -> Result<Lease, DbError> {
         let mut guard = {
             self.waiting.fetch_add(1, Ordering::SeqCst);
             let _waiting = Waiting(&self.waiting);
@@ -142,7 +142,7 @@ impl Writer {
     }
 
     /// Releases the savepoint and returns once its group is durable.
-    pub(super) async fn commit(mut lease: Lease) -> Result<(), DbError> {
+    pub(crate) async fn commit(mut lease: Lease) -> Result<(), DbError> {
         let writer = lease.writer.clone();
         let Some(mut guard) = lease.guard.take() else {
             return Err(DbError::Corrupt("the transaction has already ended".into()));
@@ -256,7 +256,7 @@ impl Writer {
     }
 
     /// Commits what is queued and refuses further writes.
-    pub(super) async fn close(&self) {
+    pub(crate) async fn close(&self) {
         let mut guard = self.conn.clone().lock_owned().await;
         self.commit_group(&mut guard).await;
         self.closed.store(true, Ordering::SeqCst);
@@ -279,7 +279,7 @@ impl WriterConn {
 }
 
 impl Lease {
-    pub(super) fn conn(&mut self) -> Result<&mut AnyConnection, DbError> {
+    pub(crate) fn conn(&mut self) -> Result<&mut AnyConnection, DbError> {
         self.guard
             .as_mut()
             .map(|g| &mut g.conn)
@@ -287,7 +287,7 @@ impl Lease {
     }
 
     /// Undoes this transaction's savepoint and hands the connection on.
-    pub(super) async fn rollback(mut self) -> Result<(), DbError> {
+    pub(crate) async fn rollback(mut self) -> Result<(), DbError> {
         let Some(mut guard) = self.guard.take() else {
             return Ok(());
         };

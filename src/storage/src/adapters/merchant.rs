@@ -19,7 +19,7 @@ use crate::records::{find_kind, load_kind, persist_changes, query_kind};
 use crate::{Db, DbError, Tx};
 
 /// Everything a merchant's cached state is built from. The collections are read concurrently.
-pub(super) async fn load(db: &Db, merchant_id: i64) -> Result<StoredMerchant, DbError> {
+pub(crate) async fn load(db: &Db, merchant_id: i64) -> Result<StoredMerchant, DbError> {
     // First: a write committed while the rest is read makes this state look older than it
     // is (and reloaded again), never newer.
     let version = db.merchant_version(merchant_id).await?;

@@ -1,4 +1,4 @@
-//! The storage ports over pods (`crate::pods`): every call about one merchant goes to the
+//! The storage ports over pods (`crate::fleet::pods`): every call about one merchant goes to the
 //! pod holding it; credentials and sign-in sessions found by hash are looked for pod by pod, home first. With one
 //! pod every call goes straight to the home database.
 //!
@@ -20,13 +20,13 @@ use ports::{
     SalesFilter, StateStore, StockStore, StoredMerchant, TokenStore,
 };
 
-use crate::pods::Pods;
+use crate::fleet::pods::Pods;
 use crate::{Db, DbError};
 
 /// Pods as the actors' storage, with the application-to-merchant map the grants need.
 #[derive(Clone)]
 pub struct PodStorage {
-    pub(super) pods: Pods,
+    pub(crate) pods: Pods,
     /// Applications never change merchant: each is looked for once.
     owners: Arc<Mutex<HashMap<i64, i64>>>,
 }
@@ -86,7 +86,7 @@ impl StateStore for PodStorage {
             Ok(this
                 .pods
                 .following(merchant_id, |db| async move {
-                    super::merchant::load(&db, merchant_id).await
+                    crate::adapters::merchant::load(&db, merchant_id).await
                 })
                 .await?)
         })

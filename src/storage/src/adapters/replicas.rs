@@ -4,8 +4,8 @@
 
 use ports::{Announcement, Listening, Pending, Replicas as ReplicaPort};
 
+use crate::fleet::pods::Pods;
 use crate::notify::{Announcement as Heard, Listener};
-use crate::pods::Pods;
 use crate::Replicas;
 
 /// The home database's channel, with the pods whose placements it keeps current.

@@ -16,7 +16,7 @@ use domain::stock::levels::Ledger;
 use domain::webhooks::webhook::{Delivery, DeliveryQuery, Resend};
 use ports::{DeliveryLog, Directory, EventLog, FileStore, LogStore, Pending, ReportStore};
 
-use super::PodStorage;
+use crate::adapters::PodStorage;
 
 impl Directory for PodStorage {
     fn merchant(&self, id: i64) -> Pending<'_, Option<MerchantRecord>> {

@@ -7,10 +7,10 @@ use std::path::Path;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
-use super::digest::Digest;
-use super::Fleet;
-use crate::archive::{Exported, ImportError, Importer, MoveFrom};
-use crate::pods::{HOME, ID_RANGE};
+use crate::fleet::archive_rows::{Exported, ImportError, Importer, MoveFrom};
+use crate::fleet::digest::Digest;
+use crate::fleet::pods::{HOME, ID_RANGE};
+use crate::fleet::Fleet;
 use crate::Db;
 use domain::fleet::archive::{Header, Line, Totals};
 use domain::Failure;
@@ -30,7 +30,7 @@ impl Fleet {
     }
 
     /// [`Fleet::export`], with the merchant's credentials when `credentials` (a move's).
-    pub(super) async fn export_with(
+    pub(crate) async fn export_with(
         &self,
         merchant_id: i64,
         credentials: bool,
@@ -133,7 +133,7 @@ impl Fleet {
 
     /// Imports the archive at `path`, a move's when `moving` (the source's credentials come
     /// too), each line read also into `digest` when given.
-    pub(super) async fn import_moving(
+    pub(crate) async fn import_moving(
         &self,
         path: &Path,
         moving: MoveFrom,

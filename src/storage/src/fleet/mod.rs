@@ -1,14 +1,22 @@
-//! The fleet's storage (the operator's realm, docs/operator.md): operator tokens, merchants
-//! created, suspended, deleted and listed across pods, a merchant's archive out and in, and
-//! moves of merchants between databases.
+//! The fleet's storage (the operator's realm, docs/operator.md): pods and the directory of
+//! where merchants live, operator tokens, merchants created from manifests, suspended, deleted
+//! and listed across pods, a merchant's archive out and in, and moves of merchants between
+//! databases (the catch-up under a move's hold).
 
 mod archive;
+pub mod archive_rows;
+pub mod catch_up;
 mod digest;
+pub mod merchants;
+mod move_target;
 pub mod moves;
+pub mod operator_rows;
 mod pod_moves;
+pub mod pods;
 mod store;
+pub mod tenants;
 
-use crate::pods::Pods;
+use crate::fleet::pods::Pods;
 use crate::Db;
 
 pub use digest::Digest;

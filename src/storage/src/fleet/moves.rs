@@ -9,9 +9,9 @@ use std::time::Instant;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
-use super::digest::Digest;
-use super::Fleet;
-use crate::archive::{ImportError, MoveFrom};
+use crate::fleet::archive_rows::{ImportError, MoveFrom};
+use crate::fleet::digest::Digest;
+use crate::fleet::Fleet;
 use crate::{Db, DbError};
 use domain::fleet::archive::Line;
 use domain::Failure;
@@ -35,13 +35,13 @@ pub struct Moved {
 }
 
 /// The time of each step of a move.
-pub(super) struct Laps {
+pub(crate) struct Laps {
     last: Instant,
-    pub(super) phases: Vec<(&'static str, u128)>,
+    pub(crate) phases: Vec<(&'static str, u128)>,
 }
 
 impl Laps {
-    pub(super) fn start() -> Self {
+    pub(crate) fn start() -> Self {
         Self {
             last: Instant::now(),
             phases: Vec::with_capacity(4),
@@ -49,7 +49,7 @@ impl Laps {
     }
 
     /// Ends step `name`, the next one starts.
-    pub(super) fn lap(&mut self, name: &'static str) {
+    pub(crate) fn lap(&mut self, name: &'static str) {
         self.phases.push((name, self.last.elapsed().as_millis()));
         self.last = Instant::now();
     }
@@ -72,7 +72,7 @@ impl From<ImportError> for MoveError {
 
 /// The archive between its export and its import, removed when dropped: it holds the
 /// merchant's data and its tokens' digests, so only this user may read it.
-pub(super) struct Scratch(pub(super) PathBuf);
+pub(crate) struct Scratch(pub(crate) PathBuf);
 
 impl Drop for Scratch {
     fn drop(&mut self) {
@@ -229,7 +229,7 @@ async fn remove_from_source(source: &Db, merchant_id: i64, laps: &mut Laps) -> R
 
 /// Writes an export's chunks to `path`, readable by this user only. An export that stopped
 /// short lacks its end line, which the import then refuses.
-pub(super) async fn save(mut chunks: mpsc::Receiver<Vec<u8>>, path: &Path) -> Result<(), Failure> {
+pub(crate) async fn save(mut chunks: mpsc::Receiver<Vec<u8>>, path: &Path) -> Result<(), Failure> {
     let cannot =
         |e: std::io::Error| Failure::internal(format!("the move's archive cannot be written: {e}"));
     let mut options = tokio::fs::OpenOptions::new();
@@ -245,7 +245,7 @@ pub(super) async fn save(mut chunks: mpsc::Receiver<Vec<u8>>, path: &Path) -> Re
 
 /// The digest of merchant `merchant_id`'s rows in `db`, credentials included, as an export
 /// reads them.
-pub(super) async fn digest_of(db: &Db, merchant_id: i64) -> Result<Digest, MoveError> {
+pub(crate) async fn digest_of(db: &Db, merchant_id: i64) -> Result<Digest, MoveError> {
     let mut chunks = Fleet::on(db.clone())
         .export_with(merchant_id, true)
         .await?

@@ -15,11 +15,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::digest::Digest;
-use super::moves::{digest_of, save, Laps, Scratch};
-use super::Fleet;
-use crate::archive::MoveFrom;
-use crate::CatchUpPlan;
+use super::catch_up::Plan as CatchUpPlan;
+use crate::fleet::archive_rows::MoveFrom;
+use crate::fleet::digest::Digest;
+use crate::fleet::moves::{digest_of, save, Laps, Scratch};
+use crate::fleet::Fleet;
 use crate::Db;
 use ports::fleet::ImportRefused;
 use ports::fleet::{MoveError, PodMoved};

@@ -9,7 +9,7 @@ use domain::Failure;
 use ports::fleet::{Answer, FleetStore, ImportRefused, Imported, MoveError, PodMoved};
 use tokio::sync::mpsc;
 
-use super::Fleet;
+use crate::fleet::Fleet;
 use crate::Db;
 
 impl FleetStore for Fleet {

@@ -1,6 +1,6 @@
 //! Merchants as the token's user sees them (`/merchant`).
 
-use super::{Db, DbError};
+use crate::{Db, DbError};
 
 use domain::fleet::merchant::MerchantRecord;
 use domain::sales::pricing::SaleSettings;

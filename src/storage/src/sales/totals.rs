@@ -1,7 +1,7 @@
 //! The sales running totals (docs/sales-report.md): rows added to by each completing
 //! transaction, and read by `GET /report/sales` over a range of local days or hours.
 
-use super::{rows, Db, DbError, Tx};
+use crate::{rows, Db, DbError, Tx};
 use domain::sales::totals::{Deltas, GroupColumn, Totals, TotalsKey, TotalsRange};
 
 fn column(by: GroupColumn) -> &'static str {

@@ -1,12 +1,12 @@
 //! Products with their instances: two tables written in the caller's transaction.
 
-use super::rows;
-use super::{DbError, Tx};
+use crate::rows;
+use crate::{DbError, Tx};
 use domain::catalogue::product::ProductRecord;
 
 impl Tx {
     /// Writes a product row and its instances (new ones inserted, dropped ones marked deleted).
-    pub(super) async fn persist_product(
+    pub(crate) async fn persist_product(
         &mut self,
         merchant_id: i64,
         product: &ProductRecord,

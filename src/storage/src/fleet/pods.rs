@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use super::{Backend, Db, DbError};
+use crate::{Backend, Db, DbError};
 
 /// Ids of pod `k` start at `k * ID_RANGE` (2^40: about a million million each).
 pub const ID_RANGE: i64 = 1 << 40;
@@ -51,7 +51,7 @@ pub fn parse_pods(text: &str) -> Result<Vec<(String, String)>, DbError> {
         let Some((name, url)) = item.split_once('=') else {
             return Err(DbError::Config(format!(
                 "pods: expected name=postgres://..., found {}",
-                super::redact_url(item)
+                crate::redact_url(item)
             )));
         };
         let fine_name = !name.is_empty()
@@ -290,7 +290,7 @@ impl Db {
 
     /// The merchant id a key names in the directory (merchants placed outside home).
     pub async fn placed_key(&self, key: &str) -> Result<Option<(i64, String)>, DbError> {
-        if !super::storable(key) {
+        if !crate::storable(key) {
             return Ok(None);
         }
         Ok(sqlx::query_as(
@@ -330,7 +330,7 @@ impl Db {
                     .await?;
             }
         }
-        tx.announce(super::Announcement::MerchantPlaced(merchant_id));
+        tx.announce(crate::Announcement::MerchantPlaced(merchant_id));
         tx.commit().await
     }
 
@@ -349,7 +349,7 @@ impl Db {
 
     /// The merchant with this key here, if any.
     pub async fn merchant_with_key(&self, key: &str) -> Result<Option<i64>, DbError> {
-        if !super::storable(key) {
+        if !crate::storable(key) {
             return Ok(None);
         }
         let row: Option<(i64,)> =
@@ -393,7 +393,7 @@ impl Db {
 /// A merchant's writes held in the pod it is leaving: its row locked (every replica's write
 /// waits on its claim) and its advisory lock taken (uploads wait), until released.
 pub struct Hold {
-    tx: super::Tx,
+    tx: crate::Tx,
     merchant_id: i64,
 }
 
@@ -452,7 +452,7 @@ impl Db {
     }
 }
 
-impl super::Tx {
+impl crate::Tx {
     /// On PostgreSQL: takes the merchant's advisory lock (uploads of one merchant run one at a
     /// time; a move's hold takes it too) and refuses a merchant that moved out of this pod
     /// meanwhile ([`DbError::Moved`]). Writes that are not claimed (uploads, logs) begin so.

@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 
 use sqlx::AnyConnection;
 
-use super::events::events_of;
-use super::logs::{record as log_record, Row as LogRow};
-use super::{Db, DbError, Tx};
+use crate::events::events_of;
+use crate::logs::{record as log_record, Row as LogRow};
+use crate::{Db, DbError, Tx};
 use domain::customers::erase::{
     like_patterns, scrub_answer, scrub_event, scrub_json_text, scrub_text, searched,
 };
@@ -275,7 +275,7 @@ impl Db {
              (SELECT id FROM orders WHERE merchant_id = $3 AND customer_id = $4)) \
              OR (e.event_type LIKE 'basket.%' AND e.object_id IN \
              (SELECT id FROM baskets WHERE merchant_id = $5 AND customer_id = $6))) ORDER BY e.seq",
-            super::events::DATA
+            crate::events::DATA
         ))
         .bind(merchant_id)
         .bind(customer_id)

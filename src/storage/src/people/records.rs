@@ -5,8 +5,8 @@
 
 use sqlx::AnyConnection;
 
-use super::rows;
-use super::{Announcement, DbError, Tx};
+use crate::rows;
+use crate::{Announcement, DbError, Tx};
 use domain::now_millis;
 use domain::people::application::ApplicationRecord;
 use domain::people::employee::EmployeeRecord;
@@ -14,7 +14,7 @@ use domain::people::employee::EmployeeRecord;
 impl Tx {
     /// Writes an employee; a deleted one loses every token family, access token and sign-in
     /// session in the same transaction.
-    pub(super) async fn persist_employee(
+    pub(crate) async fn persist_employee(
         &mut self,
         merchant_id: i64,
         record: &EmployeeRecord,
@@ -36,7 +36,7 @@ impl Tx {
 
     /// Writes an application. A new secret hash is stored with it and, on an existing
     /// application, revokes every token issued to it; so does a delete.
-    pub(super) async fn persist_application(
+    pub(crate) async fn persist_application(
         &mut self,
         merchant_id: i64,
         record: &ApplicationRecord,

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{rows, Db, DbError, Tx};
+use crate::{rows, Db, DbError, Tx};
 
 pub use domain::stock::levels::{Ledger, Movement, StockLevel, StockMove, MAX_MOVEMENTS};
 

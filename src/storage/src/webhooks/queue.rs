@@ -4,8 +4,8 @@
 
 use sqlx::{AnyConnection, Row};
 
-use super::rows;
-use super::{Backend, Db, DbError, Tx};
+use crate::rows;
+use crate::{Backend, Db, DbError, Tx};
 use domain::event::{Event, TypeFilter};
 use domain::webhooks::webhook::{
     Attempt, AttemptOutcome, AttemptRecord, Delivery, DeliveryQuery, DeliveryStatus, Endpoint,
@@ -15,7 +15,7 @@ use domain::webhooks::webhook::{
 impl Tx {
     /// Writes an endpoint. A new secret is stored with it; on an existing endpoint the old
     /// secret keeps signing beside the new one for the overlap.
-    pub(super) async fn persist_webhook(
+    pub(crate) async fn persist_webhook(
         &mut self,
         merchant_id: i64,
         record: &WebhookRecord,
@@ -190,14 +190,14 @@ impl Db {
              JOIN (SELECT seq FROM webhook_deliveries WHERE merchant_id = $1 AND webhook_id = $2 \
                    AND status = 'pending' ORDER BY seq LIMIT $3) d ON d.seq = e.seq \
              WHERE e.merchant_id = $1 ORDER BY e.seq",
-            super::events::DATA
+            crate::events::DATA
         ))
         .bind(endpoint.merchant_id)
         .bind(endpoint.id)
         .bind(limit)
         .fetch_all(self.pool())
         .await?;
-        super::events::events_of(&rows)
+        crate::events::events_of(&rows)
     }
 
     /// Extends a claim's lease; false when the claim no longer holds it.

@@ -13,8 +13,8 @@ use std::collections::HashSet;
 
 use sqlx::Row;
 
-use super::archive::{bind_cell, cell, columns, owner_filter, CREDENTIALS, TABLES};
-use super::{Db, DbError, Tx};
+use crate::fleet::archive_rows::{bind_cell, cell, columns, owner_filter, CREDENTIALS, TABLES};
+use crate::{Db, DbError, Tx};
 use domain::fleet::archive::{Cell, Kind};
 
 /// `xmin` as a 64-bit transaction id (`txid`), from the current epoch: an id above the

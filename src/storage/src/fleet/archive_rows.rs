@@ -7,8 +7,8 @@ use futures_util::TryStreamExt;
 use sqlx::{AnyConnection, Connection, Row};
 use tokio::sync::mpsc;
 
-use super::rows::value_tuples;
-use super::{Backend, Db, DbError, Tx};
+use crate::rows::value_tuples;
+use crate::{Backend, Db, DbError, Tx};
 use domain::dates::to_iso;
 use domain::fleet::archive::{Cell, Header, Kind, Totals, FORMAT, VERSION};
 use domain::now_millis;
@@ -147,7 +147,7 @@ fn owner_column(table: &str) -> &'static str {
 }
 
 /// The condition that picks merchant `$1`'s rows of a table.
-pub(super) fn owner_filter(table: &str) -> String {
+pub(crate) fn owner_filter(table: &str) -> String {
     match BY_FAMILY.contains(&table) {
         true => "family_id IN (SELECT id FROM oauth_families WHERE merchant_id = $1)".into(),
         false => format!("{} = $1", owner_column(table)),
@@ -155,7 +155,7 @@ pub(super) fn owner_filter(table: &str) -> String {
 }
 
 /// A table's columns in this database, in their stored order.
-pub(super) async fn columns(
+pub(crate) async fn columns(
     conn: &mut AnyConnection,
     backend: Backend,
     table: &str,
@@ -226,7 +226,7 @@ fn end_line(totals: Totals) -> String {
     serde_json::json!({ "end": totals }).to_string()
 }
 
-pub(super) fn cell(row: &sqlx::any::AnyRow, i: usize, kind: Kind) -> Result<Cell, DbError> {
+pub(crate) fn cell(row: &sqlx::any::AnyRow, i: usize, kind: Kind) -> Result<Cell, DbError> {
     let cell = match kind {
         Kind::Int => row.try_get::<Option<i64>, _>(i)?.map(Cell::Int),
         Kind::Real => row.try_get::<Option<f64>, _>(i)?.map(Cell::Real),
@@ -237,7 +237,7 @@ pub(super) fn cell(row: &sqlx::any::AnyRow, i: usize, kind: Kind) -> Result<Cell
 }
 
 /// Binds a cell of a column of `kind` (a NULL keeps its column's type).
-pub(super) fn bind_cell<'q>(
+pub(crate) fn bind_cell<'q>(
     query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
     cell: &Cell,
     kind: Kind,
@@ -283,7 +283,7 @@ impl Sink<'_> {
 const BY_FAMILY: [&str; 2] = ["oauth_codes", "refresh_tokens"];
 
 /// The id this database's allocator hands out next.
-pub(super) async fn allocator_next(
+pub(crate) async fn allocator_next(
     conn: &mut AnyConnection,
     backend: Backend,
 ) -> Result<i64, DbError> {
@@ -335,7 +335,7 @@ async fn remove_rows(tx: &mut Tx, merchant_id: i64) -> Result<(), DbError> {
         .await?;
     }
     tx.note_write();
-    tx.announce(super::Announcement::TokensRevoked(None));
+    tx.announce(crate::Announcement::TokensRevoked(None));
     Ok(())
 }
 

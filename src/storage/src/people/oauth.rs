@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use sqlx::AnyConnection;
 
-use super::{Announcement, Db, DbError, Tx};
+use crate::{Announcement, Db, DbError, Tx};
 use domain::now_millis;
 use domain::oauth::token::{
     AccessTokenRecord, Client, CodeFacts, FamilyRecord, GrantSubject, LiveRefresh, NewFamily,
@@ -100,7 +100,7 @@ async fn revoke_family(
 }
 
 /// Revokes the live access tokens of a family; their hashes, for cache eviction.
-pub(super) async fn revoke_access_tokens_of(
+pub(crate) async fn revoke_access_tokens_of(
     conn: &mut AnyConnection,
     family_id: &str,
     now: i64,
@@ -187,7 +187,7 @@ impl Db {
     /// A live application by client id.
     #[tracing::instrument(level = "debug", skip(self))]
     pub async fn find_client(&self, client_id: &str) -> Result<Option<Client>, DbError> {
-        if !super::storable(client_id) {
+        if !crate::storable(client_id) {
             return Ok(None);
         }
         let started = Instant::now();
@@ -233,7 +233,7 @@ impl Db {
 
     /// Live employees with this (lower-cased) email, across merchants.
     pub async fn sign_in_candidates(&self, email: &str) -> Result<Vec<SignInCandidate>, DbError> {
-        if !super::storable(email) {
+        if !crate::storable(email) {
             return Ok(Vec::new());
         }
         type Row = (i64, i64, i64, Option<String>, Option<i64>);
@@ -750,7 +750,7 @@ impl TokenSteps for Tx {
              LEFT JOIN employees e ON e.merchant_id = f.merchant_id AND e.id = f.employee_id \
              AND e.delete_date IS NULL \
              WHERE r.used_at IS NULL AND r.expires_at > $1{}",
-            super::rows::in_list("r.hash", 2, hashes.len())
+            crate::rows::in_list("r.hash", 2, hashes.len())
         );
         let mut query = sqlx::query_as::<_, Row>(&sql).bind(now);
         for hash in hashes {

@@ -8,7 +8,7 @@ use std::time::Instant;
 use rust_decimal::Decimal;
 use sqlx::AnyConnection;
 
-use super::{Db, DbError};
+use crate::{Db, DbError};
 use domain::money;
 use domain::sales::report::{
     BasketReport, BasketRow, LineRow, PaymentRow, ReceiptFigures, ReportRange,

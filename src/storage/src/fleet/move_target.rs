@@ -2,8 +2,8 @@
 //! to PostgreSQL"): the source's identity and the last id it handed out, and whether a target
 //! can take the source's merchants with every id kept.
 
-use super::archive::{allocator_next, ImportError};
-use super::{Db, DbError};
+use crate::fleet::archive_rows::{allocator_next, ImportError};
+use crate::{Db, DbError};
 use domain::crypto::{hex, random_bytes};
 
 impl Db {

@@ -1,10 +1,10 @@
 //! The operator's realm: its tokens, merchants created and suspended through it, and what each
 //! merchant holds (docs/operator.md).
 
-use super::rows::in_list;
+use crate::rows::in_list;
 use std::collections::HashSet;
 
-use super::{Announcement, Db, DbError, Tx};
+use crate::{Announcement, Db, DbError, Tx};
 use domain::fleet::operator::{MerchantSummary, OperatorToken, StoredUsage};
 use domain::fleet::tenant::{AppliedTenant, Manifest};
 use domain::now_millis;

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use super::oauth::revoke_access_tokens_of;
-use super::rows::{in_list, value_tuples};
-use super::{Announcement, Backend, Db, DbError, Tx};
+use crate::people::oauth::revoke_access_tokens_of;
+use crate::rows::{in_list, value_tuples};
+use crate::{Announcement, Backend, Db, DbError, Tx};
 use domain::oauth::token::{ConnectedGrant, FamilyUse, GrantsOf};
 
 type GrantRow = (
@@ -101,7 +101,7 @@ impl Tx {
         family_id: &str,
         now: i64,
     ) -> Result<Option<(i64, i64, Vec<String>)>, DbError> {
-        if !super::storable(family_id) {
+        if !crate::storable(family_id) {
             return Ok(None);
         }
         let employee = if of.employee_id.is_some() {
@@ -137,7 +137,7 @@ impl Tx {
     /// was a tenth of its samples (docs/performance.md, "Token uses in one statement").
     pub async fn record_family_uses(&mut self, uses: &[FamilyUse]) -> Result<(), DbError> {
         let mut latest: BTreeMap<&str, i64> = BTreeMap::new();
-        for used in uses.iter().filter(|u| super::storable(&u.family_id)) {
+        for used in uses.iter().filter(|u| crate::storable(&u.family_id)) {
             let entry = latest.entry(used.family_id.as_str()).or_insert(used.at);
             *entry = (*entry).max(used.at);
         }

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use sqlx::AnyConnection;
 
-use super::rows::{self, TableRow};
-use super::{Backend, DbError, Tx};
+use crate::rows::{self, TableRow};
+use crate::{Backend, DbError, Tx};
 use domain::stock::count::{CountLine, StockReconciliation, SurplusEntry};
 
 /// The counts matching `clause` (as for `rows::select`) with their lines and surplus entries.
@@ -63,7 +63,7 @@ pub async fn select_counts(
 /// changes afterwards), so that write also stores the surplus entries it booked (its wastage
 /// basket is a basket of the same write, stored before it: the count refers to it).
 impl Tx {
-    pub(super) async fn persist_count(
+    pub(crate) async fn persist_count(
         &mut self,
         merchant_id: i64,
         count: &StockReconciliation,

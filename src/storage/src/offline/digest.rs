@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{rows, Db, DbError, Tx};
+use crate::{rows, Db, DbError, Tx};
 use domain::offline::digest::{record_hash, record_object, Bucket};
 
 /// The ids per row of `digest_buckets`, which triggers keep as `record_digests` changes.
@@ -23,7 +23,7 @@ impl Tx {
     /// Brings the merchant's `record_digests` up to its log, through `through` at most:
     /// each record its events changed since the watermark, at its last sequence among them.
     /// Returns whether events remain after what this transaction took in.
-    pub(super) async fn catch_up_digests(
+    pub(crate) async fn catch_up_digests(
         &mut self,
         merchant_id: i64,
         through: i64,

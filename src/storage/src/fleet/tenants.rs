@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Announcement, Db, DbError, Tx};
+use crate::{Announcement, Db, DbError, Tx};
 use domain::crypto;
 use domain::fleet::tenant::{AppSpec, AppliedTenant, Manifest, PasswordSpec, StoreSpec, UserSpec};
 use domain::now_millis;
@@ -25,7 +25,7 @@ impl Db {
         Ok(applied)
     }
 
-    pub(super) async fn apply_one(
+    pub(crate) async fn apply_one(
         &self,
         tx: &mut Tx,
         m: &Manifest,

@@ -1,6 +1,6 @@
 //! Look-ups for sales tills made offline (docs/offline.md).
 
-use super::{Db, DbError};
+use crate::{Db, DbError};
 
 /// `clientId`s bound per statement.
 const CHUNK: usize = 200;

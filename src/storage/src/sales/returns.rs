@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Db, DbError};
+use crate::{Db, DbError};
 use domain::sales::basket::ReturnOf;
 
 impl Db {

@@ -1,0 +1,4 @@
+//! Offline tills' rows: records found by the till's own ids, and the record digests.
+
+mod clients;
+mod digest;
