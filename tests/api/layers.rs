@@ -249,18 +249,20 @@ const JSON_BUILDERS: &[&str] = &[
     "Value::from(",
 ];
 
-/// Write inputs the catalogue import builds from file rows, as an API client would send them:
-/// what the resources' rules read, not what anyone is shown.
-const WRITE_INPUTS: &[&str] = &[
-    "engine/src/actors/merchant/import.rs: json!",
-    "engine/src/actors/merchant/import.rs: Value::from(",
+/// JSON nobody is shown: the write inputs the catalogue import builds from file rows, as an API
+/// client would send them (what the resources' rules read), and a refresh successor sealed for
+/// an idempotent retry (encrypted bytes, never a body).
+const NOT_SHOWN: &[&str] = &[
+    "engine/src/catalogue/import.rs: json!",
+    "engine/src/catalogue/import.rs: Value::from(",
+    "domain/src/oauth/seal.rs: serde_json::to_vec",
 ];
 
 #[test]
 fn the_engine_and_the_domain_build_no_json() {
     let found: Vec<String> = files_saying(&["merchantd-engine", "merchantd-domain"], JSON_BUILDERS)
         .into_iter()
-        .filter(|f| !WRITE_INPUTS.iter().any(|w| f.ends_with(w) || f == w))
+        .filter(|f| !NOT_SHOWN.contains(&f.as_str()))
         .collect();
     assert!(
         found.is_empty(),

@@ -26,8 +26,8 @@ macro_rules! for_each_record {
             cash_movements: $crate::till::session::CashMovementRecord,
             baskets: $crate::sales::basket::BasketRecord,
             transactions: $crate::sales::payment::TransactionRecord,
-            orders: $crate::sales::payment::OrderRecord,
-            invoices: $crate::sales::payment::InvoiceRecord,
+            orders: $crate::sales::order::OrderRecord,
+            invoices: $crate::stock::invoice::InvoiceRecord,
             stock_reconciliations: $crate::stock::count::StockReconciliation,
         }
     };

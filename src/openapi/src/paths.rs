@@ -25,7 +25,7 @@ use domain::catalogue::{category, product, promotion, store, supplier};
 use domain::customers::customer;
 use domain::people::{application, employee};
 use domain::record::{self, RecordDecl};
-use domain::sales::{basket, payment as sales};
+use domain::sales::basket;
 use domain::stock::count as reconcile;
 use domain::till::{register, session as till};
 use domain::webhooks::webhook;
@@ -121,7 +121,9 @@ impl ResourceDoc {
 
 fn resources() -> Vec<ResourceDoc> {
     use basket::BasketRecord;
-    use sales::{InvoiceRecord, OrderRecord, TransactionRecord};
+    use domain::sales::order::OrderRecord;
+    use domain::sales::payment::TransactionRecord;
+    use domain::stock::invoice::InvoiceRecord;
     const STOCK: &[(&str, Kind)] = &[
         ("totalStock", Kind::Integer),
         ("stockSold", Kind::Integer),

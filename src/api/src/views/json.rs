@@ -245,8 +245,10 @@ mod parity {
     use domain::people::application::ApplicationRecord;
     use domain::people::employee::EmployeeRecord;
     use domain::sales::basket::{BasketLine, BasketRecord, BasketType};
-    use domain::sales::payment::{InvoiceItem, InvoiceRecord, OrderRecord, TransactionRecord};
+    use domain::sales::order::OrderRecord;
+    use domain::sales::payment::TransactionRecord;
     use domain::stock::count::{CountLine, StockReconciliation, SurplusEntry};
+    use domain::stock::invoice::{InvoiceItem, InvoiceRecord};
     use domain::webhooks::webhook::WebhookRecord;
 
     fn d(s: &str) -> Decimal {

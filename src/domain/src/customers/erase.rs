@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 use crate::customers::customer::CustomerRecord;
-use crate::sales::payment::OrderRecord;
+use crate::sales::order::OrderRecord;
 
 /// The name an erased customer keeps (a customer has a name).
 pub const ERASED_NAME: &str = "Erased customer";

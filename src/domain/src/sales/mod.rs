@@ -4,6 +4,8 @@
 
 pub mod basket;
 pub mod draft;
+pub mod line;
+pub mod order;
 pub mod payment;
 pub mod pricing;
 pub mod report;

@@ -2,4 +2,5 @@
 //! invoices received.
 
 pub mod count;
+pub mod invoice;
 pub mod levels;

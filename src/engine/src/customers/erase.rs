@@ -17,7 +17,7 @@ use crate::merchant::state::MerchantState;
 use domain::batch::{Change, Idempotency, StoredAnswer};
 use domain::customers::customer::CustomerRecord;
 use domain::event::NewEvent;
-use domain::sales::payment::OrderRecord;
+use domain::sales::order::OrderRecord;
 use domain::stock::levels::StockMove;
 use domain::Failure;
 

@@ -17,8 +17,10 @@ use crate::merchant::resource::{Kind, Resource};
 use crate::merchant::state::{Cached, Entry, MerchantState};
 use domain::record::{bool_field, int_field};
 use domain::sales::basket::BasketRecord;
-use domain::sales::payment::{InvoiceRecord, OrderRecord, TransactionRecord};
+use domain::sales::order::OrderRecord;
+use domain::sales::payment::TransactionRecord;
 use domain::stock::count::StockReconciliation;
+use domain::stock::invoice::InvoiceRecord;
 use metrics::Metrics;
 
 /// History records kept in memory, per kind, across all merchants of the process.

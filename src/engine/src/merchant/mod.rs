@@ -10,6 +10,7 @@
 //! reached through, the `Resource` trait each record's rules implement, and the replicas'
 //! announcements.
 
+pub(crate) mod delete;
 pub(crate) mod group;
 pub mod history;
 pub mod job;
@@ -22,6 +23,7 @@ pub mod replicas;
 pub mod resource;
 pub mod state;
 pub mod stock;
+pub(crate) mod write;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};

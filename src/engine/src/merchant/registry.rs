@@ -14,12 +14,14 @@ use tokio::sync::{oneshot, watch};
 use crate::catalogue::export;
 use crate::catalogue::import::ImportJob;
 use crate::customers::erase::EraseJob;
+use crate::merchant::delete::DeleteJob;
 use crate::merchant::history::{self, Historic, History, SalesList, SalesQuery};
-use crate::merchant::job::{DeleteJob, DeleteOutcome, Job, ObjectOutcome, WriteJob};
+use crate::merchant::job::{DeleteOutcome, Job, ObjectOutcome};
 use crate::merchant::ports::MerchantStorage;
 use crate::merchant::render::Render;
 use crate::merchant::resource::Resource;
 use crate::merchant::state::MerchantState;
+use crate::merchant::write::WriteJob;
 use crate::merchant::{
     Environment, MerchantSupervisor, Phase, ProbeStore, Refresh, Retire, Submit,
 };

@@ -6,12 +6,13 @@
 use std::time::Instant;
 
 use crate::merchant::job::{
-    replay_methods, send_answer, Answer, Changes, Job, ObjectOutcome, Replay, Saved, Wants,
+    replay_methods, send_answer, Answer, Job, ObjectOutcome, Replay, Saved, Wants,
 };
 use crate::merchant::ports::WriteStep;
 use crate::merchant::render::Render;
 use crate::merchant::resource::Kind;
 use crate::merchant::state::MerchantState;
+use crate::merchant::write::Changes;
 use crate::offline::sale::{self as offline, Recorded};
 use domain::batch::Idempotency;
 use domain::batch::StoredAnswer;

@@ -13,11 +13,10 @@ use domain::catalogue::supplier::{SupplierRecord, SupplierStoreRecord};
 use domain::customers::customer::CustomerRecord;
 use domain::offline::sync::fingerprint;
 use domain::sales::basket::{self, BasketRecord};
-use domain::sales::payment::{
-    self, InvoiceContext, InvoiceRecord, OrderContext, OrderRecord, PaymentContext, Refundable,
-    TransactionRecord,
-};
+use domain::sales::order::{OrderContext, OrderRecord};
+use domain::sales::payment::{PaymentContext, Refundable, TransactionRecord};
 use domain::sales::totals::Deltas;
+use domain::stock::invoice::{InvoiceContext, InvoiceRecord};
 use domain::stock::levels::{MoveReason, StockMove};
 use domain::Refusal;
 
@@ -362,7 +361,7 @@ fn apply_invoice(base: InvoiceRecord, w: Writing<'_>) -> Result<InvoiceRecord, V
 
 completing_sale! {
     InvoiceRecord: invoices, Kind::Invoice,
-    apply: apply_invoice, new_children: payment::new_items, children: items,
+    apply: apply_invoice, new_children: domain::stock::invoice::new_items, children: items,
     completes_as: "received",
     moves: |invoice| invoice.items.iter().map(|i| StockMove {
         store_id: invoice.store_id,

@@ -16,7 +16,8 @@ use crate::views::{events, lists, Snapshot};
 use domain::batch::Answered;
 use domain::customers::customer::CustomerRecord;
 use domain::sales::basket::BasketRecord;
-use domain::sales::payment::{OrderRecord, TransactionRecord};
+use domain::sales::order::OrderRecord;
+use domain::sales::payment::TransactionRecord;
 use engine::merchant::resource::Resource;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {

@@ -80,8 +80,8 @@ plain_writes!(
     domain::catalogue::promotion::PromotionRecord,
     domain::sales::basket::BasketRecord,
     domain::sales::payment::TransactionRecord,
-    domain::sales::payment::OrderRecord,
-    domain::sales::payment::InvoiceRecord,
+    domain::sales::order::OrderRecord,
+    domain::stock::invoice::InvoiceRecord,
     domain::stock::count::StockReconciliation
 );
 

@@ -7,7 +7,8 @@ pub mod report;
 
 use actix_web::web;
 use domain::sales::basket::BasketRecord;
-use domain::sales::payment::{OrderRecord, TransactionRecord};
+use domain::sales::order::OrderRecord;
+use domain::sales::payment::TransactionRecord;
 
 use crate::http::resources::with_list;
 

@@ -14,7 +14,9 @@ use crate::http::resources::show_deleted;
 use crate::views::lists::{self, Historic, SalesQuery};
 use crate::views::Snapshot;
 use domain::sales::basket::BasketRecord;
-use domain::sales::payment::{InvoiceRecord, OrderRecord, TransactionRecord};
+use domain::sales::order::OrderRecord;
+use domain::sales::payment::TransactionRecord;
+use domain::stock::invoice::InvoiceRecord;
 
 /// Which filter headers a sales resource reads besides its ids and `deleted`.
 pub struct Reads {

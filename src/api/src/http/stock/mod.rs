@@ -4,8 +4,8 @@ pub mod counts;
 mod ledger;
 
 use actix_web::web;
-use domain::sales::payment::InvoiceRecord;
 use domain::stock::count::StockReconciliation;
+use domain::stock::invoice::InvoiceRecord;
 
 use crate::http::resources::with_list;
 use crate::http::sales::records;
