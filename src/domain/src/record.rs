@@ -90,6 +90,26 @@ pub struct FieldDecl {
     pub normalized: bool,
     /// The field's doc comment.
     pub doc: &'static str,
+    /// What a written value must keep: the validator checks them, the document shows them.
+    pub limits: Limits,
+    /// The collection an id names (`suppliers`): a write naming a record that is not there
+    /// (or is deleted) is refused.
+    pub refers: Option<&'static str>,
+    /// Written by the create that makes the record alone (a till's `clientId`).
+    pub create_only: bool,
+}
+
+/// The limits of a field's written value (`#[field(max_len = .., min = .., max = ..,
+/// max_items = ..)]`), each a constant of the domain.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Limits {
+    /// Characters of a text.
+    pub max_len: Option<usize>,
+    /// A number's range.
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// Items of a list, entries of a map.
+    pub max_items: Option<usize>,
 }
 
 impl FieldDecl {
@@ -130,6 +150,10 @@ pub struct RecordDecl {
     /// Sales history (`#[record(history)]`): finished records (completed or deleted) leave the
     /// cached state, and storage answers for them by id and by filter.
     pub history: bool,
+    /// Where a top-level record's routes are (`/supplier/store`); empty for nested records.
+    pub path: &'static str,
+    /// What the record is, from its struct's doc comment.
+    pub doc: &'static str,
     pub fields: &'static [FieldDecl],
 }
 

@@ -6,7 +6,7 @@ use crate::fields::{Fields, Patch, Shape};
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(table = "categories", event = "category")]
+#[record(path = "/category", table = "categories", event = "category")]
 pub struct CategoryRecord {
     pub id: i64,
     #[field(required)]

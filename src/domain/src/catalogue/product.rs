@@ -37,7 +37,7 @@ pub struct InstanceRecord {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(table = "products", event = "product")]
+#[record(path = "/product", table = "products", event = "product")]
 pub struct ProductRecord {
     pub id: i64,
     #[field(required)]

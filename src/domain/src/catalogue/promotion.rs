@@ -47,7 +47,7 @@ pub const ALL_DAYS: [i64; 7] = [0, 1, 2, 3, 4, 5, 6];
 crate::choice_cell!(PromotionType);
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(table = "promotions", event = "promotion")]
+#[record(path = "/promotion", table = "promotions", event = "promotion")]
 pub struct PromotionRecord {
     pub id: i64,
     #[field(required)]

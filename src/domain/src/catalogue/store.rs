@@ -8,7 +8,7 @@ use merchantd_macros::Record;
 pub const DEFAULT_TIMEZONE: &str = "Europe/London";
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(table = "stores", event = "store")]
+#[record(path = "/store", table = "stores", event = "store")]
 pub struct StoreRecord {
     pub id: i64,
     #[field(required)]

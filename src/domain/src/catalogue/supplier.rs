@@ -6,7 +6,7 @@ use crate::fields::{Fields, Patch, Shape};
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(table = "suppliers", event = "supplier")]
+#[record(path = "/supplier", table = "suppliers", event = "supplier")]
 pub struct SupplierRecord {
     pub id: i64,
     #[field(required)]
@@ -45,7 +45,11 @@ impl SupplierRecord {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(table = "supplier_stores", event = "supplier_store")]
+#[record(
+    path = "/supplier/store",
+    table = "supplier_stores",
+    event = "supplier_store"
+)]
 pub struct SupplierStoreRecord {
     pub id: i64,
     #[field(required, filter = "supplierIds")]

@@ -10,7 +10,7 @@ use crate::fields::{Fields, Shape};
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(table = "customers", event = "customer")]
+#[record(path = "/customer", table = "customers", event = "customer")]
 pub struct CustomerRecord {
     pub id: i64,
     #[field(required)]

@@ -11,6 +11,7 @@ use merchantd_macros::Record;
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
+    path = "/application",
     table = "applications",
     event = "application",
     once(name = "clientSecret", after = "clientId"),

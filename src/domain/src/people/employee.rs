@@ -10,7 +10,7 @@ use crate::Role;
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(table = "employees", event = "employee")]
+#[record(path = "/employee", table = "employees", event = "employee")]
 pub struct EmployeeRecord {
     pub id: i64,
     /// Manifest users have no names until they are set through the API.

@@ -39,6 +39,7 @@ crate::choice_cell!(BasketType);
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
+    path = "/basket",
     history,
     table = "baskets",
     event = "basket",

@@ -14,6 +14,7 @@ pub const ORDER_SHAPE: Shape = Shape::of::<OrderRecord>();
 /// A customer order made from a completed basket.
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
+    path = "/order",
     history,
     table = "orders",
     event = "order",

@@ -10,7 +10,12 @@ pub const PAYMENT_TYPES: [&str; 5] = ["CASH", "CARD", "CHEQUE", "VOUCHER", "APP"
 
 /// A payment against a basket.
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(history, table = "transactions", event = "transaction")]
+#[record(
+    path = "/transaction",
+    history,
+    table = "transactions",
+    event = "transaction"
+)]
 pub struct TransactionRecord {
     pub id: i64,
     #[field(required, filter = "basketIds")]

@@ -29,6 +29,7 @@ pub struct InvoiceItem {
 /// A purchase of stock from a supplier, received at one store.
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
+    path = "/invoice",
     history,
     table = "invoices",
     event = "invoice",

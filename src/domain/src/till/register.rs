@@ -7,7 +7,7 @@ use crate::fields::{Fields, Patch, Shape};
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(table = "registers", event = "register")]
+#[record(path = "/register", table = "registers", event = "register")]
 pub struct RegisterRecord {
     pub id: i64,
     #[field(required, filter = "storeIds")]

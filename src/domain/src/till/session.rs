@@ -20,6 +20,7 @@ pub const CASH: &str = "CASH";
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
+    path = "/register/session",
     table = "register_sessions",
     plural = "sessions",
     noun = "Session",
@@ -389,6 +390,7 @@ crate::choice_cell!(MovementType);
 /// Cash put into or taken out of a drawer during an open session, with why. It never changes.
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
+    path = "/register/cash",
     table = "cash_movements",
     plural = "cashMovements",
     noun = "Cash movement",

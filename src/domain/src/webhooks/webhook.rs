@@ -15,6 +15,7 @@ use merchantd_macros::Record;
 
 #[derive(Clone, Default, PartialEq, Record)]
 #[record(
+    path = "/webhook",
     table = "webhooks",
     event = "webhook",
     once(name = "secret", after = "url"),

@@ -96,6 +96,7 @@ pub struct SurplusEntry {
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
+    path = "/stock/reconcile",
     history,
     table = "stock_reconciliations",
     noun = "Count",
