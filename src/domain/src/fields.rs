@@ -4,6 +4,11 @@
 use serde_json::{Map, Value};
 
 use super::dates;
+use super::record::{Limits, RecordDecl};
+
+/// What a text field without a declared `max_len` takes at most; a test of the registry
+/// holds every declared text to a limit of its own, so no write reaches it.
+const UNDECLARED_TEXT: usize = 2_000;
 
 /// A field of an update: left out, cleared (`null`) or set.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,6 +93,8 @@ impl Shape {
 pub struct Fields {
     map: Map<String, Value>,
     pub problems: Vec<String>,
+    /// The record's declaration, whose limits the checks read.
+    decl: Option<&'static RecordDecl>,
 }
 
 impl Fields {
@@ -100,12 +107,27 @@ impl Fields {
             }
         }
         map.retain(|k, _| known.contains(&k.as_str()));
-        Self { map, problems }
+        Self {
+            map,
+            problems,
+            decl: None,
+        }
     }
 
     /// The fields a declared record's writes accept.
     pub fn declared<R: super::record::Declared>(map: Map<String, Value>) -> Self {
-        Self::new(map, R::WRITABLE, R::READ_ONLY)
+        Self {
+            decl: Some(R::DECL),
+            ..Self::new(map, R::WRITABLE, R::READ_ONLY)
+        }
+    }
+
+    /// The declared limits of field `key` (none for an object without a declaration).
+    fn limits(&self, key: &str) -> Limits {
+        self.decl
+            .and_then(|d| d.fields.iter().find(|f| f.name == key))
+            .map(|f| f.limits)
+            .unwrap_or_default()
     }
 
     pub fn has(&self, key: &str) -> bool {
@@ -116,8 +138,15 @@ impl Fields {
         self.problems.push(format!("{key}: {}", message.as_ref()));
     }
 
-    /// A text field; `max` characters at most, empty text counts as missing.
-    pub fn text(&mut self, key: &str, max: usize) -> Patch<String> {
+    /// A text field of the record, as long as its declaration allows (`max_len`); empty text
+    /// counts as missing.
+    pub fn text(&mut self, key: &str) -> Patch<String> {
+        let max = self.limits(key).max_len.unwrap_or(UNDECLARED_TEXT);
+        self.text_within(key, max)
+    }
+
+    /// A text field of `max` characters at most (an object without a declaration).
+    pub fn text_within(&mut self, key: &str, max: usize) -> Patch<String> {
         match self.map.get(key) {
             None => Patch::Keep,
             Some(Value::Null) => Patch::Clear,
@@ -134,8 +163,17 @@ impl Fields {
         }
     }
 
+    /// A number field of the record, given as a JSON number or a decimal string, within its
+    /// declared range (`min`, `max`).
+    pub fn number(&mut self, key: &str) -> Patch<f64> {
+        let limits = self.limits(key);
+        let min = limits.min.unwrap_or(f64::MIN);
+        let max = limits.max.unwrap_or(f64::MAX);
+        self.number_within(key, min, max)
+    }
+
     /// A number given as a JSON number or a decimal string, within `min..=max`.
-    pub fn number(&mut self, key: &str, min: f64, max: f64) -> Patch<f64> {
+    pub fn number_within(&mut self, key: &str, min: f64, max: f64) -> Patch<f64> {
         let value = match self.map.get(key) {
             None => return Patch::Keep,
             Some(Value::Null) => return Patch::Clear,
@@ -274,8 +312,8 @@ mod tests {
     #[test]
     fn partial_updates_distinguish_keep_clear_and_set() {
         let mut f = fields(json!({"name": null, "lat": "51.5"}));
-        assert_eq!(f.text("name", 10), Patch::Clear);
-        assert_eq!(f.number("lat", -90.0, 90.0), Patch::Set(51.5));
+        assert_eq!(f.text_within("name", 10), Patch::Clear);
+        assert_eq!(f.number_within("lat", -90.0, 90.0), Patch::Set(51.5));
         assert_eq!(f.date("when"), Patch::Keep);
         assert!(f.finish().is_ok());
     }
@@ -283,8 +321,8 @@ mod tests {
     #[test]
     fn bad_values_are_collected() {
         let mut f = fields(json!({"name": 3, "lat": 91, "when": "yesterday"}));
-        f.text("name", 10);
-        f.number("lat", -90.0, 90.0);
+        f.text_within("name", 10);
+        f.number_within("lat", -90.0, 90.0);
         f.date("when");
         assert_eq!(f.finish().unwrap_err().len(), 3);
     }

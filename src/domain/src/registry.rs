@@ -43,3 +43,44 @@ macro_rules! declarations {
 }
 
 for_each_record!(declarations);
+
+#[cfg(test)]
+mod tests {
+    use crate::record::{Kind, RecordDecl};
+
+    /// Each declaration and the nested ones it holds.
+    fn with_children(decl: &'static RecordDecl, out: &mut Vec<&'static RecordDecl>) {
+        out.push(decl);
+        for field in decl.fields {
+            if let Kind::Children(child) = field.kind {
+                with_children(child, out);
+            }
+        }
+    }
+
+    #[test]
+    fn every_written_text_and_number_declares_its_limits() {
+        let mut decls = Vec::new();
+        for decl in super::declarations() {
+            with_children(decl, &mut decls);
+        }
+        let mut missing = Vec::new();
+        for decl in decls {
+            for f in decl.fields.iter().filter(|f| f.writable()) {
+                let limits = f.limits;
+                let unbounded = match f.kind {
+                    Kind::Text | Kind::Url => limits.max_len.is_none(),
+                    Kind::Number => limits.min.is_none() || limits.max.is_none(),
+                    _ => false,
+                };
+                if unbounded {
+                    missing.push(format!("{}.{}", decl.schema, f.name));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "fields without declared limits: {missing:?}"
+        );
+    }
+}

@@ -9,7 +9,7 @@ use merchantd_macros::Record;
 #[record(path = "/category", table = "categories", event = "category")]
 pub struct CategoryRecord {
     pub id: i64,
-    #[field(required)]
+    #[field(max_len = 200, required)]
     pub title: String,
     pub parent_id: Option<i64>,
     pub active_date: Option<i64>,
@@ -30,7 +30,7 @@ impl CategoryRecord {
     ) -> Result<Self, Vec<String>> {
         let mut f = Fields::declared::<Self>(fields);
         let title = f
-            .text("title", 200)
+            .text("title")
             .apply(Some(self.title.clone()).filter(|t| !t.is_empty()));
         self.parent_id = match f.integer("parentId") {
             Patch::Set(parent) => match parent_ok(self.id, parent) {

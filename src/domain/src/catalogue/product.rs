@@ -20,12 +20,15 @@ pub struct InstanceRecord {
     pub id: i64,
     #[field(parent, hidden)]
     pub product_id: i64,
+    #[field(max_len = 200)]
     pub name: Option<String>,
     #[field(kind = "money", required)]
     pub price: Decimal,
     #[field(kind = "rate", required)]
     pub tax_percentage: Decimal,
+    #[field(max_len = 100)]
     pub size: Option<String>,
+    #[field(max_len = 1000)]
     pub tags: Option<String>,
     /// Named rates of the merchant's `[sales]` settings (GST and PST); when empty, the line
     /// is taxed at `taxPercentage` alone.
@@ -40,11 +43,15 @@ pub struct InstanceRecord {
 #[record(path = "/product", table = "products", event = "product")]
 pub struct ProductRecord {
     pub id: i64,
-    #[field(required)]
+    #[field(max_len = 200, required)]
     pub name: String,
+    #[field(max_len = 64)]
     pub barcode: Option<String>,
+    #[field(max_len = 4000)]
     pub details: Option<String>,
+    #[field(max_len = 1000)]
     pub tags: Option<String>,
+    #[field(min = 0.0, max = 1e12)]
     pub unit: Option<f64>,
     #[field(kind = "images")]
     pub images: Vec<String>,
@@ -103,12 +110,12 @@ impl ProductRecord {
         let images_written = fields.get("images").cloned();
         let mut f = Fields::declared::<Self>(fields);
         let name = f
-            .text("name", 200)
+            .text("name")
             .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
-        self.barcode = f.text("barcode", 64).apply(self.barcode);
-        self.details = f.text("details", 4000).apply(self.details);
-        self.tags = f.text("tags", 1000).apply(self.tags);
-        self.unit = f.number("unit", 0.0, 1e12).apply(self.unit);
+        self.barcode = f.text("barcode").apply(self.barcode);
+        self.details = f.text("details").apply(self.details);
+        self.tags = f.text("tags").apply(self.tags);
+        self.unit = f.number("unit").apply(self.unit);
         self.active_date = f.date("activeDate").apply(self.active_date);
         match categories_written {
             None => {}
@@ -231,9 +238,9 @@ fn new_instance(
     let tax = entry.get("taxPercentage").cloned();
     let codes = entry.get("taxCodes").cloned();
     let mut f = Fields::declared::<InstanceRecord>(entry);
-    let name = f.text("name", 200).apply(None);
-    let size = f.text("size", 100).apply(None);
-    let tags = f.text("tags", 1000).apply(None);
+    let name = f.text("name").apply(None);
+    let size = f.text("size").apply(None);
+    let tags = f.text("tags").apply(None);
     let price = match price {
         None | Some(Value::Null) => None,
         Some(v) => money::money(&v).map_err(|e| f.reject("price", e)).ok(),

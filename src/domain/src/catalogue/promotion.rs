@@ -50,11 +50,19 @@ crate::choice_cell!(PromotionType);
 #[record(path = "/promotion", table = "promotions", event = "promotion")]
 pub struct PromotionRecord {
     pub id: i64,
-    #[field(required)]
+    #[field(max_len = 200, required)]
     pub title: String,
+    #[field(max_len = 2000)]
     pub details: Option<String>,
+    #[field(max_len = 2000)]
     pub terms: Option<String>,
-    #[field(name = "type", column = "promotion_type", kind = "choice", required)]
+    #[field(
+        max_len = 20,
+        name = "type",
+        column = "promotion_type",
+        kind = "choice",
+        required
+    )]
     pub kind: PromotionType,
     #[field(kind = "decimal", required)]
     pub x: Decimal,
@@ -147,12 +155,12 @@ impl PromotionRecord {
         let mut f = Fields::declared::<Self>(fields);
 
         let title = f
-            .text("title", 200)
+            .text("title")
             .apply(Some(self.title.clone()).filter(|t| !t.is_empty()));
-        self.details = f.text("details", 2000).apply(self.details);
-        self.terms = f.text("terms", 2000).apply(self.terms);
+        self.details = f.text("details").apply(self.details);
+        self.terms = f.text("terms").apply(self.terms);
         let current_kind = (!creating).then_some(self.kind);
-        let kind = match f.text("type", 20) {
+        let kind = match f.text("type") {
             Patch::Set(t) => PromotionType::parse(&t).or_else(|| {
                 f.reject(
                     "type",

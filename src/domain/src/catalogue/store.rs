@@ -11,22 +11,29 @@ pub const DEFAULT_TIMEZONE: &str = "Europe/London";
 #[record(path = "/store", table = "stores", event = "store")]
 pub struct StoreRecord {
     pub id: i64,
-    #[field(required)]
+    #[field(max_len = 200, required)]
     pub name: String,
-    #[field(required)]
+    #[field(max_len = crate::address::LINE_MAX, required)]
     pub address_line1: Option<String>,
+    #[field(max_len = crate::address::LINE_MAX)]
     pub address_line2: Option<String>,
+    #[field(max_len = crate::address::LINE_MAX)]
     pub address_line3: Option<String>,
-    #[field(required)]
+    #[field(max_len = crate::address::CITY_MAX, required)]
     pub city: Option<String>,
-    #[field(required)]
+    #[field(max_len = crate::address::POSTCODE_MAX, required)]
     pub postcode: Option<String>,
-    #[field(required)]
+    #[field(max_len = crate::address::COUNTRY_LEN, required)]
     pub country_id: Option<String>,
+    #[field(max_len = crate::address::PHONE_MAX)]
     pub phone_number: Option<String>,
+    #[field(max_len = crate::address::EMAIL_MAX)]
     pub email: Option<String>,
+    #[field(min = -crate::address::LAT_MAX, max = crate::address::LAT_MAX)]
     pub lat: Option<f64>,
+    #[field(min = -crate::address::LNG_MAX, max = crate::address::LNG_MAX)]
     pub lng: Option<f64>,
+    #[field(max_len = 64)]
     pub timezone: String,
     pub sandbox: bool,
     pub active_date: Option<i64>,
@@ -57,10 +64,10 @@ impl StoreRecord {
     ) -> Result<Self, Vec<String>> {
         let mut f = Fields::declared::<Self>(fields);
         let name = f
-            .text("name", 200)
+            .text("name")
             .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
         crate::apply_address!(f, self);
-        match f.text("timezone", 64) {
+        match f.text("timezone") {
             Patch::Set(tz) if tz.parse::<chrono_tz::Tz>().is_ok() => self.timezone = tz,
             Patch::Set(tz) => f.reject("timezone", format!("\"{tz}\" is not an IANA time zone.")),
             Patch::Clear => self.timezone = DEFAULT_TIMEZONE.into(),

@@ -9,11 +9,15 @@ use merchantd_macros::Record;
 #[record(path = "/supplier", table = "suppliers", event = "supplier")]
 pub struct SupplierRecord {
     pub id: i64,
-    #[field(required)]
+    #[field(max_len = 200, required)]
     pub name: String,
+    #[field(max_len = 2000)]
     pub description: Option<String>,
+    #[field(max_len = 40)]
     pub company_number: Option<String>,
+    #[field(max_len = 40)]
     pub vat_number: Option<String>,
+    #[field(max_len = 2000)]
     pub note: Option<String>,
     pub active_date: Option<i64>,
     #[field(read_only)]
@@ -30,12 +34,12 @@ impl SupplierRecord {
     pub fn apply(mut self, fields: Map<String, Value>) -> Result<Self, Vec<String>> {
         let mut f = Fields::declared::<Self>(fields);
         let name = f
-            .text("name", 200)
+            .text("name")
             .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
-        self.description = f.text("description", 2000).apply(self.description);
-        self.company_number = f.text("companyNumber", 40).apply(self.company_number);
-        self.vat_number = f.text("vatNumber", 40).apply(self.vat_number);
-        self.note = f.text("note", 2000).apply(self.note);
+        self.description = f.text("description").apply(self.description);
+        self.company_number = f.text("companyNumber").apply(self.company_number);
+        self.vat_number = f.text("vatNumber").apply(self.vat_number);
+        self.note = f.text("note").apply(self.note);
         self.active_date = f.date("activeDate").apply(self.active_date);
         f.require("name", &name);
         f.finish()?;
@@ -54,16 +58,27 @@ pub struct SupplierStoreRecord {
     pub id: i64,
     #[field(required, filter = "supplierIds")]
     pub supplier_id: i64,
+    #[field(max_len = 200)]
     pub name: Option<String>,
+    #[field(max_len = crate::address::LINE_MAX)]
     pub address_line1: Option<String>,
+    #[field(max_len = crate::address::LINE_MAX)]
     pub address_line2: Option<String>,
+    #[field(max_len = crate::address::LINE_MAX)]
     pub address_line3: Option<String>,
+    #[field(max_len = crate::address::CITY_MAX)]
     pub city: Option<String>,
+    #[field(max_len = crate::address::POSTCODE_MAX)]
     pub postcode: Option<String>,
+    #[field(max_len = crate::address::COUNTRY_LEN)]
     pub country_id: Option<String>,
+    #[field(max_len = crate::address::PHONE_MAX)]
     pub phone_number: Option<String>,
+    #[field(max_len = crate::address::EMAIL_MAX)]
     pub email: Option<String>,
+    #[field(min = -crate::address::LAT_MAX, max = crate::address::LAT_MAX)]
     pub lat: Option<f64>,
+    #[field(min = -crate::address::LNG_MAX, max = crate::address::LNG_MAX)]
     pub lng: Option<f64>,
     pub active_date: Option<i64>,
     #[field(read_only)]
@@ -97,7 +112,7 @@ impl SupplierStoreRecord {
             Patch::Clear => None,
             Patch::Keep => current,
         };
-        self.name = f.text("name", 200).apply(self.name);
+        self.name = f.text("name").apply(self.name);
         crate::apply_address!(f, self);
         self.active_date = f.date("activeDate").apply(self.active_date);
         f.require("supplierId", &supplier_id);

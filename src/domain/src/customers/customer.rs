@@ -13,10 +13,13 @@ use merchantd_macros::Record;
 #[record(path = "/customer", table = "customers", event = "customer")]
 pub struct CustomerRecord {
     pub id: i64,
-    #[field(required)]
+    #[field(max_len = 200, required)]
     pub name: String,
+    #[field(max_len = 254)]
     pub email: Option<String>,
+    #[field(max_len = 40)]
     pub phone: Option<String>,
+    #[field(max_len = 2000)]
     pub note: Option<String>,
     /// Whether the customer agreed to marketing messages (false until they say so).
     pub marketing_consent: bool,
@@ -53,11 +56,11 @@ impl CustomerRecord {
         let attributes = fields.shift_remove("attributes");
         let mut f = Fields::declared::<Self>(fields);
         let name = f
-            .text("name", 200)
+            .text("name")
             .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
-        self.email = f.text("email", 254).apply(self.email);
-        self.phone = f.text("phone", 40).apply(self.phone);
-        self.note = f.text("note", 2000).apply(self.note);
+        self.email = f.text("email").apply(self.email);
+        self.phone = f.text("phone").apply(self.phone);
+        self.note = f.text("note").apply(self.note);
         if let Some(consent) = f.boolean("marketingConsent") {
             self.marketing_consent = consent;
         }

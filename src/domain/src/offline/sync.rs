@@ -117,6 +117,9 @@ pub fn client_key(value: &Value) -> Option<String> {
     value.as_str().map(|s| s.trim().to_ascii_lowercase())
 }
 
+/// The length of a `clientId`: a UUID in its 8-4-4-4-12 form.
+pub const CLIENT_ID_LEN: usize = 36;
+
 /// A record's own identity from the till (`clientId`, set when it is created) and its time
 /// at the till (`occurredAt`, up to now), as a basket or a transaction write gives them.
 pub fn client_fields(
@@ -128,7 +131,7 @@ pub fn client_fields(
 ) {
     use crate::fields::Patch;
     // A record sent back as it was read (`"clientId": null`, or its own id) changes nothing.
-    match f.text("clientId", 36) {
+    match f.text("clientId") {
         Patch::Set(id) if !is_uuid(&id) => f.reject(
             "clientId",
             format!(

@@ -19,13 +19,15 @@ use merchantd_macros::Record;
 )]
 pub struct ApplicationRecord {
     pub id: i64,
-    #[field(required)]
+    #[field(max_len = 200, required)]
     pub name: String,
+    #[field(max_len = 2000)]
     pub description: Option<String>,
     #[field(required)]
     pub redirect_uris: Vec<String>,
     #[field(read_only)]
     pub client_id: String,
+    #[field(max_len = 300)]
     pub logo: Option<String>,
     pub active_date: Option<i64>,
     #[field(read_only)]
@@ -67,10 +69,10 @@ impl ApplicationRecord {
         let mut f = Fields::declared::<Self>(fields);
         self.new_secret_hash = None;
         let name = f
-            .text("name", 200)
+            .text("name")
             .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
-        self.description = f.text("description", 2000).apply(self.description);
-        self.logo = f.text("logo", 300).apply(self.logo);
+        self.description = f.text("description").apply(self.description);
+        self.logo = f.text("logo").apply(self.logo);
         self.active_date = f.date("activeDate").apply(self.active_date);
         match uris.map(parse_redirect_uris) {
             Some(Ok(uris)) => self.redirect_uris = uris,

@@ -9,17 +9,20 @@ use crate::fields::{Fields, Patch, Shape};
 use crate::Role;
 use merchantd_macros::Record;
 
+/// The longest first or last name.
+pub const NAME_MAX: usize = 100;
+
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(path = "/employee", table = "employees", event = "employee")]
 pub struct EmployeeRecord {
     pub id: i64,
     /// Manifest users have no names until they are set through the API.
-    #[field(required)]
+    #[field(max_len = NAME_MAX, required)]
     pub first_name: Option<String>,
-    #[field(required)]
+    #[field(max_len = NAME_MAX, required)]
     pub last_name: Option<String>,
     /// Lower-case: sign-in looks employees up by the lower-cased email.
-    #[field(required)]
+    #[field(max_len = 254, required)]
     pub email: String,
     /// The role's id (1 owner, 2 manager, 5 assistant manager, 3 assistant, 4 guest).
     #[field(name = "roleId", column = "role_id", kind = "integer", required)]
@@ -108,12 +111,12 @@ impl EmployeeRecord {
             ("firstName", &mut self.first_name),
             ("lastName", &mut self.last_name),
         ] {
-            match f.text(key, 100) {
+            match f.text(key) {
                 Patch::Clear if slot.is_some() => f.reject(key, "cannot be cleared."),
                 patch => *slot = patch.apply(slot.take()),
             }
         }
-        let email = match f.text("email", 254) {
+        let email = match f.text("email") {
             Patch::Set(text) => match normalize_email(&text) {
                 Ok(email) => Some(email),
                 Err(why) => {

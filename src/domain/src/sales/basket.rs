@@ -62,7 +62,9 @@ pub struct BasketRecord {
     pub id: i64,
     #[field(required, filter = "storeIds")]
     pub store_id: i64,
+    #[field(max_len = 200)]
     pub name: Option<String>,
+    #[field(max_len = 2000)]
     pub note: Option<String>,
     #[field(name = "type", kind = "choice")]
     pub basket_type: BasketType,
@@ -97,6 +99,7 @@ pub struct BasketRecord {
     pub receipt: Option<Receipt>,
     /// The till's UUID for the sale (`POST /basket/sync`, or a basket created with one),
     /// unique per merchant: creating it again answers the basket it made.
+    #[field(max_len = crate::offline::sync::CLIENT_ID_LEN, create_only)]
     pub client_id: Option<String>,
     /// When the sale happened at the till; it is also the sale's `completeDate`, so reports
     /// count it at its time of sale.
@@ -222,8 +225,8 @@ impl BasketRecord {
             now,
             (&mut self.client_id, &mut self.occurred_at),
         );
-        self.name = f.text("name", 200).apply(self.name);
-        self.note = f.text("note", 2000).apply(self.note);
+        self.name = f.text("name").apply(self.name);
+        self.note = f.text("note").apply(self.note);
         match kind {
             None | Some(Value::Null) => {}
             Some(Value::String(t)) => match BasketType::parse(&t) {

@@ -29,6 +29,7 @@ pub struct BasketLine {
     pub original_price: Decimal,
     #[field(kind = "rate", read_only)]
     pub tax_percentage: Decimal,
+    #[field(max_len = 2000)]
     pub note: Option<String>,
     #[field(read_only)]
     pub added_date: i64,
@@ -39,6 +40,7 @@ pub struct BasketLine {
     pub restock: bool,
     /// The till's UUID for the line: a write naming it again without the line's id changes
     /// that line instead of adding another (a retried write adds nothing twice).
+    #[field(max_len = crate::offline::sync::CLIENT_ID_LEN, create_only)]
     pub client_id: Option<String>,
 }
 
@@ -91,7 +93,7 @@ pub(crate) fn line_from(
         Some(v) => money::money(&v).map_err(|e| f.reject("price", e)).ok(),
     };
     let note = f
-        .text("note", 2000)
+        .text("note")
         .apply(existing.as_ref().and_then(|l| l.note.clone()));
     let restock = f
         .boolean("restock")

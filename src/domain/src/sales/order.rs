@@ -31,19 +31,25 @@ pub struct OrderRecord {
     pub basket_id: i64,
     #[field(read_only, filter = "storeIds")]
     pub store_id: i64,
-    #[field(kind = "choice", choices = &FULFILMENTS, required)]
+    #[field(max_len = 20, kind = "choice", choices = &FULFILMENTS, required)]
     pub fulfilment: String,
     /// The customer it is for: the basket's unless the write names another of the merchant's.
     #[field(filter = "customerIds")]
     pub customer_id: Option<i64>,
+    #[field(max_len = 200)]
     pub customer_name: Option<String>,
+    #[field(max_len = 254)]
     pub customer_email: Option<String>,
+    #[field(max_len = 40)]
     pub customer_phone: Option<String>,
+    #[field(max_len = 1000)]
     pub delivery_address: Option<String>,
+    #[field(max_len = 20)]
     pub table_number: Option<String>,
     pub due_date: Option<i64>,
+    #[field(max_len = 2000)]
     pub note: Option<String>,
-    #[field(kind = "choice", choices = &STATUSES)]
+    #[field(max_len = 20, kind = "choice", choices = &STATUSES)]
     pub status: String,
     #[field(read_only)]
     pub complete_date: Option<i64>,
@@ -110,7 +116,7 @@ impl OrderRecord {
             Patch::Keep if creating => self.customer_id = basket_customer,
             Patch::Keep => {}
         }
-        match f.text("fulfilment", 20) {
+        match f.text("fulfilment") {
             Patch::Set(x) if FULFILMENTS.contains(&x.as_str()) => self.fulfilment = x,
             Patch::Set(x) => f.reject(
                 "fulfilment",
@@ -119,14 +125,14 @@ impl OrderRecord {
             _ if creating => f.reject("fulfilment", "required field is missing."),
             _ => {}
         }
-        self.customer_name = f.text("customerName", 200).apply(self.customer_name);
-        self.customer_email = f.text("customerEmail", 254).apply(self.customer_email);
-        self.customer_phone = f.text("customerPhone", 40).apply(self.customer_phone);
-        self.delivery_address = f.text("deliveryAddress", 1000).apply(self.delivery_address);
-        self.table_number = f.text("tableNumber", 20).apply(self.table_number);
+        self.customer_name = f.text("customerName").apply(self.customer_name);
+        self.customer_email = f.text("customerEmail").apply(self.customer_email);
+        self.customer_phone = f.text("customerPhone").apply(self.customer_phone);
+        self.delivery_address = f.text("deliveryAddress").apply(self.delivery_address);
+        self.table_number = f.text("tableNumber").apply(self.table_number);
         self.due_date = f.date("dueDate").apply(self.due_date);
-        self.note = f.text("note", 2000).apply(self.note);
-        if let Patch::Set(status) = f.text("status", 20) {
+        self.note = f.text("note").apply(self.note);
+        if let Patch::Set(status) = f.text("status") {
             if !STATUSES.contains(&status.as_str()) {
                 f.reject(
                     "status",

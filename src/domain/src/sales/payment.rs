@@ -20,12 +20,13 @@ pub struct TransactionRecord {
     pub id: i64,
     #[field(required, filter = "basketIds")]
     pub basket_id: i64,
-    #[field(name = "type", kind = "choice", choices = &PAYMENT_TYPES, required)]
+    #[field(max_len = 20, name = "type", kind = "choice", choices = &PAYMENT_TYPES, required)]
     pub payment_type: String,
     /// Minor units.
     #[field(required)]
     pub amount: i64,
     pub tip: i64,
+    #[field(max_len = 2000)]
     pub note: Option<String>,
     /// The payment this transaction refunds (a linked refund): its amount goes back.
     pub refund_of: Option<i64>,
@@ -46,6 +47,7 @@ pub struct TransactionRecord {
     pub delete_date: Option<i64>,
     /// The till's UUID for the payment, unique per merchant: creating it again answers the
     /// payment it made.
+    #[field(max_len = crate::offline::sync::CLIENT_ID_LEN, create_only)]
     pub client_id: Option<String>,
     /// When the payment was taken at the till: its `completeDate` once completed.
     #[field(kind = "date")]
@@ -119,7 +121,7 @@ impl TransactionRecord {
             _ => {}
         }
         let refunded = self.refund(&mut f, ctx, creating);
-        match f.text("type", 20) {
+        match f.text("type") {
             Patch::Set(t) if PAYMENT_TYPES.contains(&t.as_str()) => self.payment_type = t,
             Patch::Set(t) => f.reject(
                 "type",
@@ -142,7 +144,7 @@ impl TransactionRecord {
         if let Some(t) = minor_units(&mut f, "tip", tip.as_ref()) {
             self.tip = t;
         }
-        self.note = f.text("note", 2000).apply(self.note);
+        self.note = f.text("note").apply(self.note);
         crate::offline::sync::client_fields(
             &mut f,
             "transaction",

@@ -47,9 +47,11 @@ pub struct InvoiceRecord {
     #[field(required)]
     pub supplier_id: i64,
     pub supplier_store_id: Option<i64>,
+    #[field(max_len = 100)]
     pub reference: Option<String>,
     #[field(children, stored)]
     pub items: Vec<InvoiceItem>,
+    #[field(max_len = 2000)]
     pub note: Option<String>,
     pub invoice_date: Option<i64>,
     pub completed: bool,
@@ -153,8 +155,8 @@ impl InvoiceRecord {
             Patch::Clear => self.supplier_store_id = None,
             Patch::Keep => {}
         }
-        self.reference = f.text("reference", 100).apply(self.reference);
-        self.note = f.text("note", 2000).apply(self.note);
+        self.reference = f.text("reference").apply(self.reference);
+        self.note = f.text("note").apply(self.note);
         self.invoice_date = f.date("invoiceDate").apply(self.invoice_date);
         match items {
             None => {}

@@ -12,7 +12,7 @@ pub struct RegisterRecord {
     pub id: i64,
     #[field(required, filter = "storeIds")]
     pub store_id: i64,
-    #[field(required)]
+    #[field(max_len = 200, required)]
     pub name: String,
     #[field(read_only)]
     pub active_date: Option<i64>,
@@ -50,7 +50,7 @@ impl RegisterRecord {
             f.reject("storeId", "required field is missing.");
         }
         let name = f
-            .text("name", 200)
+            .text("name")
             .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
         f.require("name", &name);
         f.finish()?;

@@ -405,7 +405,7 @@ pub struct CashMovementRecord {
     /// Minor units, more than 0.
     #[field(required)]
     pub amount: i64,
-    #[field(required)]
+    #[field(max_len = 500, required)]
     pub reason: String,
     #[field(read_only)]
     pub employee_id: Option<i64>,
@@ -453,7 +453,7 @@ impl CashMovementRecord {
             None if amount.is_none() => f.reject("amount", "required field is missing."),
             None => {}
         }
-        let reason = f.text("reason", 500).apply(None);
+        let reason = f.text("reason").apply(None);
         f.require("reason", &reason);
         f.finish()?;
         self.reason = reason.unwrap_or_default();

@@ -23,12 +23,13 @@ use merchantd_macros::Record;
 )]
 pub struct WebhookRecord {
     pub id: i64,
-    #[field(kind = "url", required)]
+    #[field(max_len = MAX_URL, kind = "url", required)]
     pub url: String,
     /// Event types (`basket.completed`) and objects (`product`, every `product.*`); empty:
     /// every event.
     pub events: Vec<String>,
     pub active: bool,
+    #[field(max_len = 2000)]
     pub description: Option<String>,
     /// Why the dispatcher turned the endpoint off; cleared when it is turned on again.
     #[field(read_only)]
@@ -115,14 +116,14 @@ impl WebhookRecord {
         let mut f = Fields::declared::<Self>(fields);
         self.new_secret = None;
         let url = f
-            .text("url", MAX_URL)
+            .text("url")
             .apply(Some(self.url.clone()).filter(|u| !u.is_empty()));
         if let Some(url) = &url {
             if let Err(why) = check_url(url) {
                 f.reject("url", why);
             }
         }
-        self.description = f.text("description", 2000).apply(self.description);
+        self.description = f.text("description").apply(self.description);
         match events.map(parse_events) {
             Some(Ok(events)) => self.events = events,
             Some(Err(why)) => f.reject("events", why),

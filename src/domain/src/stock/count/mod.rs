@@ -59,6 +59,7 @@ pub struct CountLine {
     pub cost_price: Option<Decimal>,
     #[field(kind = "rate")]
     pub vat_percentage: Option<Decimal>,
+    #[field(max_len = 2000)]
     pub note: Option<String>,
     /// `stockLeft` when the count was completed; `None` while open.
     #[field(read_only)]
@@ -113,6 +114,7 @@ pub struct StockReconciliation {
     pub id: i64,
     #[field(required, filter = "storeIds")]
     pub store_id: i64,
+    #[field(max_len = 2000)]
     pub note: Option<String>,
     pub completed: bool,
     #[field(read_only)]
@@ -235,7 +237,7 @@ impl StockReconciliation {
         if creating && self.store_id == 0 && !f.problems.iter().any(|p| p.starts_with("storeId")) {
             f.reject("storeId", "required field is missing.");
         }
-        self.note = f.text("note", 2000).apply(self.note);
+        self.note = f.text("note").apply(self.note);
         match products {
             None => {}
             Some(Value::Object(entries)) => {
@@ -358,9 +360,7 @@ impl StockReconciliation {
             vat,
             existing.and_then(|l| l.vat_percentage),
         );
-        let note = f
-            .text("note", 2000)
-            .apply(existing.and_then(|l| l.note.clone()));
+        let note = f.text("note").apply(existing.and_then(|l| l.note.clone()));
         f.require("productId", &product);
         f.require("quantity", &counted);
         f.finish()?;
