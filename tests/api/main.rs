@@ -59,6 +59,7 @@ mod shop_day;
 mod sqlite_log;
 mod storage;
 mod stores;
+mod supplier_products;
 mod suppliers;
 mod tenants;
 mod till_day;

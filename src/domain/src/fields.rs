@@ -18,6 +18,17 @@ pub enum Patch<T> {
     Set(T),
 }
 
+impl<T> Patch<T> {
+    /// The patch of another type of value.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Patch<U> {
+        match self {
+            Patch::Keep => Patch::Keep,
+            Patch::Clear => Patch::Clear,
+            Patch::Set(v) => Patch::Set(f(v)),
+        }
+    }
+}
+
 impl<T: Clone> Patch<T> {
     /// The new value of a nullable field.
     pub fn apply(self, current: Option<T>) -> Option<T> {
@@ -128,6 +139,11 @@ impl Fields {
             .and_then(|d| d.fields.iter().find(|f| f.name == key))
             .map(|f| f.limits)
             .unwrap_or_default()
+    }
+
+    /// The value the write gives `key`, as sent.
+    pub fn value(&self, key: &str) -> Option<&Value> {
+        self.map.get(key)
     }
 
     pub fn has(&self, key: &str) -> bool {

@@ -29,6 +29,7 @@ pub mod money;
 pub mod oauth;
 pub mod offline;
 pub mod people;
+pub mod plain;
 pub mod record;
 pub mod refusal;
 pub mod registry;

@@ -3,38 +3,42 @@
 //! storage's record enums, the engine's state collections and loads, the HTTP routes and the
 //! OpenAPI document. Adding a record type is its declaration, a migration and one line here.
 //!
-//! A line is `collection: Type`, in the order a merchant is loaded and its tables are
-//! archived (a record after the records it names).
+//! A line is `collection: Type = rules`, in the order a merchant is loaded and its tables are
+//! archived (a record after the records it names). `rules` is `plain` for a record whose
+//! declaration says everything (its fields, limits and the records it refers to): each layer
+//! then writes its part itself (storage's rows, the engine's write, the routes). A record with
+//! rules of its own says `own`, and each layer has code for it, beside its feature.
 
-/// Calls `$callback! { collection: path::Type, ... }` with every record type.
+/// Calls `$callback! { collection: path::Type = rules, ... }` with every record type.
 #[macro_export]
 macro_rules! for_each_record {
     ($callback:path) => {
         $callback! {
-            stores: $crate::catalogue::store::StoreRecord,
-            categories: $crate::catalogue::category::CategoryRecord,
-            products: $crate::catalogue::product::ProductRecord,
-            suppliers: $crate::catalogue::supplier::SupplierRecord,
-            supplier_stores: $crate::catalogue::supplier::SupplierStoreRecord,
-            employees: $crate::people::employee::EmployeeRecord,
-            applications: $crate::people::application::ApplicationRecord,
-            promotions: $crate::catalogue::promotion::PromotionRecord,
-            webhooks: $crate::webhooks::webhook::WebhookRecord,
-            customers: $crate::customers::customer::CustomerRecord,
-            registers: $crate::till::register::RegisterRecord,
-            sessions: $crate::till::session::SessionRecord,
-            cash_movements: $crate::till::session::CashMovementRecord,
-            baskets: $crate::sales::basket::BasketRecord,
-            transactions: $crate::sales::payment::TransactionRecord,
-            orders: $crate::sales::order::OrderRecord,
-            invoices: $crate::stock::invoice::InvoiceRecord,
-            stock_reconciliations: $crate::stock::count::StockReconciliation,
+            stores: $crate::catalogue::store::StoreRecord = own,
+            categories: $crate::catalogue::category::CategoryRecord = own,
+            products: $crate::catalogue::product::ProductRecord = own,
+            suppliers: $crate::catalogue::supplier::SupplierRecord = own,
+            supplier_stores: $crate::catalogue::supplier::SupplierStoreRecord = own,
+            supplier_products: $crate::catalogue::supplier::SupplierProductRecord = plain,
+            employees: $crate::people::employee::EmployeeRecord = own,
+            applications: $crate::people::application::ApplicationRecord = own,
+            promotions: $crate::catalogue::promotion::PromotionRecord = own,
+            webhooks: $crate::webhooks::webhook::WebhookRecord = own,
+            customers: $crate::customers::customer::CustomerRecord = own,
+            registers: $crate::till::register::RegisterRecord = own,
+            sessions: $crate::till::session::SessionRecord = own,
+            cash_movements: $crate::till::session::CashMovementRecord = own,
+            baskets: $crate::sales::basket::BasketRecord = own,
+            transactions: $crate::sales::payment::TransactionRecord = own,
+            orders: $crate::sales::order::OrderRecord = own,
+            invoices: $crate::stock::invoice::InvoiceRecord = own,
+            stock_reconciliations: $crate::stock::count::StockReconciliation = own,
         }
     };
 }
 
 macro_rules! declarations {
-    ($($collection:ident: $ty:path,)*) => {
+    ($($collection:ident: $ty:path = $rules:ident,)*) => {
         /// Every record type's declaration, in the registry's order.
         pub fn declarations() -> [&'static $crate::record::RecordDecl; [$(stringify!($collection)),*].len()] {
             [$(<$ty as $crate::record::Declared>::DECL),*]

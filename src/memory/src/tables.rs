@@ -68,7 +68,7 @@ impl Tables {
 }
 
 macro_rules! writes {
-    ($($collection:ident: $ty:path,)*) => {
+    ($($collection:ident: $ty:path = $rules:ident,)*) => {
         fn write_changes(tables: &mut Tables, changes: RecordChanges<'_>) -> Result<(), String> {
             match changes {
                 $(RecordChanges::$collection(records) => tables.write::<$ty>(records),)*

@@ -119,6 +119,24 @@ impl ResourceDoc {
     }
 }
 
+macro_rules! plain_docs {
+    ($($collection:ident: $ty:path = $rules:ident,)*) => {
+        /// Every `plain` record of the registry, at its declared path.
+        #[allow(clippy::vec_init_then_push)]
+        fn plain_resources() -> Vec<ResourceDoc> {
+            let mut docs = Vec::new();
+            $(plain_docs!(@ $rules $ty, docs);)*
+            docs
+        }
+    };
+    (@ own $ty:path, $docs:ident) => {};
+    (@ plain $ty:path, $docs:ident) => {
+        $docs.push(doc::<$ty>(<$ty as domain::record::Declared>::DECL.path));
+    };
+}
+
+domain::for_each_record!(plain_docs);
+
 fn resources() -> Vec<ResourceDoc> {
     use basket::BasketRecord;
     use domain::sales::order::OrderRecord;
@@ -165,6 +183,9 @@ fn resources() -> Vec<ResourceDoc> {
                 .required_filter(Filter::Ids("storeIds"))
         },
     ]
+    .into_iter()
+    .chain(plain_resources())
+    .collect()
 }
 
 /// The record schemas under `components.schemas`: `<Noun>` as read (and each nested

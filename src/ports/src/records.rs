@@ -16,7 +16,7 @@ pub trait Registered: Declared + Clone + Send + Sync + 'static {
 }
 
 macro_rules! record_enums {
-    ($($collection:ident: $ty:path,)*) => {
+    ($($collection:ident: $ty:path = $rules:ident,)*) => {
         /// One of the registry's record types.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[allow(non_camel_case_types)]

@@ -57,8 +57,40 @@ use metrics::Metrics;
 /// The SQLite writer's page cache, in KiB (see `connect_with`).
 const WRITER_CACHE_KIB: u32 = 32 * 1024;
 
-static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
-static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
+/// Every migration of each database, as the build compiled them in (`build.rs`).
+mod migrations {
+    include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
+}
+
+static SQLITE_MIGRATIONS: std::sync::LazyLock<sqlx::migrate::Migrator> =
+    std::sync::LazyLock::new(|| migrator(migrations::SQLITE));
+static POSTGRES_MIGRATIONS: std::sync::LazyLock<sqlx::migrate::Migrator> =
+    std::sync::LazyLock::new(|| migrator(migrations::POSTGRES));
+
+/// The migrations as sqlx runs them: each checked by its SHA-384, each in a transaction of
+/// its own unless its text opts out (`-- no-transaction`).
+fn migrator(list: &'static [(i64, &'static str, &'static str)]) -> sqlx::migrate::Migrator {
+    use sqlx::migrate::{Migration, MigrationType};
+    use std::borrow::Cow;
+    let migrations = list
+        .iter()
+        .map(|(version, description, sql)| {
+            Migration::new(
+                *version,
+                Cow::Borrowed(*description),
+                MigrationType::Simple,
+                Cow::Borrowed(*sql),
+                sql.starts_with("-- no-transaction"),
+            )
+        })
+        .collect();
+    sqlx::migrate::Migrator {
+        migrations: Cow::Owned(migrations),
+        ignore_missing: false,
+        locking: true,
+        no_tx: false,
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {

@@ -315,6 +315,20 @@ rows_of!(
     ProductRecord, BasketRecord, InvoiceRecord
 );
 
+/// A `plain` record of the registry is a row of its declaration, stored the default way.
+macro_rules! plain_records {
+    ($($collection:ident: $ty:path = $rules:ident,)*) => {
+        $(plain_records!(@ $rules $ty);)*
+    };
+    (@ own $ty:path) => {};
+    (@ plain $ty:path) => {
+        rows_of!(rows::select, write_row, persist_rows; $ty);
+        impl Record for $ty {}
+    };
+}
+
+domain::for_each_record!(plain_records);
+
 impl Record for StoreRecord {}
 impl Record for CategoryRecord {}
 impl Record for SupplierRecord {}
@@ -529,7 +543,7 @@ impl SalesRecord for StockReconciliation {
 /// What storage does with a [`RecordKind`] (or the records of one), dispatched to the record
 /// type's [`Record`] implementation: one arm per record type of the registry.
 macro_rules! by_kind {
-    ($($collection:ident: $ty:path,)*) => {
+    ($($collection:ident: $ty:path = $rules:ident,)*) => {
         /// The records of `kind` the cache holds (see [`Record::load`]).
         pub(crate) async fn load_kind(
             db: &Db,

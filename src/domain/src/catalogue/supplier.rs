@@ -122,6 +122,33 @@ impl SupplierStoreRecord {
     }
 }
 
+/// A supplier's terms for one product: the product's code in the supplier's catalogue and what
+/// a unit of it costs from that supplier. A record of the registry's `plain` kind: what it is
+/// is all said here.
+#[derive(Clone, Debug, Default, PartialEq, Record)]
+#[record(
+    path = "/supplier/product",
+    table = "supplier_products",
+    event = "supplier_product"
+)]
+pub struct SupplierProductRecord {
+    pub id: i64,
+    #[field(required, filter = "supplierIds", refers = "suppliers")]
+    pub supplier_id: i64,
+    #[field(required, filter = "productIds", refers = "products")]
+    pub product_id: i64,
+    /// The product's code in the supplier's catalogue.
+    #[field(max_len = 64)]
+    pub code: Option<String>,
+    /// What a unit costs from this supplier, in minor units.
+    #[field(kind = "money")]
+    pub unit_cost: Option<rust_decimal::Decimal>,
+    #[field(read_only)]
+    pub active_date: Option<i64>,
+    #[field(read_only)]
+    pub delete_date: Option<i64>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

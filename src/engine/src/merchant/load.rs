@@ -45,7 +45,7 @@ pub(crate) async fn load(
 }
 
 macro_rules! fill_kinds {
-    ($($collection:ident: $ty:path,)*) => {
+    ($($collection:ident: $ty:path = $rules:ident,)*) => {
         /// Sets the collection `records` belong to.
         fn fill_records(state: &mut MerchantState, records: Records) {
             match records {

@@ -16,6 +16,7 @@ pub mod history;
 pub mod job;
 pub mod lifetime;
 pub(crate) mod load;
+pub mod plain;
 pub mod ports;
 pub mod registry;
 pub mod render;

@@ -7,7 +7,7 @@
 //! for the rest. So a merchant a year into trading costs what a new one does.
 
 use std::collections::BTreeMap;
-use std::ops::Deref;
+use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, OnceLock};
 
 use imbl::{OrdMap, OrdSet, Vector};
@@ -15,14 +15,6 @@ use tokio::sync::watch;
 
 use crate::merchant::resource::{Kind, Resource};
 use crate::merchant::stock::StockMap;
-use domain::catalogue::category::CategoryRecord;
-use domain::catalogue::product::ProductRecord;
-use domain::catalogue::promotion::PromotionRecord;
-use domain::catalogue::store::StoreRecord;
-use domain::catalogue::supplier::{SupplierRecord, SupplierStoreRecord};
-use domain::customers::customer::CustomerRecord;
-use domain::people::application::ApplicationRecord;
-use domain::people::employee::EmployeeRecord;
 use domain::sales::basket::BasketRecord;
 use domain::sales::order::OrderRecord;
 use domain::sales::payment::TransactionRecord;
@@ -30,9 +22,7 @@ use domain::sales::pricing::SaleSettings;
 use domain::stock::count::StockReconciliation;
 use domain::stock::invoice::InvoiceRecord;
 use domain::stock::levels::{StockLevel, StockMove};
-use domain::till::register::RegisterRecord;
-use domain::till::session::{CashMovementRecord, SessionRecord, TillFigures};
-use domain::webhooks::webhook::WebhookRecord;
+use domain::till::session::TillFigures;
 
 /// A record, with what the read side derived from this version of it (its rendering), shared
 /// by every snapshot holding it.
@@ -110,6 +100,46 @@ pub struct Indexes {
     pub live_products: usize,
 }
 
+macro_rules! collections {
+    ($($collection:ident: $ty:path = $rules:ident,)*) => {
+        /// The merchant's records: a collection a record type of the registry.
+        #[derive(Clone, Debug, Default)]
+        pub struct Collections {
+            $(pub $collection: Collection<$ty>,)*
+        }
+
+        /// The live records of every collection, by collection and id (what an id a
+        /// declaration says it `refers` to must name).
+        impl Collections {
+            pub fn holds(&self, collection: &str, id: i64) -> bool {
+                match collection {
+                    $(stringify!($collection) => self
+                        .$collection
+                        .get(&id)
+                        .is_some_and(|e| e.record().delete_date.is_none()),)*
+                    _ => false,
+                }
+            }
+        }
+    };
+}
+
+domain::for_each_record!(collections);
+
+impl Deref for MerchantState {
+    type Target = Collections;
+
+    fn deref(&self) -> &Collections {
+        &self.records
+    }
+}
+
+impl DerefMut for MerchantState {
+    fn deref_mut(&mut self) -> &mut Collections {
+        &mut self.records
+    }
+}
+
 /// Everything reads need about one merchant, immutable once published.
 #[derive(Clone, Debug, Default)]
 pub struct MerchantState {
@@ -118,24 +148,8 @@ pub struct MerchantState {
     pub version: i64,
     /// The last change event this state reflects (reads answer it as `x-merchant-sequence`).
     pub event_seq: i64,
-    pub stores: Collection<StoreRecord>,
-    pub categories: Collection<CategoryRecord>,
-    pub employees: Collection<EmployeeRecord>,
-    pub applications: Collection<ApplicationRecord>,
-    pub suppliers: Collection<SupplierRecord>,
-    pub supplier_stores: Collection<SupplierStoreRecord>,
-    pub customers: Collection<CustomerRecord>,
-    pub registers: Collection<RegisterRecord>,
-    pub sessions: Collection<SessionRecord>,
-    pub cash_movements: Collection<CashMovementRecord>,
-    pub promotions: Collection<PromotionRecord>,
-    pub products: Collection<ProductRecord>,
-    pub baskets: Collection<BasketRecord>,
-    pub transactions: Collection<TransactionRecord>,
-    pub orders: Collection<OrderRecord>,
-    pub invoices: Collection<InvoiceRecord>,
-    pub stock_reconciliations: Collection<StockReconciliation>,
-    pub webhooks: Collection<WebhookRecord>,
+    /// Every record type's records (`state.stores` reads through to them).
+    pub records: Collections,
     pub index: Indexes,
     /// Finished sales records still cached, oldest first; beyond `window` they are dropped.
     history: Vector<(Kind, i64)>,

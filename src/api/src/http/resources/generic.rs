@@ -67,6 +67,28 @@ macro_rules! plain_writes {
     };
 }
 
+/// A `plain` record of the registry: writes with nothing around them, routes at its path.
+macro_rules! plain_records {
+    ($($collection:ident: $ty:path = $rules:ident,)*) => {
+        $(plain_records!(@ $rules $ty);)*
+
+        /// The routes of every `plain` record.
+        pub fn plain_routes(cfg: &mut web::ServiceConfig) {
+            $(plain_records!(@route $rules $ty, cfg);)*
+        }
+    };
+    (@ own $ty:path) => {};
+    (@ plain $ty:path) => {
+        plain_writes!($ty);
+    };
+    (@route own $ty:path, $cfg:ident) => {};
+    (@route plain $ty:path, $cfg:ident) => {
+        routes::<$ty>($cfg, <$ty as domain::record::Declared>::DECL.path);
+    };
+}
+
+domain::for_each_record!(plain_records);
+
 plain_writes!(
     domain::catalogue::store::StoreRecord,
     domain::catalogue::category::CategoryRecord,

@@ -23,6 +23,7 @@ pub fn routes(cfg: &mut actix_web::web::ServiceConfig) {
     crate::http::offline::routes(cfg);
     crate::http::sales::routes(cfg);
     crate::http::stock::routes(cfg);
+    generic::plain_routes(cfg);
 }
 
 /// A resource whose GET has its own filters; writes and deletes are the generic ones.

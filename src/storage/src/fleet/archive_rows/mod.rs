@@ -3,6 +3,8 @@
 //! in one read transaction (one consistent moment); the import writes them in one write
 //! transaction, keeping every id, so each answer the merchant's data gives is the same after.
 
+use std::sync::LazyLock;
+
 use futures_util::TryStreamExt;
 use sqlx::{AnyConnection, Connection, Row};
 use tokio::sync::mpsc;
@@ -12,42 +14,35 @@ use domain::dates::to_iso;
 use domain::fleet::archive::{Cell, Header, Kind, Totals, FORMAT, VERSION};
 use domain::now_millis;
 
-/// The tables an archive holds, parents before children (the order their migrations made
-/// them, which their foreign keys follow). Each names its merchant in `merchant_id`, but
-/// `merchants`, whose row is the merchant's own.
-pub const TABLES: [&str; 36] = [
-    "merchants",
-    "stores",
-    "employees",
-    "applications",
-    "categories",
-    "products",
-    "product_instances",
-    "suppliers",
-    "supplier_stores",
-    "promotions",
+/// The tables an archive holds, parents before children (the order their foreign keys
+/// follow): the merchant's own row, every record type's table in the registry's order with its
+/// nested records' tables after it, then the tables that hold no record of the registry. Each
+/// names its merchant in `merchant_id`, but `merchants`, whose row is the merchant's own.
+pub static TABLES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut tables = vec!["merchants"];
+    for decl in domain::registry::declarations() {
+        tables.push(decl.table);
+        for field in decl.fields {
+            if let domain::record::Kind::Children(child) = field.kind {
+                tables.push(child.table);
+            }
+        }
+    }
+    tables.extend(NOT_RECORDS);
+    tables
+});
+
+/// Tables an archive holds beside the records' own, in their foreign keys' order.
+const NOT_RECORDS: [&str; 13] = [
     "stock_levels",
-    "baskets",
-    "basket_lines",
-    "transactions",
-    "orders",
-    "invoices",
-    "invoice_items",
     "log_counters",
     "logs",
     "files",
-    "stock_reconciliations",
-    "stock_reconciliation_lines",
     "stock_surplus_entries",
     "idempotency_keys",
     "events",
-    "webhooks",
     "webhook_deliveries",
     "webhook_attempts",
-    "customers",
-    "registers",
-    "register_sessions",
-    "cash_movements",
     "sales_totals",
     "record_digests",
     "stock_movements",
