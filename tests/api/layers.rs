@@ -218,7 +218,11 @@ fn without_tests(text: &str) -> &str {
 fn files_saying(crates: &[&str], needles: &[&str]) -> Vec<String> {
     let mut found = Vec::new();
     for name in crates {
-        for file in files_of(name) {
+        // A module's tests (`tests.rs` beside it) may build what they compare with.
+        for file in files_of(name)
+            .into_iter()
+            .filter(|f| !f.ends_with("tests.rs"))
+        {
             let text = std::fs::read_to_string(&file).expect("read file");
             // Whitespace out, so a call split over lines reads as one.
             let code: String = code_only(without_tests(&text))
@@ -253,8 +257,8 @@ const JSON_BUILDERS: &[&str] = &[
 /// client would send them (what the resources' rules read), and a refresh successor sealed for
 /// an idempotent retry (encrypted bytes, never a body).
 const NOT_SHOWN: &[&str] = &[
-    "engine/src/catalogue/import.rs: json!",
-    "engine/src/catalogue/import.rs: Value::from(",
+    "engine/src/catalogue/import/mod.rs: json!",
+    "engine/src/catalogue/import/mod.rs: Value::from(",
     "domain/src/oauth/seal.rs: serde_json::to_vec",
 ];
 

@@ -155,10 +155,9 @@ storage_tests! {
         assert_eq!(found.iter().map(|b| b.id).collect::<Vec<_>>(), ids);
 
         let completed = BasketRecord::query(&db, merchant, &SalesFilter {
-            store_ids: Some(vec![store]),
             completed: Some(true),
             ..SalesFilter::default()
-        }).await.unwrap();
+        }.with("storeIds", vec![store])).await.unwrap();
         assert_eq!(completed.len(), 800);
         let window = BasketRecord::query(&db, merchant, &SalesFilter {
             completed: Some(true),

@@ -36,6 +36,8 @@ pub(crate) struct Computed {
     /// Stored too (a basket's total, for reports that read the table).
     pub(crate) column: Option<String>,
     pub(crate) nullable: bool,
+    /// The GET header that filters by it.
+    pub(crate) filter: Option<String>,
 }
 
 /// What `#[field(...)]` says, with the Rust field it is on.
@@ -108,36 +110,7 @@ pub(crate) fn record_attrs(input: &DeriveInput) -> syn::Result<RecordAttrs> {
                 }
                 out.ids = (names[0].clone(), names[1].clone());
             } else if path.is_ident("computed") {
-                let mut c = Computed {
-                    name: String::new(),
-                    kind: String::new(),
-                    get: format_ident!("missing"),
-                    after: String::new(),
-                    normalized: false,
-                    column: None,
-                    nullable: false,
-                };
-                meta.parse_nested_meta(|inner| {
-                    if inner.path.is_ident("name") {
-                        c.name = lit(&inner)?;
-                    } else if inner.path.is_ident("kind") {
-                        c.kind = lit(&inner)?;
-                    } else if inner.path.is_ident("get") {
-                        c.get = syn::Ident::new(&lit(&inner)?, inner.path.span());
-                    } else if inner.path.is_ident("after") {
-                        c.after = lit(&inner)?;
-                    } else if inner.path.is_ident("normalized") {
-                        c.normalized = true;
-                    } else if inner.path.is_ident("column") {
-                        c.column = Some(lit(&inner)?);
-                    } else if inner.path.is_ident("nullable") {
-                        c.nullable = true;
-                    } else {
-                        return Err(inner.error("computed takes name, kind, get, after"));
-                    }
-                    Ok(())
-                })?;
-                out.computed.push(c);
+                out.computed.push(computed(&meta)?);
             } else if path.is_ident("once") {
                 let (mut name, mut after) = (String::new(), String::new());
                 meta.parse_nested_meta(|inner| {
@@ -293,4 +266,43 @@ pub(crate) fn field_spec(field: &syn::Field) -> syn::Result<FieldSpec> {
         })?;
     }
     Ok(spec)
+}
+
+/// A field rendered from a method: `computed(name, kind, get, after, ..)`.
+fn computed(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Computed> {
+    let mut c = Computed {
+        name: String::new(),
+        kind: String::new(),
+        get: format_ident!("missing"),
+        after: String::new(),
+        normalized: false,
+        column: None,
+        nullable: false,
+        filter: None,
+    };
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident("name") {
+            c.name = lit(&inner)?;
+        } else if inner.path.is_ident("kind") {
+            c.kind = lit(&inner)?;
+        } else if inner.path.is_ident("get") {
+            c.get = syn::Ident::new(&lit(&inner)?, inner.path.span());
+        } else if inner.path.is_ident("after") {
+            c.after = lit(&inner)?;
+        } else if inner.path.is_ident("normalized") {
+            c.normalized = true;
+        } else if inner.path.is_ident("column") {
+            c.column = Some(lit(&inner)?);
+        } else if inner.path.is_ident("nullable") {
+            c.nullable = true;
+        } else if inner.path.is_ident("filter") {
+            c.filter = Some(lit(&inner)?);
+        } else {
+            return Err(inner.error(
+                "computed takes name, kind, get, after, normalized, column, nullable, filter",
+            ));
+        }
+        Ok(())
+    })?;
+    Ok(c)
 }

@@ -155,6 +155,7 @@ fn entries_after(
             column: c.column.as_deref(),
             nullable: c.nullable,
             normalized: c.normalized,
+            filter: c.filter.as_deref(),
             ..Decl::bare(&c.name, kind, access)
         };
         entries.push(Entry {

@@ -20,10 +20,13 @@ fn done(record: &dyn Visit) -> bool {
 
 /// Whether the record matches the filter.
 pub(crate) fn matches(record: &dyn Visit, filter: &SalesFilter) -> bool {
-    let within = |list: &Option<Vec<i64>>, field: &str| {
-        list.as_ref()
-            .is_none_or(|ids| int_field(record, field).is_some_and(|id| ids.contains(&id)))
-    };
+    // Each list on the field that declares its filter; one the record does not declare does
+    // not narrow it.
+    let decl = record.decl();
+    let lists = filter.lists.iter().all(|(header, ids)| {
+        decl.filtered_by(header)
+            .is_none_or(|f| int_field(record, f.name).is_some_and(|id| ids.contains(&id)))
+    });
     (filter.include_deleted || int_field(record, "deleteDate").is_none())
         && filter.completed.is_none_or(|c| c == done(record))
         && filter.completed_between.is_none_or(|(from, to)| {
@@ -33,10 +36,7 @@ pub(crate) fn matches(record: &dyn Visit, filter: &SalesFilter) -> bool {
             .ids
             .as_ref()
             .is_none_or(|ids| ids.contains(&record.key()))
-        && within(&filter.store_ids, "storeId")
-        && within(&filter.basket_ids, "basketId")
-        && within(&filter.customer_ids, "customerId")
-        && within(&filter.session_ids, "sessionId")
+        && lists
 }
 
 /// The records of `R` kept by `keep`.

@@ -86,20 +86,16 @@ impl ResourceDoc {
         self
     }
 
+    /// A sales resource's filters: every one its declaration names (the completed flag
+    /// included).
     fn sales<R: SalesFilters>(mut self) -> Self {
-        let reads = &R::READS;
         self.filters.clear();
-        if reads.stores {
-            self = self.filter(Filter::Ids("storeIds"));
-        }
-        if reads.baskets {
-            self = self.filter(Filter::Ids("basketIds"));
-        }
-        if reads.customers {
-            self = self.filter(Filter::Ids("customerIds"));
-        }
-        if reads.completed {
-            self = self.filter(Filter::Bool("completed"));
+        for field in R::DECL.fields {
+            match (field.filter, field.kind) {
+                (Some(header), record::Kind::Bool) => self = self.filter(Filter::Bool(header)),
+                (Some(header), _) => self = self.filter(Filter::Ids(header)),
+                (None, _) => {}
+            }
         }
         self
     }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use domain::batch::{Change, Idempotency, IDEMPOTENCY_TTL_MILLIS};
 use domain::catalogue::category::CategoryRecord;
 use domain::event::{EventKind, NewEvent};
+use domain::record::filter;
 use domain::sales::basket::BasketRecord;
 use domain::sales::totals::Deltas;
 use domain::stock::levels::{MoveReason, StockMove};
@@ -254,10 +255,10 @@ pub async fn sales_are_loaded_open_found_by_id_and_queried_by_filter(f: Fixture)
         of::<BasketRecord>(vec![found])
     };
     let completed = SalesFilter {
-        store_ids: Some(vec![store]),
         completed: Some(true),
         ..SalesFilter::default()
-    };
+    }
+    .with(filter::STORE_IDS, vec![store]);
     assert_eq!(query(completed, merchant).await.len(), 20);
     let window = SalesFilter {
         completed: Some(true),

@@ -120,14 +120,21 @@ pub trait StockStore: Send + Sync {
 #[derive(Clone, Debug, Default)]
 pub struct SalesFilter {
     pub ids: Option<Vec<i64>>,
-    pub store_ids: Option<Vec<i64>>,
-    pub basket_ids: Option<Vec<i64>>,
-    pub customer_ids: Option<Vec<i64>>,
-    pub session_ids: Option<Vec<i64>>,
+    /// Id lists by the filter header a field of the record declares (`storeIds`: the records
+    /// whose `storeId` is one of them).
+    pub lists: Vec<(&'static str, Vec<i64>)>,
     pub completed: Option<bool>,
     pub include_deleted: bool,
     /// `[from, to)` on the completion time, for completed records.
     pub completed_between: Option<(i64, i64)>,
+}
+
+impl SalesFilter {
+    /// The records whose field filtered by `header` is one of `ids`.
+    pub fn with(mut self, header: &'static str, ids: Vec<i64>) -> Self {
+        self.lists.push((header, ids));
+        self
+    }
 }
 
 /// Sales records past the cached window, of a history kind (baskets, payments, orders,

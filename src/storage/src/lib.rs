@@ -26,6 +26,7 @@ pub mod fleet;
 pub mod group;
 pub mod idempotency;
 mod ids;
+mod kinds;
 pub mod logs;
 mod notify;
 pub mod offline;

@@ -14,7 +14,7 @@ use domain::catalogue::supplier::{SupplierRecord, SupplierStoreRecord};
 use domain::customers::customer::CustomerRecord;
 use domain::people::application::ApplicationRecord;
 use domain::people::employee::EmployeeRecord;
-use domain::record::Visit;
+use domain::record::{Declared, Visit};
 use domain::sales::basket::BasketRecord;
 use domain::sales::order::OrderRecord;
 use domain::sales::payment::TransactionRecord;
@@ -23,7 +23,7 @@ use domain::stock::invoice::InvoiceRecord;
 use domain::till::register::RegisterRecord;
 use domain::till::session::{CashMovementRecord, SessionRecord};
 use domain::webhooks::webhook::WebhookRecord;
-use ports::{RecordChanges, RecordKind, Records, SalesFilter};
+use ports::SalesFilter;
 
 /// Most values bound in one statement's `IN (...)` list; longer lists are split.
 const CHUNK: usize = 500;
@@ -143,14 +143,6 @@ async fn persist_parents<P: rows::WithChildren>(
 pub trait SalesRecord: Record {
     /// The SQL condition for `completed: true` (negated for `false`).
     const COMPLETED: &'static str;
-    /// Whether the table has a `store_id` (transactions know only their basket).
-    const HAS_STORE: bool = true;
-    /// Whether the table has a `basket_id`.
-    const HAS_BASKET: bool = false;
-    /// Whether the table has a `customer_id`.
-    const HAS_CUSTOMER: bool = false;
-    /// Whether the table has a `session_id` (the till session a sale completed in).
-    const HAS_SESSION: bool = false;
 
     /// Rows matching `clause` (after `WHERE merchant_id = $1`) with their children.
     async fn select(
@@ -165,7 +157,7 @@ pub trait SalesRecord: Record {
 
     async fn query(db: &Db, merchant_id: i64, filter: &SalesFilter) -> Result<Vec<Self>, DbError>
     where
-        Self: Visit,
+        Self: Visit + Declared,
     {
         let mut clause = String::new();
         let mut binds: Vec<i64> = Vec::new();
@@ -187,19 +179,13 @@ pub trait SalesRecord: Record {
             ));
             binds.extend([from, to]);
         }
-        let mut lists: Vec<(&str, &Vec<i64>)> = Vec::new();
-        if let (true, Some(stores)) = (Self::HAS_STORE, &filter.store_ids) {
-            lists.push(("store_id", stores));
-        }
-        if let (true, Some(baskets)) = (Self::HAS_BASKET, &filter.basket_ids) {
-            lists.push(("basket_id", baskets));
-        }
-        if let (true, Some(customers)) = (Self::HAS_CUSTOMER, &filter.customer_ids) {
-            lists.push(("customer_id", customers));
-        }
-        if let (true, Some(sessions)) = (Self::HAS_SESSION, &filter.session_ids) {
-            lists.push(("session_id", sessions));
-        }
+        // Each list on the column of the field that declares its filter; a filter the record
+        // does not declare does not narrow it.
+        let mut lists: Vec<(&str, &Vec<i64>)> = filter
+            .lists
+            .iter()
+            .filter_map(|(header, ids)| Some((Self::DECL.filtered_by(header)?.column?, ids)))
+            .collect();
         if let Some(ids) = &filter.ids {
             lists.push(("id", ids));
         }
@@ -414,8 +400,6 @@ impl Record for BasketRecord {
 
 impl SalesRecord for BasketRecord {
     const COMPLETED: &'static str = "completed = 1";
-    const HAS_CUSTOMER: bool = true;
-    const HAS_SESSION: bool = true;
 }
 
 impl Record for TransactionRecord {
@@ -443,9 +427,6 @@ impl Record for TransactionRecord {
 
 impl SalesRecord for TransactionRecord {
     const COMPLETED: &'static str = "completed = 1";
-    const HAS_STORE: bool = false;
-    const HAS_BASKET: bool = true;
-    const HAS_SESSION: bool = true;
 }
 
 /// An order is finished once completed or cancelled.
@@ -468,7 +449,6 @@ impl Record for OrderRecord {
 
 impl SalesRecord for OrderRecord {
     const COMPLETED: &'static str = ORDER_FINISHED;
-    const HAS_CUSTOMER: bool = true;
 }
 
 impl Record for InvoiceRecord {
@@ -539,65 +519,3 @@ impl SalesRecord for StockReconciliation {
         reconcile::select_counts(&mut conn, db.backend(), merchant_id, clause, binds).await
     }
 }
-
-/// What storage does with a [`RecordKind`] (or the records of one), dispatched to the record
-/// type's [`Record`] implementation: one arm per record type of the registry.
-macro_rules! by_kind {
-    ($($collection:ident: $ty:path = $rules:ident,)*) => {
-        /// The records of `kind` the cache holds (see [`Record::load`]).
-        pub(crate) async fn load_kind(
-            db: &Db,
-            merchant_id: i64,
-            kind: RecordKind,
-        ) -> Result<Records, DbError> {
-            Ok(match kind {
-                $(RecordKind::$collection => {
-                    Records::$collection(<$ty as Record>::load(db, merchant_id).await?)
-                })*
-            })
-        }
-
-        /// Records of `kind` by id.
-        pub(crate) async fn find_kind(
-            db: &Db,
-            merchant_id: i64,
-            kind: RecordKind,
-            ids: &[i64],
-        ) -> Result<Records, DbError> {
-            Ok(match kind {
-                $(RecordKind::$collection => {
-                    Records::$collection(<$ty as Record>::find(db, merchant_id, ids).await?)
-                })*
-            })
-        }
-
-        /// Records of `kind` by filter.
-        pub(crate) async fn query_kind(
-            db: &Db,
-            merchant_id: i64,
-            kind: RecordKind,
-            filter: &SalesFilter,
-        ) -> Result<Records, DbError> {
-            Ok(match kind {
-                $(RecordKind::$collection => {
-                    Records::$collection(<$ty as Record>::history(db, merchant_id, filter).await?)
-                })*
-            })
-        }
-
-        /// Writes what one write changed of one record type.
-        pub(crate) async fn persist_changes(
-            tx: &mut Tx,
-            merchant_id: i64,
-            changes: RecordChanges<'_>,
-        ) -> Result<(), DbError> {
-            match changes {
-                $(RecordChanges::$collection(records) => {
-                    <$ty as Record>::persist_all(tx, merchant_id, records).await
-                })*
-            }
-        }
-    };
-}
-
-domain::for_each_record!(by_kind);

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::views::lists::SalesQuery;
 use crate::views::Snapshot;
 use domain::dates::to_iso;
+use domain::record::filter;
 use domain::sales::basket::BasketRecord;
 use domain::sales::payment::TransactionRecord;
 use domain::till::register::RegisterRecord;
@@ -79,10 +80,10 @@ async fn supplementary(
         return Ok(out);
     }
     let query = SalesQuery {
-        session_ids: Some(closed.keys().copied().collect()),
         completed: Some(true),
         ..SalesQuery::default()
-    };
+    }
+    .with(filter::SESSION_IDS, closed.keys().copied().collect());
     let baskets = merchants.sales::<BasketRecord>(merchant_id, &query).await?;
     let categories = |p| engine::till::session::categories(state, p);
     let mut late = BTreeSet::new();
@@ -100,10 +101,7 @@ async fn supplementary(
     if late.is_empty() {
         return Ok(out);
     }
-    let query = SalesQuery {
-        basket_ids: Some(late),
-        ..SalesQuery::default()
-    };
+    let query = SalesQuery::default().with(filter::BASKET_IDS, late);
     let paid = merchants
         .sales::<TransactionRecord>(merchant_id, &query)
         .await?;

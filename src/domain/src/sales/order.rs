@@ -22,7 +22,8 @@ pub const ORDER_SHAPE: Shape = Shape::of::<OrderRecord>();
         name = "completed",
         kind = "bool",
         get = "is_completed",
-        after = "status"
+        after = "status",
+        filter = "completed"
     )
 )]
 pub struct OrderRecord {

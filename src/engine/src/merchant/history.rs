@@ -6,7 +6,7 @@
 //! so no write ever has to invalidate one; orders naming a customer are not (an erase changes
 //! them).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use moka::sync::Cache;
@@ -15,7 +15,7 @@ use crate::merchant::job::Wants;
 use crate::merchant::ports::{HistoryStore, Records, SalesFilter, StorageError};
 use crate::merchant::resource::{Kind, Resource};
 use crate::merchant::state::{Cached, Entry, MerchantState};
-use domain::record::{bool_field, int_field};
+use domain::record::{bool_field, filter, int_field};
 use domain::sales::basket::BasketRecord;
 use domain::sales::order::OrderRecord;
 use domain::sales::payment::TransactionRecord;
@@ -159,10 +159,8 @@ impl History {
 #[derive(Clone, Debug, Default)]
 pub struct SalesQuery {
     pub ids: Option<BTreeSet<i64>>,
-    pub store_ids: Option<BTreeSet<i64>>,
-    pub basket_ids: Option<BTreeSet<i64>>,
-    pub customer_ids: Option<BTreeSet<i64>>,
-    pub session_ids: Option<BTreeSet<i64>>,
+    /// Id lists by the filter header a field of the record declares (`storeIds`).
+    pub lists: BTreeMap<&'static str, BTreeSet<i64>>,
     pub completed: Option<bool>,
     pub deleted: bool,
     /// `[from, to)` on the completion time.
@@ -170,14 +168,25 @@ pub struct SalesQuery {
 }
 
 impl SalesQuery {
+    /// The records whose field filtered by `header` is one of `ids` too.
+    pub fn with(mut self, header: &'static str, ids: BTreeSet<i64>) -> Self {
+        self.lists.insert(header, ids);
+        self
+    }
+
+    /// The ids the query names for filter `header`, if it names any.
+    pub fn list(&self, header: &str) -> Option<&BTreeSet<i64>> {
+        self.lists.get(header)
+    }
+
     fn filter(&self) -> SalesFilter {
-        let list = |s: &Option<BTreeSet<i64>>| s.as_ref().map(|s| s.iter().copied().collect());
         SalesFilter {
-            ids: list(&self.ids),
-            store_ids: list(&self.store_ids),
-            basket_ids: list(&self.basket_ids),
-            customer_ids: list(&self.customer_ids),
-            session_ids: list(&self.session_ids),
+            ids: self.ids.as_ref().map(|s| s.iter().copied().collect()),
+            lists: self
+                .lists
+                .iter()
+                .map(|(header, ids)| (*header, ids.iter().copied().collect()))
+                .collect(),
             completed: self.completed,
             include_deleted: self.deleted,
             completed_between: self.completed_between,
@@ -188,22 +197,11 @@ impl SalesQuery {
     /// again, so a superset from it never leaks through).
     fn keeps<R: Historic>(&self, record: &R) -> bool {
         (self.deleted || record.delete_date().is_none())
-            && self
-                .store_ids
-                .as_ref()
-                .is_none_or(|s| record.store().is_some_and(|id| s.contains(&id)))
-            && self
-                .basket_ids
-                .as_ref()
-                .is_none_or(|b| record.basket_id().is_some_and(|id| b.contains(&id)))
-            && self
-                .customer_ids
-                .as_ref()
-                .is_none_or(|c| int_field(record, "customerId").is_some_and(|id| c.contains(&id)))
-            && self
-                .session_ids
-                .as_ref()
-                .is_none_or(|s| int_field(record, "sessionId").is_some_and(|id| s.contains(&id)))
+            && self.lists.iter().all(|(header, ids)| {
+                R::DECL
+                    .filtered_by(header)
+                    .is_none_or(|f| int_field(record, f.name).is_some_and(|id| ids.contains(&id)))
+            })
             && self.completed.is_none_or(|c| c == record.done())
             && self.completed_between.is_none_or(|(from, to)| {
                 record
@@ -257,7 +255,7 @@ impl Historic for TransactionRecord {
     }
     /// Every payment of an open basket is cached.
     fn cached_answer(state: &MerchantState, query: &SalesQuery) -> bool {
-        query.basket_ids.as_ref().is_some_and(|baskets| {
+        query.list(filter::BASKET_IDS).is_some_and(|baskets| {
             baskets
                 .iter()
                 .all(|b| state.find::<BasketRecord>(*b).is_some_and(|b| !b.completed))

@@ -69,10 +69,10 @@ async fn load_till(
         return Ok(());
     }
     let sold = SalesFilter {
-        session_ids: Some(open.clone()),
         completed: Some(true),
         ..SalesFilter::default()
-    };
+    }
+    .with(domain::record::filter::SESSION_IDS, open.clone());
     let (baskets, payments) = tokio::try_join!(
         storage.query(RecordKind::baskets, merchant_id, sold.clone()),
         storage.query(RecordKind::transactions, merchant_id, sold),

@@ -15,7 +15,7 @@ use ports::{
 };
 
 use crate::group::GroupWrite;
-use crate::records::{find_kind, load_kind, persist_changes, query_kind};
+use crate::kinds::{find_kind, load_kind, persist_changes, query_kind};
 use crate::{Db, DbError, Tx};
 
 /// Everything a merchant's cached state is built from. The collections are read concurrently.

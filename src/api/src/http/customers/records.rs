@@ -15,6 +15,7 @@ use crate::views::lists::SalesQuery;
 use crate::views::{events, lists, Snapshot};
 use domain::batch::Answered;
 use domain::customers::customer::CustomerRecord;
+use domain::record::filter;
 use domain::sales::basket::BasketRecord;
 use domain::sales::order::OrderRecord;
 use domain::sales::payment::TransactionRecord;
@@ -68,16 +69,15 @@ pub async fn export(call: Call) -> Result<Reply, ApiError> {
             detail: format!("Customer {id} does not exist."),
         });
     };
-    let mut query = SalesQuery {
-        customer_ids: Some([id].into()),
+    let query = SalesQuery {
         deleted: true,
         ..SalesQuery::default()
     };
+    let of_customer = query.clone().with(filter::CUSTOMER_IDS, [id].into());
     let (baskets, basket_ids) =
-        lists::sales_and_ids::<BasketRecord>(&state.merchants, merchant_id, &query).await?;
-    let orders = lists::sales::<OrderRecord>(&state.merchants, merchant_id, &query).await?;
-    query.customer_ids = None;
-    query.basket_ids = Some(basket_ids.iter().copied().collect());
+        lists::sales_and_ids::<BasketRecord>(&state.merchants, merchant_id, &of_customer).await?;
+    let orders = lists::sales::<OrderRecord>(&state.merchants, merchant_id, &of_customer).await?;
+    let query = query.with(filter::BASKET_IDS, basket_ids.iter().copied().collect());
     let payments = match basket_ids.is_empty() {
         true => "{}".to_owned(),
         false => {

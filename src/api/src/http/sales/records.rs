@@ -13,99 +13,32 @@ use crate::http::resources::generic::IdHeaders;
 use crate::http::resources::show_deleted;
 use crate::views::lists::{self, Historic, SalesQuery};
 use crate::views::Snapshot;
-use domain::sales::basket::BasketRecord;
-use domain::sales::order::OrderRecord;
-use domain::sales::payment::TransactionRecord;
-use domain::stock::invoice::InvoiceRecord;
+use domain::record::Kind;
 
-/// Which filter headers a sales resource reads besides its ids and `deleted`.
-pub struct Reads {
-    pub stores: bool,
-    pub baskets: bool,
-    /// `customerIds`: a customer's purchase history.
-    pub customers: bool,
-    /// `sessionIds`: the sales of till sessions.
-    pub sessions: bool,
-    pub completed: bool,
-}
+/// A sales resource's GET filters: its id headers, `deleted`, and each filter header its
+/// declaration names (`#[field(filter = "storeIds")]`, `filter = "completed"`).
+pub trait SalesFilters: Historic + IdHeaders {}
 
-/// A sales resource's GET filters.
-pub trait SalesFilters: Historic + IdHeaders {
-    const READS: Reads;
-}
-
-impl SalesFilters for BasketRecord {
-    const READS: Reads = Reads {
-        stores: true,
-        baskets: false,
-        customers: true,
-        sessions: true,
-        completed: true,
-    };
-}
-
-impl SalesFilters for TransactionRecord {
-    const READS: Reads = Reads {
-        stores: false,
-        baskets: true,
-        customers: false,
-        sessions: true,
-        completed: false,
-    };
-}
-
-impl SalesFilters for OrderRecord {
-    const READS: Reads = Reads {
-        stores: true,
-        baskets: false,
-        customers: true,
-        sessions: false,
-        completed: true,
-    };
-}
-
-impl SalesFilters for InvoiceRecord {
-    const READS: Reads = Reads {
-        stores: true,
-        baskets: false,
-        customers: false,
-        sessions: false,
-        completed: false,
-    };
-}
+impl<R: Historic + IdHeaders> SalesFilters for R {}
 
 fn query<R: SalesFilters>(h: &HeaderMap) -> Result<SalesQuery, ApiError> {
-    let reads = &R::READS;
-    Ok(SalesQuery {
+    let mut query = SalesQuery {
         ids: filters::id_list_any(h, &R::ID_HEADERS)?,
-        store_ids: if reads.stores {
-            filters::id_list(h, "storeIds")?
-        } else {
-            None
-        },
-        basket_ids: if reads.baskets {
-            filters::id_list(h, "basketIds")?
-        } else {
-            None
-        },
-        customer_ids: if reads.customers {
-            filters::id_list(h, "customerIds")?
-        } else {
-            None
-        },
-        session_ids: if reads.sessions {
-            filters::id_list(h, "sessionIds")?
-        } else {
-            None
-        },
-        completed: if reads.completed {
-            filters::boolean(h, "completed")?
-        } else {
-            None
-        },
         deleted: show_deleted(h)?,
-        completed_between: None,
-    })
+        ..SalesQuery::default()
+    };
+    for field in R::DECL.fields {
+        match (field.filter, field.kind) {
+            (Some(header), Kind::Bool) => query.completed = filters::boolean(h, header)?,
+            (Some(header), _) => {
+                if let Some(ids) = filters::id_list(h, header)? {
+                    query = query.with(header, ids);
+                }
+            }
+            (None, _) => {}
+        }
+    }
+    Ok(query)
 }
 
 /// `GET` of a sales resource.

@@ -11,6 +11,7 @@ use crate::http::error::ApiError;
 use crate::http::filters::{self, HeaderCheck};
 use crate::http::resources::generic::IdHeaders;
 use crate::views::lists::{self, SalesQuery};
+use domain::record::filter;
 use domain::stock::count::StockReconciliation;
 use engine::merchant::resource::Resource;
 
@@ -29,11 +30,11 @@ pub async fn list(call: Call) -> Result<Reply, ApiError> {
     let (from, to) = (from.timestamp_millis(), to.timestamp_millis());
     let query = SalesQuery {
         ids: filters::id_list_any(h, &StockReconciliation::ID_HEADERS)?,
-        store_ids: Some(stores.clone()),
         completed: Some(true),
         completed_between: Some((from, to)),
         ..SalesQuery::default()
-    };
+    }
+    .with(filter::STORE_IDS, stores.clone());
     let found = lists::counts(&state.merchants, caller.merchant_id, &query, &stores).await?;
     Ok(Reply::ok()
         .raw_field(StockReconciliation::PLURAL, found.json)
