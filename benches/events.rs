@@ -154,7 +154,8 @@ fn main() {
             "  seeding {PRODUCTS} products through the API in batches of 200: {:.0} products/s",
             PRODUCTS as f64 / seeded.as_secs_f64()
         );
-        // The same seeding on a build without the event log (see docs/performance.md) is the
+        // The same seeding on a build without the event log (benches/load/results/HISTORY.md,
+        // "Change events: what the log costs and what it buys") is the
         // other half of the write-cost comparison; nothing after this needs it.
         if std::env::var_os("EVENTS_BENCH_SEED_ONLY").is_some() {
             return;

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Extracts the worked exchanges of ../shared/examples.md whose bodies are complete JSON into
-src/http/openapi/examples.json, which the OpenAPI document attaches to its operations.
+src/openapi/src/examples.json, which the OpenAPI document attaches to its operations.
 
-    python3 tools/extract_examples.py ../shared/examples.md > src/http/openapi/examples.json
+    python3 tools/extract_examples.py ../shared/examples.md > src/openapi/src/examples.json
 
 Blocks with elisions (`…`) are skipped: an example in the contract must be a real body."""
 import json

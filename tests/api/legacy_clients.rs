@@ -1,5 +1,5 @@
-//! The public Shopwave client libraries (issue 13; docs/decisions.md, "Old Shopwave client
-//! libraries"). Requests are built exactly as they build them: the Node client
+//! The public Shopwave client libraries (issue 13; docs/decisions/0035-legacy-shopwave-clients.md).
+//! Requests are built exactly as they build them: the Node client
 //! (`shopwave-oauth-client`, lib/HttpRequest.js) sends `Authorization: OAuth <token>`,
 //! `accept: application/json`, `x-accept-version` from its config (0.6 by default, 0.5 for
 //! logs), filters as headers, and every other method's body as a form field `postBody` holding

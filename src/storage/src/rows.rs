@@ -4,8 +4,8 @@
 //!
 //! Reads come back as one JSON array built by the database (`json_group_array` on SQLite,
 //! `json_agg` on PostgreSQL) rather than row by row: the driver's per-row cost dominated loading
-//! a large catalogue (10,000 products took 137 ms row by row, a third of that aggregated; see
-//! docs/performance.md). Each row is decoded from its borrowed JSON values.
+//! a large catalogue (10,000 products took 137 ms row by row, 63 ms aggregated; commit
+//! 69c0fe0). Each row is decoded from its borrowed JSON values.
 
 use rust_decimal::Decimal;
 use serde_json::value::RawValue;

@@ -1,7 +1,8 @@
 //! The common shape of a basket to price — a store, lines of a product and a quantity, maybe
 //! promotions named by id — read straight from the body's bytes into these types. A till asks
 //! "what will this cost?" with this shape on every scan, and reading it into a generic JSON
-//! tree first cost more than pricing it (docs/performance.md).
+//! tree first cost more than pricing it (benches/load/results/HISTORY.md, "Calculate at a
+//! third of the ceiling").
 //!
 //! Anything else a body may say (an open basket's `id`, a price, a return, a note, a NUL, a
 //! key written twice) does not fit these types: the caller then reads the body the general

@@ -346,7 +346,8 @@ const CACHED_FOR: Duration = Duration::from_secs(30);
 /// hear those does not use this cache (see [`TokenActors::access_token`]). So the bound only
 /// limits what a change made outside merchantd (SQL by hand) leaves cached. At 30 s, a replica
 /// serving 10,000 merchants' tokens looked up 10,000 of them every 30 s again: 10 % of its
-/// samples in `find_access_token` (docs/performance.md, "Ten thousand merchants").
+/// samples in `find_access_token` (benches/load/results/HISTORY.md, "Ten thousand merchants
+/// on one replica: the access-token cache").
 const TOKEN_CACHED_FOR: Duration = Duration::from_secs(300);
 
 /// Access tokens by hash, in front of the database, for [`TOKEN_CACHED_FOR`]; revocations in

@@ -134,7 +134,8 @@ impl Tx {
     /// Records when families' access tokens were used; a time never moves back, so a late
     /// batch cannot undo a newer one from another replica. One statement for the batch: a
     /// replica serving 10,000 merchants notes 10,000 families a minute, and a statement each
-    /// was a tenth of its samples (docs/performance.md, "Token uses in one statement").
+    /// was a tenth of its samples (benches/load/results/HISTORY.md, "Ten thousand merchants:
+    /// token uses in one statement").
     pub async fn record_family_uses(&mut self, uses: &[FamilyUse]) -> Result<(), DbError> {
         let mut latest: BTreeMap<&str, i64> = BTreeMap::new();
         for used in uses.iter().filter(|u| crate::storable(&u.family_id)) {

@@ -52,7 +52,7 @@ struct RawMerchant {
     key: String,
     name: String,
     /// The applications this merchant registered may use the old Shopwave client libraries'
-    /// conventions (docs/decisions.md, "Old Shopwave client libraries").
+    /// conventions (docs/decisions/0035-legacy-shopwave-clients.md).
     #[serde(default)]
     legacy_clients: bool,
 }
