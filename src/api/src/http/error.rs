@@ -248,6 +248,10 @@ fn sentence(detail: &str) -> String {
     }
 }
 
+/// When a client told 503 (121) may retry: the database may be back in a second, and a replica
+/// that lost the others listens again within a few (retrying with backoff is still the rule).
+const RETRY_UNAVAILABLE_AFTER_SECS: &str = "1";
+
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         self.message().status()
@@ -290,6 +294,9 @@ impl ResponseError for ApiError {
             }
             ApiError::Unavailable(why) => {
                 tracing::warn!(reason = %why, "service unavailable");
+                // Message 121 says "retry"; this says when (docs/operations.md, "When the
+                // database is away").
+                builder.insert_header((header::RETRY_AFTER, RETRY_UNAVAILABLE_AFTER_SECS));
             }
             _ => {}
         }

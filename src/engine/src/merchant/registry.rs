@@ -300,7 +300,9 @@ impl Merchants {
 
     /// The merchant's latest published state. While this process does not hear the other
     /// replicas (PostgreSQL, listening connection lost), the state is checked against the
-    /// merchant's version in the database first, unless the database is away.
+    /// merchant's version in the database first; when the database cannot be reached either,
+    /// the read fails as unavailable (503, 121): another replica may still reach it and have
+    /// written past the cached state (docs/security.md).
     pub async fn snapshot(&self, merchant_id: i64) -> Result<Arc<MerchantState>, Failure> {
         // Read before the state: a state taken while this process heard every other replica
         // is current as of this read's start, whatever happens to the listener meanwhile.
@@ -315,13 +317,7 @@ impl Merchants {
         if live {
             return Ok(state);
         }
-        let version = match self.storage.version(merchant_id).await {
-            Ok(version) => version,
-            // The database is away, for every process: no one can have written past the
-            // cached state, which stays the latest there is.
-            Err(e) if e.is_unavailable() => return Ok(state),
-            Err(e) => return Err(e.into()),
-        };
+        let version = self.storage.version(merchant_id).await?;
         if version <= state.version {
             return Ok(state);
         }

@@ -6,7 +6,9 @@
 //! Announcements sent while the connection is down are lost, so every (re)connection drops
 //! every cached merchant and token. Until it listens again the process reports not ready,
 //! reads check their merchant's version in the database, and access tokens are looked up in
-//! the database; while the database cannot be reached at all, the caches answer.
+//! the database; while the database cannot be reached either, reads fail as unavailable
+//! (503, 121) like writes: a replica cut off alone cannot know that no other has written past
+//! its caches (docs/security.md).
 
 use std::time::Duration;
 
@@ -87,9 +89,9 @@ async fn run(
                 drop(listener);
                 metrics.replica_listening.set(0);
                 // Nothing is forgotten yet: until it listens again every read checks its
-                // merchant's version and every token the database, and when the database is
-                // away for everyone what is cached is the latest there is. What was missed is
-                // forgotten on reconnecting, above.
+                // merchant's version and every token the database, and fails (503) when the
+                // database cannot be reached. What was missed is forgotten on reconnecting,
+                // above.
                 tracing::warn!(error = %lost, "lost the connection listening for other replicas");
             }
             Err(e) => {

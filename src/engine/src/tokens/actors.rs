@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -187,18 +187,11 @@ impl TokenActors {
         hash: &str,
     ) -> Result<Option<Arc<AccessTokenRecord>>, Failure> {
         if !self.store.hears_revocations() {
-            // Another process's revocation could go unheard: ask the database every time,
-            // unless it is away for everyone (then no one can have revoked since): a token
-            // still cached stays good (its expiry is checked by the caller).
-            return match self.store.access_token(hash).await {
-                Ok(found) => Ok(found.map(Arc::new)),
-                // Only what was read within CACHED_FOR: nothing can be heard meanwhile.
-                Err(e) if e.is_unavailable() => match self.access.cache.get(hash).await {
-                    Some((read, cached)) if read.elapsed() < CACHED_FOR => Ok(cached),
-                    _ => Err(e.into()),
-                },
-                Err(e) => Err(e.into()),
-            };
+            // Another process's revocation could go unheard: ask the database every time. When
+            // it cannot be reached, the request fails as unavailable (503): another replica
+            // may reach it and have revoked the token meanwhile.
+            let found = self.store.access_token(hash).await?;
+            return Ok(found.map(Arc::new));
         }
         self.access.lookup(&*self.store, hash).await
     }
@@ -354,8 +347,8 @@ const TOKEN_CACHED_FOR: Duration = Duration::from_secs(300);
 /// this process evict at once, other processes' by their announcements.
 #[derive(Clone)]
 struct AccessTokenCache {
-    /// When each record was read, and the record.
-    cache: moka::future::Cache<String, (Instant, Option<Arc<AccessTokenRecord>>)>,
+    /// Each hash's record (`None`: no live token has it).
+    cache: moka::future::Cache<String, Option<Arc<AccessTokenRecord>>>,
     /// Counts evictions, so a look-up that raced one does not cache what it read before it.
     evictions: Arc<AtomicU64>,
     hits: prometheus::IntCounter,
@@ -384,7 +377,7 @@ impl AccessTokenCache {
         store: &dyn TokenStore,
         hash: &str,
     ) -> Result<Option<Arc<AccessTokenRecord>>, Failure> {
-        if let Some((_, hit)) = self.cache.get(hash).await {
+        if let Some(hit) = self.cache.get(hash).await {
             self.hits.inc();
             return Ok(hit);
         }
@@ -392,8 +385,7 @@ impl AccessTokenCache {
         let evictions = self.evictions.load(Ordering::SeqCst);
         let found = store.access_token(hash).await?.map(Arc::new);
         if self.evictions.load(Ordering::SeqCst) == evictions {
-            let entry = (Instant::now(), found.clone());
-            self.cache.insert(hash.to_owned(), entry).await;
+            self.cache.insert(hash.to_owned(), found.clone()).await;
             // An eviction that came between the check and the insert may concern what was
             // just inserted: take it out again.
             if self.evictions.load(Ordering::SeqCst) != evictions {
