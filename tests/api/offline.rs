@@ -25,6 +25,9 @@ fn uuid(n: u32) -> String {
     format!("00000000-0000-4000-8000-{n:012}")
 }
 
+/// A UUID with hex letters in upper case, as a till may print one; kept in lower case.
+const SHOUTED: &str = "0D9C6A1E-4F1B-4C55-9A43-2C8D2F0A7E11";
+
 async fn sync(app: &TestApp, token: &str, sales: Value) -> (StatusCode, Value) {
     send(
         app,
@@ -151,17 +154,18 @@ backend_tests! {
         let store = app.tenant("demo").stores["high-street"];
         let latte = product(&app, &token, "Latte", "300").await;
         let sold_at = merchantd::domain::now_millis() - HOUR;
-        let basket = json!({"clientId": uuid(30).to_uppercase(), "occurredAt": iso(sold_at), "storeId": store,
+        let kept = SHOUTED.to_ascii_lowercase();
+        let basket = json!({"clientId": SHOUTED, "occurredAt": iso(sold_at), "storeId": store,
             "basketProducts": {"l": {"productId": latte, "quantity": 1}}});
         let first = create(&app, &token, "/basket", "baskets", basket.clone()).await;
-        assert_eq!((first["clientId"].as_str(), first["occurredAt"].as_str()), (Some(uuid(30).as_str()), Some(iso(sold_at).as_str())), "{first}");
+        assert_eq!((first["clientId"].as_str(), first["occurredAt"].as_str()), (Some(kept.as_str()), Some(iso(sold_at).as_str())), "{first}");
 
         // Sent again (a retry after a lost answer), twice in one batch: the same basket, once.
         let (status, body) = send(&app, Method::POST, "/basket", &token, &[],
             Some(json!({"baskets": {"a": basket.clone(), "b": basket.clone()}}))).await;
         assert!(status.is_success(), "{body}");
         assert_eq!((id(&body["baskets"]["a"]), id(&body["baskets"]["b"])), (id(&first), id(&first)), "{body}");
-        assert!(body.to_string().contains(&format!("clientId {} already made basket {}", uuid(30), id(&first))), "{body}");
+        assert!(body.to_string().contains(&format!("clientId {kept} already made basket {}", id(&first))), "{body}");
         let (_, all) = send(&app, Method::GET, "/basket", &token, &[], None).await;
         assert_eq!(all["baskets"].as_object().unwrap().len(), 1, "{all}");
 
@@ -202,7 +206,7 @@ backend_tests! {
         changed["basketProducts"]["l"]["quantity"] = json!(2);
         let (status, body) = send(&app, Method::POST, "/basket", &token, &[], Some(json!({"baskets": {"a": changed}}))).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
-        assert!(body.to_string().contains(&format!("clientId: {} already made basket {} from a different body", uuid(30), id(&first))), "{body}");
+        assert!(body.to_string().contains(&format!("clientId: {kept} already made basket {} from a different body", id(&first))), "{body}");
         // What a read shows may be sent back: a null clientId on a record without one changes nothing.
         let plain = create(&app, &token, "/basket", "baskets", json!({"storeId": store})).await;
         let (status, body) = send(&app, Method::PUT, "/basket", &token, &[], Some(json!({"baskets": {"a":
@@ -224,10 +228,48 @@ backend_tests! {
 
         // Another merchant's clientId is theirs: the same UUID makes a basket of each.
         let their_store = app.tenant("second").stores.values().next().copied().unwrap();
-        let theirs = create(&app, &other, "/basket", "baskets", json!({"storeId": their_store, "clientId": uuid(30)})).await;
+        let theirs = create(&app, &other, "/basket", "baskets", json!({"storeId": their_store, "clientId": kept})).await;
         assert_ne!(id(&theirs), id(&first));
         let (_, body) = send(&app, Method::GET, "/basket", &other, &[("basketIds", &id(&first).to_string())], None).await;
         assert!(body["baskets"].as_object().is_none_or(|b| b.is_empty()), "{body}");
+    }
+
+    async fn a_sale_sent_again_with_its_client_id_in_another_case_is_the_same_sale(app) {
+        let token = app.owner_token().await;
+        let store = app.tenant("demo").stores["high-street"];
+        let latte = product(&app, &token, "Latte", "300").await;
+        receive(&app, &token, store, latte, 5).await;
+        let kept = SHOUTED.to_ascii_lowercase();
+        let sold_at = merchantd::domain::now_millis() - HOUR;
+        let sale = |client_id: &str| json!({"clientId": client_id, "occurredAt": iso(sold_at), "storeId": store,
+            "basketProducts": {"l": {"productId": latte, "quantity": 1, "price": "300"}},
+            "payments": {"p": {"type": "CASH", "amount": 300}}});
+
+        // Synced in upper case, then again in lower case: one sale.
+        let (status, first) = sync(&app, &token, json!({"a": sale(SHOUTED)})).await;
+        assert_eq!(status, StatusCode::CREATED, "{first}");
+        let basket = id(&first["baskets"]["a"]);
+        assert_eq!(first["baskets"]["a"]["clientId"], kept, "{first}");
+        let (status, again) = sync(&app, &token, json!({"a": sale(&kept)})).await;
+        assert_eq!(status, StatusCode::CREATED, "{again}");
+        assert_eq!(id(&again["baskets"]["a"]), basket, "{again}");
+        assert!(again["api"]["message"]["success"].to_string().contains(&format!("Sale {kept} was already recorded as basket {basket}.")), "{again}");
+        assert_eq!(stock(&app, &token, store, latte).await.2, 4, "a repeat moves no stock");
+        assert!(app.metrics_text().await.contains("offline_sales_received_total 1"), "one sale received");
+
+        // Created online in upper case, then again in lower case, a line's clientId too: one basket.
+        let online = |client_id: &str, line: &str| json!({"clientId": client_id, "occurredAt": iso(sold_at), "storeId": store,
+            "basketProducts": {"l": {"productId": latte, "quantity": 1, "clientId": line}}});
+        let shouted_line = "6F9619FF-8B86-D011-B42D-00CF4FC964FF";
+        let made = create(&app, &token, "/basket", "baskets", online(&SHOUTED.replace("0D9C", "1D9C"), shouted_line)).await;
+        let (status, body) = send(&app, Method::POST, "/basket", &token, &[], Some(json!({"baskets":
+            {"a": online(&kept.replace("0d9c", "1d9c"), &shouted_line.to_ascii_lowercase())}}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        assert_eq!(id(&body["baskets"]["a"]), id(&made), "{body}");
+        assert!(body.to_string().contains(&format!("already made basket {}; nothing was written again", id(&made))), "{body}");
+        let (_, all) = send(&app, Method::GET, "/basket", &token, &[], None).await;
+        assert_eq!(all["baskets"].as_object().unwrap().len(), 2, "{all}");
+        assert_eq!(stock(&app, &token, store, latte).await.2, 4, "an open basket moves no stock");
     }
 
     async fn what_the_till_knew_is_still_checked(app) {

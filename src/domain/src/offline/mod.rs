@@ -2,4 +2,5 @@
 //! digests a till compares its copy with.
 
 pub mod digest;
+pub mod fingerprint;
 pub mod sync;

@@ -348,7 +348,8 @@ fn repeated<R: Resource>(
     let (id, made_from) = R::made_by_client(state, &client)?;
     let noun = R::NOUN.to_lowercase();
     Some(
-        if made_from.as_deref() == Some(domain::offline::sync::fingerprint(fields).as_str()) {
+        if made_from.is_some_and(|stored| domain::offline::fingerprint::made_from(&stored, fields))
+        {
             Ok((
                 false,
                 id,

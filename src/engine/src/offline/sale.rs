@@ -101,7 +101,7 @@ pub fn record(
         warnings.push("stockShortfall", None, detail);
     }
     basket.client_id = Some(sale.client_id.clone());
-    basket.client_digest = Some(sale.fingerprint.clone());
+    basket.client_digest = Some(sale.fingerprint.digest.clone());
     basket.occurred_at = Some(at);
     basket.sync_date = Some(now);
     basket.completed = true;

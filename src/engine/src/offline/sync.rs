@@ -90,7 +90,7 @@ impl SyncJob {
         if let Some(&id) = made {
             let same = state
                 .entry::<BasketRecord>(id)
-                .is_some_and(|b| b.client_digest.as_deref() == Some(sale.fingerprint.as_str()));
+                .is_some_and(|b| sale.fingerprint.made(b.client_digest.as_deref()));
             return if same {
                 Ok((
                     false,

@@ -11,7 +11,7 @@ use domain::catalogue::product::ProductRecord;
 use domain::catalogue::store::StoreRecord;
 use domain::catalogue::supplier::{SupplierRecord, SupplierStoreRecord};
 use domain::customers::customer::CustomerRecord;
-use domain::offline::sync::fingerprint;
+use domain::offline::fingerprint::fingerprint;
 use domain::sales::basket::{self, BasketRecord};
 use domain::sales::order::{OrderContext, OrderRecord};
 use domain::sales::payment::{PaymentContext, Refundable, TransactionRecord};

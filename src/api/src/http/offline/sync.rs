@@ -8,7 +8,8 @@ use crate::http::error::ApiError;
 use crate::http::resources::batch_reply;
 use crate::http::{batch, idempotency};
 use domain::now_millis;
-use domain::offline::sync::{fingerprint, OfflineSale};
+use domain::offline::fingerprint::Fingerprint;
+use domain::offline::sync::OfflineSale;
 
 /// The body's collection: `{"sales": {"<key>": {...}, ...}}`.
 pub const PLURAL: &str = "sales";
@@ -28,7 +29,7 @@ pub async fn sync(call: Call, body: web::Bytes) -> Result<Reply, ApiError> {
             let sale = o
                 .fields
                 .map_err(|why| vec![why])
-                .and_then(|fields| OfflineSale::parse(&fields, fingerprint(&fields), now));
+                .and_then(|fields| OfflineSale::parse(&fields, Fingerprint::of(&fields), now));
             (o.key, sale)
         })
         .collect();
