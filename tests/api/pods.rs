@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use crate::contract::Checked;
 use crate::crash::token_for_owner;
 use crate::events::{Sse, Stream};
-use crate::helpers::{binary, raw_pool, Backend, TestDb};
+use crate::helpers::{binary, raw_pool, spawn_app_on, Backend, TestApp, TestDb};
 use crate::process::serve_with;
 use crate::webhooks::{logged, wait_for, Receiver, PROCESS_SETTINGS};
 
@@ -332,6 +332,91 @@ async fn a_merchant_moves_between_pods_while_two_replicas_serve_it_and_nothing_i
     in_b.close().await;
 }
 
+/// `serve` on a home database with an empty pod b, the fixture merchants new to both.
+async fn served_with_pod_b() -> Option<(TestApp, TestDb)> {
+    let home = TestDb::new(Backend::Postgres).await?;
+    let pod_b = TestDb::new(Backend::Postgres).await.expect("a second pod");
+    let pod_url = pod_b.url.clone();
+    let app = spawn_app_on(home, |s| s.pods = format!("b={pod_url}")).await;
+    Some((app, pod_b))
+}
+
+const IN_POD: &str = "SELECT COUNT(*) FROM merchants WHERE manifest_key = $1";
+const PLACED: &str = "SELECT merchant_id, pod FROM merchant_placements WHERE merchant_key = $1";
+
+/// Merchant `k`'s rows: (at home, in pod b).
+async fn rows(k: &str, home: &str, b: &str) -> (i64, i64) {
+    (count(home, IN_POD, k).await, count(b, IN_POD, k).await)
+}
+
+/// Home's directory rows for merchant `key`: (merchant id, pod).
+async fn placements(home: &str, key: &str) -> Vec<(i64, String)> {
+    let pool = raw_pool(home).await;
+    let placed = sqlx::query_as(PLACED).bind(key).fetch_all(&pool).await;
+    pool.close().await;
+    placed.unwrap()
+}
+
+/// The manifest of a merchant no database holds yet.
+fn newco() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/newco.toml")
+}
+
+/// `merchantd tenant apply` puts a new manifest merchant in the pod holding fewest (b, empty,
+/// while home holds demo and second), records it in home's directory, and applying it again
+/// changes neither its pod nor its id.
+#[actix_rt::test]
+async fn tenant_apply_puts_a_new_manifest_merchant_in_the_pod_holding_fewest() {
+    let Some((app, pod_b)) = served_with_pod_b().await else {
+        return;
+    };
+    let (home, pods) = (app.database.url.clone(), format!("b={}", pod_b.url));
+    let mut first = None;
+    for round in ["applied", "applied again"] {
+        let out = tokio::process::Command::new(binary())
+            .args(["tenant", "apply"])
+            .arg(newco())
+            .args(["--database-url", &home])
+            .env("MERCHANTD_PODS", &pods)
+            .env("MERCHANTD_PBKDF2_ITERATIONS", "1000")
+            .env("MERCHANTD_DATABASE_MAX_CONNECTIONS", "4")
+            .output()
+            .await
+            .expect("merchantd");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{round}: {said}");
+        let placed = placements(&home, "newco").await;
+        let id = *first.get_or_insert(placed.first().map_or(0, |p| p.0));
+        assert!(id >= 1 << 40, "pod b hands out ids from 2^40: {id}");
+        assert_eq!(placed, [(id, "b".to_owned())], "{round}: home's directory");
+        assert_eq!(merchants_in(&pod_b.url, id).await, 1, "{round}: its id");
+        assert_eq!(rows("newco", &home, &pod_b.url).await, (0, 1), "{round}");
+    }
+}
+
+/// The manifests `serve` applies at start create their new merchants at home, even when pod b
+/// holds fewer: replicas starting together rely on home's unique key (decision 0057).
+#[actix_rt::test]
+async fn serve_creates_new_manifest_merchants_at_home_even_when_a_pod_holds_fewer() {
+    let Some((app, pod_b)) = served_with_pod_b().await else {
+        return;
+    };
+    let home = app.database.url.clone();
+    // Home now holds demo and second, b none; a replica starts with one manifest more.
+    let (pod_url, tenants) = (pod_b.url.clone(), app.database.dir().join("more"));
+    let _again = spawn_app_on(TestDb::external(&home), |s| {
+        s.pods = format!("b={pod_url}");
+        s.tenants = tenants;
+        std::fs::create_dir_all(&s.tenants).unwrap();
+        std::fs::copy(newco(), s.tenants.join("newco.toml")).unwrap();
+    })
+    .await;
+    for key in ["demo", "second", "newco"] {
+        assert_eq!(rows(key, &home, &pod_b.url).await, (1, 0), "{key}");
+        assert!(placements(&home, key).await.is_empty(), "{key}: no row");
+    }
+}
+
 async fn count(url: &str, sql: &str, key: &str) -> i64 {
     let pool = raw_pool(url).await;
     let (n,): (i64,) = sqlx::query_as(sql)
@@ -349,16 +434,13 @@ async fn count(url: &str, sql: &str, key: &str) -> i64 {
 /// token reaches its records, before or after.
 #[actix_rt::test]
 async fn an_operator_merchant_lives_in_the_pod_holding_fewest_and_moves_through_the_api() {
-    use crate::helpers::{create_one, send, spawn_app_on};
+    use crate::helpers::{create_one, send};
     use crate::operator::{acme, operator, operator_token, signed_in};
     use reqwest::Method;
 
-    let Some(home) = TestDb::new(Backend::Postgres).await else {
+    let Some((app, pod_b)) = served_with_pod_b().await else {
         return;
     };
-    let pod_b = TestDb::new(Backend::Postgres).await.expect("a second pod");
-    let pod_url = pod_b.url.clone();
-    let app = spawn_app_on(home, |s| s.pods = format!("b={pod_url}")).await;
     let op = operator_token(&app.database.url).await;
     let (status, body) = operator(
         &app,
@@ -377,11 +459,10 @@ async fn an_operator_merchant_lives_in_the_pod_holding_fewest_and_moves_through_
             .contains("already has the key demo"),
         "a key of another pod is taken: {body}"
     );
-    // Home holds the two manifests' merchants, pod b none: the new one goes to b, with ids
-    // from b's range.
-    let in_pod = "SELECT COUNT(*) FROM merchants WHERE manifest_key = $1";
-    assert_eq!(count(&pod_b.url, in_pod, "acme").await, 1);
-    assert_eq!(count(&app.database.url, in_pod, "acme").await, 0);
+    // Home holds the two manifests' merchants (`serve` made them: see the test above), pod b
+    // none: the new one goes to b, with ids from b's range.
+    assert_eq!(count(&pod_b.url, IN_POD, "acme").await, 1);
+    assert_eq!(count(&app.database.url, IN_POD, "acme").await, 0);
     assert!(id >= 1 << 40, "pod b hands out ids from 2^40: {id}");
 
     let token = signed_in(&app, "acme").await;
@@ -473,8 +554,8 @@ async fn an_operator_merchant_lives_in_the_pod_holding_fewest_and_moves_through_
         body["merchants"][&ids]["heldMilliseconds"].is_u64(),
         "{body}"
     );
-    assert_eq!(count(&pod_b.url, in_pod, "acme").await, 0);
-    assert_eq!(count(&app.database.url, in_pod, "acme").await, 1);
+    assert_eq!(count(&pod_b.url, IN_POD, "acme").await, 0);
+    assert_eq!(count(&app.database.url, IN_POD, "acme").await, 1);
     let placed = "SELECT COUNT(*) FROM merchant_placements WHERE merchant_key = $1";
     assert_eq!(
         count(&app.database.url, placed, "acme").await,
