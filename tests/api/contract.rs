@@ -65,6 +65,13 @@ impl Checked for reqwest::RequestBuilder {
     }
 }
 
+/// The document's path template for a request (`/files/{fileName}` for `/files/a.png`).
+pub fn template(method: &str, path: &str) -> Option<String> {
+    contract()
+        .operation(&method.to_ascii_lowercase(), path)
+        .map(|(template, _)| template.to_owned())
+}
+
 /// The media type of an answer, lower-case, without parameters.
 fn media_type(headers: &HeaderMap) -> Option<String> {
     let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;

@@ -59,7 +59,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // The contract: the OpenAPI document of the HTTP surface, from the declarations.
     (
         "merchantd-openapi",
-        &["merchantd-domain", "merchantd-engine", "merchantd-api"],
+        &[
+            "merchantd-domain",
+            "merchantd-engine",
+            "merchantd-api",
+            "merchantd-config",
+        ],
     ),
     ("merchantd", &["*"]),
 ];

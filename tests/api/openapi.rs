@@ -99,7 +99,12 @@ async fn every_registered_route_is_described() {
             "the scan missed {known}: {registered:?}"
         );
     }
-    let missing: Vec<_> = registered.difference(&described).collect();
+    // Swagger UI's page at `/docs/` is left out on purpose (a trailing-slash path, which
+    // linters and generators refuse; `/docs` redirects to it).
+    let missing: Vec<_> = registered
+        .difference(&described)
+        .filter(|path| path.as_str() != "/docs/")
+        .collect();
     assert!(
         missing.is_empty(),
         "routes the document does not describe: {missing:?}; {REGENERATE}"

@@ -43,7 +43,9 @@ pub struct Event {
 pub struct TypeFilter(Vec<String>);
 
 /// The longest filter entry accepted.
-const MAX_ENTRY: usize = 64;
+pub const MAX_ENTRY: usize = 64;
+/// The most entries a filter may list.
+pub const MAX_TYPES: usize = 50;
 
 impl TypeFilter {
     /// Parses a comma-separated list; an entry is letters, digits, `_` and at most one `.`.
@@ -54,8 +56,8 @@ impl TypeFilter {
 
     /// The same rules for a list (a webhook's `events`).
     pub fn from_entries(entries: &[String]) -> Result<Self, String> {
-        if entries.len() > 50 {
-            return Err("at most 50 types.".into());
+        if entries.len() > MAX_TYPES {
+            return Err(format!("at most {MAX_TYPES} types."));
         }
         let mut kept = Vec::with_capacity(entries.len());
         for (i, raw) in entries.iter().enumerate() {

@@ -7,8 +7,8 @@ use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::schema::{ArrayBuilder, Schema};
 use utoipa::openapi::{Content, Required};
 
+use crate::common::{api_operation, bool_param, item, ok, with};
 use crate::endpoints::{envelope_with, plain};
-use crate::paths::{api_operation, filter_param, item, ok, with, Filter};
 use crate::schemas::{self, closed, named};
 use domain::catalogue::file::COLUMNS;
 
@@ -71,7 +71,11 @@ fn import() -> PathItem {
          every such row (422), unless `skipInvalid: true`.",
         header_line()
     )))
-    .parameter(filter_param((Filter::Bool("skipInvalid"), false)))
+    .parameter(bool_param(
+        "skipInvalid",
+        false,
+        "`true` imports the valid rows and names the refused ones.",
+    ))
     .request_body(Some(
         RequestBodyBuilder::new()
             .required(Some(Required::True))
@@ -83,7 +87,6 @@ fn import() -> PathItem {
         ok(
             "What was imported (with `skipInvalid`, the rows left out and why).",
             envelope_with("import", named("CatalogueImport")),
-            None,
         ),
     )
     .response(
@@ -91,7 +94,6 @@ fn import() -> PathItem {
         ok(
             "The file held no product.",
             envelope_with("import", named("CatalogueImport")),
-            None,
         ),
     )
     .response(

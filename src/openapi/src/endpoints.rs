@@ -1,9 +1,9 @@
-//! The routes that are not record collections: who am I, logs, uploads, the report, public
-//! files, health, metrics, the OAuth endpoints, and this document itself (the HTML pages are in
-//! `pages.rs`, the answers' schemas in `answers.rs`).
+//! The routes behind the token gate that are not record collections: who am I, logs, uploads,
+//! the report, events, webhook deliveries, a customer's export and erasure (the routes outside
+//! the gate are in `public.rs`, the HTML pages in `pages.rs`, the answers' schemas in
+//! `answers.rs`).
 
 use actix_web::http::Method;
-use serde_json::Value;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItem};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::response::{Response, ResponseBuilder};
@@ -11,11 +11,14 @@ use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
 use utoipa::openapi::security::SecurityRequirement;
 use utoipa::openapi::{Content, RefOr, Required};
 
-use crate::paths::{
-    api_operation, filter_param, header_param, ids_param, item, json_content, json_ok, ok,
-    request_example, response_example, shared, with, Example, Filter,
+use crate::common::{
+    api_operation, bool_param, count_param, date_param, header_param, ids_param, item,
+    json_content, json_ok, limit, ok, sequence_param, with,
 };
-use crate::schemas::{self, named};
+use crate::schemas::{self, named, typed};
+use api::http::logs::{MAX_IDENTIFIER_LEN, MAX_OBJECT_LEN, MAX_TAGS, MAX_TAG_LEN};
+use api::http::webhooks::endpoints::{DEFAULT_LISTED, MAX_LISTED, MAX_RESEND};
+use domain::event::{MAX_ENTRY, MAX_TYPES};
 
 pub(super) fn envelope_with(
     field: &'static str,
@@ -40,7 +43,7 @@ pub(super) fn public(id: &str, summary: &str, tag: &str) -> OperationBuilder {
         .securities(Some(Vec::<SecurityRequirement>::new()))
 }
 
-fn me(all: &[Example]) -> Vec<(&'static str, PathItem)> {
+fn me() -> Vec<(&'static str, PathItem)> {
     let user = api_operation(
         &Method::GET,
         "/user",
@@ -52,7 +55,6 @@ fn me(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         ok(
             "The employee the token acts for.",
             envelope_with("user", named("User")),
-            response_example(all, "GET", "/user", 200),
         ),
     );
     let merchant = api_operation(
@@ -66,7 +68,6 @@ fn me(all: &[Example]) -> Vec<(&'static str, PathItem)> {
         ok(
             "The merchant.",
             envelope_with("merchant", named("Merchant")),
-            None,
         ),
     );
     vec![
@@ -75,27 +76,60 @@ fn me(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     ]
 }
 
-fn log_headers(op: OperationBuilder, required: bool) -> OperationBuilder {
-    let text = |name, what| {
-        header_param(
-            name,
-            schemas::pattern("^[!-~][ -~]{0,199}$"),
-            required,
-            what,
-        )
-    };
-    op.parameter(text("tag", "Comma-separated tags."))
-        .parameter(text("object", "An object type key, such as `STORE`."))
-        .parameter(text("identifier", "That object's id, as text."))
+/// A header of visible text, `pattern` its shape, `max` its limit (`what`).
+fn text_header(pattern: String, (what, max): (&str, usize)) -> Schema {
+    limit(typed(Type::String).pattern(Some(pattern)), what, max as i64)
+        .build()
+        .into()
 }
 
-fn logs(all: &[Example]) -> PathItem {
+fn log_headers(op: OperationBuilder, required: bool) -> OperationBuilder {
+    let tags = text_header(
+        format!(
+            "^ ?[^, ][^,]{{0,{}}}( ?, ?[^, ][^,]{{0,{}}}){{0,{}}} ?$",
+            MAX_TAG_LEN - 1,
+            MAX_TAG_LEN - 1,
+            MAX_TAGS - 1
+        ),
+        ("items", MAX_TAGS),
+    );
+    let object = text_header(
+        format!("^[A-Za-z0-9_]{{1,{MAX_OBJECT_LEN}}}$"),
+        ("length", MAX_OBJECT_LEN),
+    );
+    let identifier = text_header(
+        format!("^[!-~]{{1,{MAX_IDENTIFIER_LEN}}}$"),
+        ("length", MAX_IDENTIFIER_LEN),
+    );
+    op.parameter(header_param(
+        "tag",
+        tags,
+        required,
+        &format!(
+            "Comma-separated tags: at most {MAX_TAGS}, each at most {MAX_TAG_LEN} characters."
+        ),
+    ))
+    .parameter(header_param(
+        "object",
+        object,
+        required,
+        "An object type key, such as `STORE` (letters, digits and `_`).",
+    ))
+    .parameter(header_param(
+        "identifier",
+        identifier,
+        required,
+        "That object's id, as text.",
+    ))
+}
+
+fn logs() -> PathItem {
     let id = || {
         header_param(
             "id",
-            schemas::pattern("^[!-~]{1,250}$"),
+            schemas::pattern("^[A-Za-z0-9_]+-[!-~]+:[0-9]+$"),
             false,
-            "A log id (`STORE-9:1`).",
+            "A log id: `<object>-<identifier>:<n>` (`STORE-9:1`).",
         )
     };
     let logs = || envelope_with("logs", schemas::keyed(named("Log")));
@@ -104,7 +138,7 @@ fn logs(all: &[Example]) -> PathItem {
         false,
     )
     .parameter(id())
-    .response("200", ok("The logs found.", logs(), None));
+    .response("200", ok("The logs found.", logs()));
     let post = log_headers(
         api_operation(
             &Method::POST,
@@ -115,24 +149,18 @@ fn logs(all: &[Example]) -> PathItem {
         true,
     )
     .parameter(id())
-    .parameter(filter_param((Filter::Bool("completed"), false)))
+    .parameter(bool_param(
+        "completed",
+        false,
+        "Whether the work the log records is finished.",
+    ))
     .request_body(Some(
         RequestBodyBuilder::new()
             .required(Some(Required::True))
-            .content(
-                "application/json",
-                json_content(schemas::any(), request_example(all, "POST", "/log")),
-            )
+            .content("application/json", json_content(schemas::any()))
             .build(),
     ))
-    .response(
-        "201",
-        ok(
-            "The saved log.",
-            logs(),
-            response_example(all, "POST", "/log", 201),
-        ),
-    );
+    .response("201", ok("The saved log.", logs()));
     let delete = api_operation(
         &Method::DELETE,
         "/log",
@@ -140,10 +168,7 @@ fn logs(all: &[Example]) -> PathItem {
         "Delete a log".into(),
     )
     .parameter(id())
-    .response(
-        "205",
-        json_ok("The log was deleted.", named("Envelope"), None),
-    );
+    .response("205", json_ok("The log was deleted.", named("Envelope")));
     item(vec![
         (HttpMethod::Get, list.build()),
         (
@@ -154,7 +179,7 @@ fn logs(all: &[Example]) -> PathItem {
     ])
 }
 
-fn uploader(all: &[Example]) -> PathItem {
+fn uploader() -> PathItem {
     let form = ObjectBuilder::new()
         .schema_type(Type::Object)
         .property("file", schemas::binary())
@@ -185,7 +210,6 @@ fn uploader(all: &[Example]) -> PathItem {
                 ok(
                     "The stored file (JPEG, PNG, GIF or WebP, recognised by content).",
                     envelope_with("file", named("UploadedFile")),
-                    response_example(all, "POST", "/uploader", 201),
                 ),
             );
         with(op, &["413", "415", "422"]).build()
@@ -222,217 +246,16 @@ fn report_operation(path: &str) -> utoipa::openapi::path::OperationBuilder {
         "basketReport".into(),
         "Sales totals over a range".into(),
     )
-    .parameter(filter_param((Filter::Date("reportFrom"), true)))
-    .parameter(filter_param((Filter::Date("reportTo"), true)))
+    .parameter(date_param("reportFrom", true))
+    .parameter(date_param("reportTo", true))
     .parameter(ids_param("storeIds", false))
     .response(
         "200",
         ok(
             "Summary, per store, per local day and per product.",
             envelope_with("basketReport", named("BasketReport")),
-            None,
         ),
     )
-}
-
-fn path_param(name: &str) -> utoipa::openapi::path::Parameter {
-    utoipa::openapi::path::ParameterBuilder::new()
-        .name(name)
-        .parameter_in(utoipa::openapi::path::ParameterIn::Path)
-        .required(Required::True)
-        .schema(Some(schemas::pattern("^[A-Za-z0-9._-]{1,100}$")))
-        .build()
-}
-
-fn files() -> PathItem {
-    let op = |id: &str| {
-        public(id, "A public uploaded file", "files")
-            .parameter(path_param("fileName"))
-            .parameter(header_param(
-                "If-None-Match",
-                schemas::string(),
-                false,
-                "The `ETag` of a copy the client holds.",
-            ))
-            .response("200", plain("The file.", "image/*", schemas::binary()))
-            .response(
-                "304",
-                ResponseBuilder::new()
-                    .description("Not Modified: the copy the client holds (`If-None-Match`).")
-                    .build(),
-            )
-            .response(shared("404").0, shared("404").1)
-            .build()
-    };
-    item(vec![
-        (HttpMethod::Get, op("getFile")),
-        (HttpMethod::Head, op("headFile")),
-    ])
-}
-
-fn health(all: &[Example]) -> Vec<(&'static str, PathItem)> {
-    let status = |id: &str, summary: &str, path: &str| {
-        let schema = if path == "/status" {
-            "Status"
-        } else {
-            "Health"
-        };
-        public(id, summary, "health").response(
-            "200",
-            json_ok(
-                summary,
-                named(schema),
-                response_example(all, "GET", path, 200),
-            ),
-        )
-    };
-    let ready = status(
-        "ready",
-        "Ready to serve: the database answers",
-        "/health/ready",
-    )
-    .response(shared("503").0, shared("503").1);
-    let metrics = public("metrics", "Prometheus metrics", "health").response(
-        "200",
-        plain(
-            "The text exposition format.",
-            "text/plain",
-            schemas::string(),
-        ),
-    );
-    vec![
-        (
-            "/status",
-            item(vec![(
-                HttpMethod::Get,
-                status("status", "The server is up", "/status").build(),
-            )]),
-        ),
-        (
-            "/health/live",
-            item(vec![(
-                HttpMethod::Get,
-                status("live", "The process is alive", "/health/live").build(),
-            )]),
-        ),
-        (
-            "/health/ready",
-            item(vec![(HttpMethod::Get, ready.build())]),
-        ),
-        ("/metrics", item(vec![(HttpMethod::Get, metrics.build())])),
-    ]
-}
-
-/// The body of the token, revoke and introspect endpoints, described as JSON (what the spec
-/// names). The server reads the same fields as `application/x-www-form-urlencoded` too (RFC
-/// 6749), which the description says rather than a second media type: generators handle two
-/// poorly (openapi-python-client 0.29 then writes a client that does not type-check).
-fn form_or_json(
-    schema: utoipa::openapi::RefOr<Schema>,
-    example: Option<Value>,
-) -> utoipa::openapi::request_body::RequestBody {
-    RequestBodyBuilder::new()
-        .required(Some(Required::True))
-        .description(Some(
-            "JSON, or the same fields as `application/x-www-form-urlencoded` (RFC 6749).",
-        ))
-        .content("application/json", json_content(schema, example))
-        .build()
-}
-
-fn oauth_error() -> Response {
-    ResponseBuilder::new()
-        .description("An OAuth error (`invalid_grant`, `invalid_client`, …).")
-        .content("application/json", Content::new(Some(named("OAuthError"))))
-        .build()
-}
-
-/// An endpoint clients call with a token in the body (revoke, introspect).
-fn token_body() -> utoipa::openapi::request_body::RequestBody {
-    form_or_json(named("TokenBody"), None)
-}
-
-/// The endpoints applications call: token, revoke, introspect, metadata.
-fn oauth(all: &[Example]) -> Vec<(&'static str, PathItem)> {
-    let token = public("token", "Exchange a code or a refresh token", "oauth")
-        .request_body(Some(form_or_json(
-            named("TokenRequest"),
-            request_example(all, "POST", "/oauth/token"),
-        )))
-        .response(
-            "200",
-            json_ok(
-                "The token response (RFC 6749 §5.1).",
-                named("TokenResponse"),
-                response_example(all, "POST", "/oauth/token", 200),
-            ),
-        )
-        .response("400", oauth_error())
-        .response("401", oauth_error())
-        .response("500", oauth_error())
-        .response(shared("429").0, shared("429").1)
-        .response(shared("503").0, shared("503").1)
-        .build();
-    let revoke = public(
-        "revoke",
-        "Revoke a token and its family (RFC 7009)",
-        "oauth",
-    )
-    .request_body(Some(token_body()))
-    .response(
-        "200",
-        json_ok("Revoked, or already unknown.", named("Envelope"), None),
-    )
-    .response("400", oauth_error())
-    .response("401", oauth_error())
-    .response("500", oauth_error())
-    .response(shared("429").0, shared("429").1)
-    .build();
-    let introspect = public("introspect", "Describe a token (RFC 7662)", "oauth")
-        .request_body(Some(token_body()))
-        .response(
-            "200",
-            json_ok(
-                "`active` and, when active, the token's facts.",
-                named("Introspection"),
-                None,
-            ),
-        )
-        .response("400", oauth_error())
-        .response("401", oauth_error())
-        .response("500", oauth_error())
-        .response(shared("429").0, shared("429").1)
-        .build();
-    let metadata = public(
-        "metadata",
-        "Authorization server metadata (RFC 8414)",
-        "oauth",
-    )
-    .response(
-        "200",
-        json_ok(
-            "The endpoints and what they support.",
-            named("AuthorizationServerMetadata"),
-            // The spec's example predates the revocation and introspection methods the server
-            // also lists: it would not validate (the linter checks every example).
-            None,
-        ),
-    )
-    .build();
-    let mut items = crate::pages::oauth_pages();
-    items.extend([
-        ("/oauth/token", item(vec![(HttpMethod::Post, token)])),
-        ("/oauth/revoke", item(vec![(HttpMethod::Post, revoke)])),
-        (
-            "/oauth/introspect",
-            item(vec![(HttpMethod::Post, introspect)]),
-        ),
-        (
-            "/.well-known/oauth-authorization-server",
-            item(vec![(HttpMethod::Get, metadata)]),
-        ),
-    ]);
-    items
 }
 
 fn events() -> PathItem {
@@ -442,17 +265,24 @@ fn events() -> PathItem {
         "streamEvents".into(),
         "The merchant's change events, live (server-sent events)".into(),
     )
-    .parameter(header_param(
+    .parameter(sequence_param(
         "Last-Event-ID",
-        schemas::pattern("^[0-9]{1,15}$"),
-        false,
         "Resume after this event (its `id`); without it the stream starts at the present.",
     ))
     .parameter(header_param(
         "types",
-        schemas::pattern("^[A-Za-z0-9_.]{1,64}( ?, ?[A-Za-z0-9_.]{1,64}){0,9}$"),
+        text_header(
+            format!(
+                "^ ?[A-Za-z0-9_.]{{1,{MAX_ENTRY}}}( ?, ?[A-Za-z0-9_.]{{1,{MAX_ENTRY}}}){{0,{}}} ?$",
+                MAX_TYPES - 1
+            ),
+            ("items", MAX_TYPES),
+        ),
         false,
-        "Event types (`basket.completed`) or objects (`product`), comma-separated.",
+        &format!(
+            "Event types (`basket.completed`) or objects (`product`), comma-separated: at most \
+             {MAX_TYPES}, each at most {MAX_ENTRY} characters."
+        ),
     ))
     .response(
         "200",
@@ -477,7 +307,7 @@ fn webhook_deliveries() -> PathItem {
         "webhookId",
         schemas::pattern("^[0-9]{1,18}$"),
         true,
-        "The endpoint.",
+        "The endpoint (a webhook's id).",
     ))
     .parameter(header_param(
         "status",
@@ -485,11 +315,10 @@ fn webhook_deliveries() -> PathItem {
         false,
         "Only deliveries in this state.",
     ))
-    .parameter(header_param(
+    .parameter(count_param(
         "limit",
-        schemas::pattern("^[0-9]{1,4}$"),
-        false,
-        "At most this many (1 to 1,000; 100 by default).",
+        (1, DEFAULT_LISTED, MAX_LISTED),
+        "At most this many",
     ))
     .response(
         "200",
@@ -498,7 +327,6 @@ fn webhook_deliveries() -> PathItem {
              nextAttemptDate, completeDate, attempts: [{attempt, attemptDate, statusCode, \
              durationMs, response, error}]}` per delivery.",
             envelope_with("deliveries", schemas::array_of_named("WebhookDelivery")),
-            None,
         ),
     );
     item(vec![(HttpMethod::Get, with(op, &["404"]).build())])
@@ -508,7 +336,19 @@ fn webhook_resend() -> PathItem {
     let body = ObjectBuilder::new()
         .schema_type(SchemaType::new(Type::Object))
         .property("webhookId", schemas::integer())
-        .property("sequences", schemas::integers())
+        .property(
+            "sequences",
+            utoipa::openapi::schema::ArrayBuilder::new()
+                .items(utoipa::openapi::schema::ArrayItems::RefOrSchema(Box::new(
+                    schemas::integer().into(),
+                )))
+                .min_items(Some(1))
+                .max_items(Some(MAX_RESEND))
+                .extensions(Some(crate::common::limit_extension(
+                    "items",
+                    MAX_RESEND as i64,
+                ))),
+        )
         .required("webhookId")
         .required("sequences")
         .build();
@@ -521,7 +361,7 @@ fn webhook_resend() -> PathItem {
     .request_body(Some(
         RequestBodyBuilder::new()
             .required(Some(Required::True))
-            .content("application/json", json_content(Schema::Object(body), None))
+            .content("application/json", json_content(Schema::Object(body)))
             .build(),
     ))
     .response(
@@ -529,7 +369,6 @@ fn webhook_resend() -> PathItem {
         ok(
             "The sequences queued again (finished deliveries only; pending ones are queued).",
             envelope_with("resent", schemas::integers()),
-            None,
         ),
     );
     item(vec![(
@@ -559,7 +398,12 @@ fn customer_export() -> PathItem {
         "exportCustomer".into(),
         "Everything held about one customer (admin)".into(),
     )
-    .parameter(ids_param("customerId", true))
+    .parameter(header_param(
+        "customerId",
+        schemas::pattern("^ ?[0-9]{1,19} ?$"),
+        true,
+        "The customer (one id).",
+    ))
     .response(
         "200",
         ok(
@@ -567,7 +411,6 @@ fn customer_export() -> PathItem {
              the events about them (`{sequence, type, occurredAt, objectId, object}`, oldest \
              first) and the logs quoting its name, email or phone.",
             answer,
-            None,
         ),
     );
     item(vec![(HttpMethod::Get, with(op, &["404"]).build())])
@@ -588,57 +431,16 @@ fn customer_erase() -> PathItem {
             "A message per erased id: the customer is anonymous and deleted, the orders naming \
              it lost their contact details, and events, logs and stored answers were scrubbed.",
             named("Envelope"),
-            None,
         ),
     );
     item(vec![(HttpMethod::Post, with(op, &["404"]).build())])
 }
 
-fn contract() -> Vec<(&'static str, PathItem)> {
-    let document = public("openapi", "This document", "contract")
-        .response(
-            "200",
-            plain("OpenAPI 3.1.", "application/json", schemas::object()),
-        )
-        .build();
-    let docs = public("docs", "The reference, for people", "contract")
-        .response(
-            "301",
-            ResponseBuilder::new()
-                .description(
-                    "To `/docs/`, Swagger UI's page (not itself described: a path with a \
-                     trailing slash, which linters and generators refuse).",
-                )
-                .build(),
-        )
-        .build();
-    let docs_files = public("docsFiles", "The reference's page and files", "contract")
-        .parameter(path_param("file"))
-        .response(
-            "200",
-            plain(
-                "HTML, scripts, styles and images, each of its own type.",
-                "*/*",
-                schemas::binary(),
-            ),
-        )
-        .response(
-            "404",
-            ResponseBuilder::new().description("No such file.").build(),
-        )
-        .build();
-    vec![
-        ("/openapi.json", item(vec![(HttpMethod::Get, document)])),
-        ("/docs", item(vec![(HttpMethod::Get, docs)])),
-        ("/docs/{file}", item(vec![(HttpMethod::Get, docs_files)])),
-    ]
-}
-
 /// Every path that is not a record collection.
-pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
-    let mut items = me(all);
-    items.push(("/log", logs(all)));
-    items.push(("/uploader", uploader(all)));
+pub fn items() -> Vec<(&'static str, PathItem)> {
+    let mut items = me();
+    items.push(("/log", logs()));
+    items.push(("/uploader", uploader()));
     items.extend(crate::catalogue::items());
     items.extend(crate::pricing::items());
     items.extend(crate::offline::items());
@@ -651,10 +453,10 @@ pub fn items(all: &[Example]) -> Vec<(&'static str, PathItem)> {
     items.push(("/customer/export", customer_export()));
     items.push(("/customer/erase", customer_erase()));
     items.extend(crate::operator::items());
-    items.push(("/files/{fileName}", files()));
-    items.extend(health(all));
-    items.extend(oauth(all));
+    items.push(("/files/{fileName}", crate::public::files()));
+    items.extend(crate::public::health());
+    items.extend(crate::public::oauth());
     items.extend(crate::pages::account_pages());
-    items.extend(contract());
+    items.extend(crate::public::contract());
     items
 }

@@ -1,21 +1,32 @@
-//! The API's contract as an OpenAPI 3.1 document (utoipa's model), built from the code: the
-//! resources' names, id headers and scopes come from the traits the handlers use, their fields
-//! from the validators' [`Shape`](domain::fields::Shape)s, the examples from
-//! `../shared/examples.md` (extracted into `examples.json`). Served at `/openapi.json`, checked
-//! in at `docs/openapi.json` (`merchantd openapi` writes it), read by people at `/docs`.
+//! The API's contract as an OpenAPI 3.1 document (utoipa's model), built from the code: each
+//! record collection's path, names, fields, filters and limits come from its declaration, the
+//! other limits from the constants their parsers read, the scopes from the gate's own rule, and
+//! the examples from real exchanges the tests recorded. Served at `/openapi.json`, checked in at
+//! `docs/openapi.json` (`merchantd openapi` writes it), read by people at `/docs`.
 
 mod answers;
 mod catalogue;
+mod common;
 mod endpoints;
+mod examples;
+mod finish;
 mod offline;
 mod operator;
 mod pages;
 mod paths;
 mod pricing;
+mod prose;
+mod public;
+mod records;
+mod reference;
 pub mod schemas;
+#[cfg(test)]
+mod tests;
 mod till;
 
 use std::sync::OnceLock;
+
+use serde_json::Value;
 
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
@@ -23,20 +34,21 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{
     ComponentsBuilder, InfoBuilder, LicenseBuilder, OpenApi, OpenApiBuilder, Server,
 };
-use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use api::http::messages::Message;
 
 /// The document, built once: it depends on the code only.
-pub fn document() -> &'static OpenApi {
-    static DOCUMENT: OnceLock<OpenApi> = OnceLock::new();
-    DOCUMENT.get_or_init(build)
+pub fn document() -> &'static Value {
+    static DOCUMENT: OnceLock<Value> = OnceLock::new();
+    DOCUMENT.get_or_init(|| {
+        let built = serde_json::to_value(build()).unwrap_or_default();
+        finish::finish(built)
+    })
 }
 
 /// The document as the checked-in `docs/openapi.json` holds it (pretty, newline-terminated).
 pub fn pretty() -> String {
-    let mut text = document()
-        .to_pretty_json()
+    let mut text = serde_json::to_string_pretty(document())
         .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     text.push('\n');
     text
@@ -44,7 +56,7 @@ pub fn pretty() -> String {
 
 fn compact() -> &'static str {
     static TEXT: OnceLock<String> = OnceLock::new();
-    TEXT.get_or_init(|| document().to_json().unwrap_or_default())
+    TEXT.get_or_init(|| serde_json::to_string(document()).unwrap_or_default())
 }
 
 /// `/openapi.json` and the reference at `/docs` (Swagger UI, vendored from crates.io: a
@@ -52,7 +64,8 @@ fn compact() -> &'static str {
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/openapi.json").route(web::get().to(serve)))
         .service(web::resource("/docs").route(web::get().to(to_docs)))
-        .service(SwaggerUi::new("/docs/{_:.*}").config(Config::new(["/openapi.json"])));
+        .service(web::resource("/docs/").route(web::get().to(reference::page)))
+        .service(web::resource("/docs/{file}").route(web::get().to(reference::file)));
 }
 
 async fn serve() -> HttpResponse {
@@ -76,7 +89,7 @@ fn build() -> OpenApi {
     let mut components = ComponentsBuilder::new()
         .security_scheme("oauth", oauth_scheme())
         .security_scheme(operator::SCHEME, operator::scheme())
-        .parameter("AcceptVersion", paths::version_param());
+        .parameter("AcceptVersion", common::version_param());
     for (name, schema) in schemas::shared()
         .into_iter()
         .chain(answers::all())
@@ -88,7 +101,7 @@ fn build() -> OpenApi {
     {
         components = components.schema(name, schema);
     }
-    for (name, response) in paths::shared_responses() {
+    for (name, response) in common::shared_responses() {
         components = components.response(name, response);
     }
     for (name, schema) in paths::record_schemas() {
@@ -100,6 +113,11 @@ fn build() -> OpenApi {
                 .title("merchantd")
                 .version(api::http::envelope::CODE_BASE_VERSION)
                 .description(Some(description()))
+                .contact(Some(
+                    utoipa::openapi::ContactBuilder::new()
+                        .name(Some("merchantd maintainers"))
+                        .build(),
+                ))
                 .license(Some(
                     LicenseBuilder::new()
                         .name("Apache-2.0")

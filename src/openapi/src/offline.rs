@@ -6,8 +6,8 @@ use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
 use utoipa::openapi::{Content, RefOr, Required};
 
+use crate::common::{api_operation, header_param, ids_param, ids_param_within, item, ok, with};
 use crate::endpoints::envelope_with;
-use crate::paths::{api_operation, header_param, ids_param, item, ok, with};
 use crate::schemas::{self, closed, keyed, named};
 
 fn object(description: &str, fields: Vec<(&str, RefOr<Schema>)>, required: &[&str]) -> Schema {
@@ -45,10 +45,7 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
             ("productId", int()),
             ("productInstanceId", int()),
             ("quantity", int()),
-            (
-                "price",
-                RefOr::T(schemas::write_schema(domain::record::Kind::Money)),
-            ),
+            ("price", RefOr::T(schemas::money_write())),
             ("note", text()),
         ],
         &["productId", "quantity"],
@@ -193,7 +190,6 @@ fn sync() -> PathItem {
         ok(
             "The basket each sale made (or made before), keyed by the sale's client key.",
             envelope_with("baskets", keyed(named("Basket"))),
-            None,
         ),
     );
     item(vec![(
@@ -240,7 +236,6 @@ fn digest() -> PathItem {
         ok(
             "The buckets holding records, keyed by their first id, and the total.",
             envelope_with("digest", named("Digest")),
-            None,
         ),
     );
     item(vec![(HttpMethod::Get, with(op, &["400"]).build())])
@@ -269,7 +264,11 @@ fn ledger() -> PathItem {
          level then (`levelTo`). Ask `movementTo` alone for the level at a past time."
             .to_owned(),
     ))
-    .parameter(ids_param("productIds", true))
+    .parameter(ids_param_within(
+        "productIds",
+        true,
+        api::http::stock::ledger::MAX_PRODUCTS,
+    ))
     .parameter(ids_param("storeIds", false))
     .parameter(when(
         "movementFrom",
@@ -284,7 +283,6 @@ fn ledger() -> PathItem {
         ok(
             "Per store id, per product id: levels and movements.",
             envelope_with("stockMovements", keyed(keyed(named("StockLedger")))),
-            None,
         ),
     );
     item(vec![(HttpMethod::Get, with(op, &["400"]).build())])

@@ -2,12 +2,13 @@
 
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItem};
 use utoipa::openapi::request_body::RequestBodyBuilder;
-use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema};
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{RefOr, Required};
 
-use crate::paths::{ids_param, item, json_content, json_ok, shared, with};
+use crate::common::{ids_param, item, json_content, json_ok, shared, with};
 use crate::schemas::{self, closed, keyed, named};
+use api::http::fleet::operator::MAX_CREATE;
 
 /// The name of the operator's bearer scheme under `components.securitySchemes`.
 pub const SCHEME: &str = "operator";
@@ -247,17 +248,20 @@ fn merchants() -> PathItem {
         "Merchants and their usage (operator)",
     )
     .parameter(ids_param("merchantIds", false))
-    .parameter(crate::paths::header_param(
+    .parameter(crate::common::header_param(
         "afterId",
         schemas::pattern("^[0-9]{1,19}$"),
         false,
         "Merchants whose id is greater: the previous page's `nextAfterId`.",
     ))
-    .parameter(crate::paths::header_param(
+    .parameter(crate::common::count_param(
         "limit",
-        schemas::pattern("^[0-9]{1,4}$"),
-        false,
-        "At most this many (1 to 1,000; 100 by default).",
+        (
+            1,
+            api::http::fleet::operator::DEFAULT_PAGE,
+            api::http::fleet::operator::MAX_PAGE,
+        ),
+        "At most this many",
     ))
     .response(
         "200",
@@ -268,11 +272,20 @@ fn merchants() -> PathItem {
                 ("merchants", RefOr::T(keyed(named("OperatorMerchant")))),
                 ("nextAfterId", RefOr::T(schemas::nullable_integer())),
             ]),
-            None,
         ),
     );
     let request = closed()
-        .property("merchants", keyed(named("MerchantManifest")))
+        .property(
+            "merchants",
+            crate::common::limit(
+                ObjectBuilder::new()
+                    .schema_type(Type::Object)
+                    .additional_properties(Some(named("MerchantManifest")))
+                    .max_properties(Some(MAX_CREATE)),
+                "objects",
+                MAX_CREATE as i64,
+            ),
+        )
         .required("merchants")
         .build();
     let create = with(
@@ -283,10 +296,7 @@ fn merchants() -> PathItem {
         .request_body(Some(
             RequestBodyBuilder::new()
                 .required(Some(Required::True))
-                .content(
-                    "application/json",
-                    json_content(Schema::Object(request), None),
-                )
+                .content("application/json", json_content(Schema::Object(request)))
                 .build(),
         ))
         .response(
@@ -298,7 +308,6 @@ fn merchants() -> PathItem {
                     "merchants",
                     RefOr::T(keyed(named("CreatedMerchant"))),
                 )]),
-                None,
             ),
         ),
         &["413", "415", "422"],
@@ -318,7 +327,6 @@ fn suspension(id: &str, summary: &str, done: &str) -> PathItem {
                 json_ok(
                     &format!("A message per id: the merchant is {done}, or does not exist."),
                     named("Envelope"),
-                    None,
                 ),
             ),
         &["404"],
@@ -332,6 +340,16 @@ const ARCHIVE: &str = "Newline-delimited JSON: a header line (`format`, `version
     by one JSON array per row, then `{\"end\": {\"tables\", \"rows\"}}`. Sign-ins and tokens in \
     flight are left out: applications authorize again. See docs/operator.md.";
 
+/// `merchantIds` naming exactly one merchant (an export, a move).
+fn one_merchant() -> utoipa::openapi::path::Parameter {
+    crate::common::header_param(
+        "merchantIds",
+        schemas::pattern("^ ?[0-9]{1,19} ?$"),
+        true,
+        "The merchant (exactly one id).",
+    )
+}
+
 fn export() -> PathItem {
     let op = with(
         operation(
@@ -339,7 +357,7 @@ fn export() -> PathItem {
             "A merchant's archive: every row it has (operator)",
         )
         .description(Some(ARCHIVE))
-        .parameter(ids_param("merchantIds", true))
+        .parameter(one_merchant())
         .response(
             "200",
             crate::endpoints::plain(
@@ -365,7 +383,7 @@ fn import() -> PathItem {
              database. In a fleet (`pods`), into the pod named by `pod`, else the pod whose id \
              range holds the merchant's id; its id and key must be free in every pod."
         )))
-        .parameter(crate::paths::header_param(
+        .parameter(crate::common::header_param(
             "pod",
             schemas::string(),
             false,
@@ -388,7 +406,6 @@ fn import() -> PathItem {
                     "merchants",
                     RefOr::T(keyed(named("ImportedMerchant"))),
                 )]),
-                None,
             ),
         ),
         &["413", "415", "422"],
@@ -407,8 +424,8 @@ fn move_between_pods() -> PathItem {
              by table before the old pod's rows are removed. Refused (113) for a pod that is \
              not configured or already holds it. See docs/operations.md, \"Pods\".",
         ))
-        .parameter(ids_param("merchantIds", true))
-        .parameter(crate::paths::header_param(
+        .parameter(one_merchant())
+        .parameter(crate::common::header_param(
             "pod",
             schemas::string(),
             true,
@@ -419,7 +436,6 @@ fn move_between_pods() -> PathItem {
             json_ok(
                 "The merchant moved, with the move's figures.",
                 schemas::envelope(vec![("merchants", RefOr::T(keyed(named("MovedMerchant"))))]),
-                None,
             ),
         ),
         &["404", "422"],

@@ -7,8 +7,8 @@ use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::Content;
 
+use crate::common::{item, shared};
 use crate::endpoints::{plain, public};
-use crate::paths::{item, shared};
 use crate::schemas;
 
 /// A sign-in page's form: text fields.

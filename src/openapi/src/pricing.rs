@@ -6,9 +6,9 @@ use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
 use utoipa::openapi::{Content, RefOr, Required};
 
+use crate::common::{api_operation, item, ok, with};
 use crate::endpoints::envelope_with;
-use crate::paths::{api_operation, item, ok, with};
-use crate::schemas::{self, closed, keyed, named, RATE};
+use crate::schemas::{self, closed, keyed, named};
 
 /// A closed object of `fields`, each required but those named in `optional`.
 fn object(description: &str, fields: Vec<(&str, RefOr<Schema>)>, optional: &[&str]) -> Schema {
@@ -28,7 +28,7 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
     let list = |name: &str| RefOr::T(ArrayBuilder::new().items(named(name)).build().into());
     let rate = ObjectBuilder::new()
         .schema_type(Type::String)
-        .pattern(Some(RATE))
+        .pattern(Some(schemas::rate_pattern()))
         .build();
     let line = object(
         "A line's amounts, in minor units.",
@@ -150,7 +150,6 @@ fn calculate() -> PathItem {
             "Each basket's receipt, keyed by client key; baskets that could not be priced are \
              named in the messages.",
             envelope_with("receipts", keyed(named("Receipt"))),
-            None,
         ),
     );
     item(vec![(

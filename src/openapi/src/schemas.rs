@@ -10,18 +10,39 @@ use utoipa::openapi::schema::{
 };
 use utoipa::openapi::{Ref, RefOr};
 
-use domain::record::{Access, FieldDecl, RecordDecl};
-
-/// Money: a decimal string of minor units, at most 4 decimals (`"300"`, `"41.7"`).
-pub const MONEY: &str = r"^-?[0-9]{1,15}(\.[0-9]{1,4})?$";
-/// A rate: a decimal string of a fraction (`"0.200"`).
-pub const RATE: &str = r"^[0-9]{1,3}(\.[0-9]{1,6})?$";
-/// A decimal string as written or read back (a promotion's `x`, a count written as text).
-pub const DECIMAL: &str = r"^-?[0-9]{1,12}(\.[0-9]{1,6})?$";
 /// Header date-times: `YYYY-MM-DD HH:MM:SS`, UTC.
 pub const HEADER_DATE: &str = r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$";
-/// Id-list headers: `9, 1040`, at most 1,000 ids (the filters' limit).
-pub const ID_LIST: &str = r"^ ?[0-9]{1,15}( ?, ?[0-9]{1,15}){0,999} ?$";
+
+/// Money as a write sends it: a decimal string of minor units, from 0 to
+/// [`MAX_MONEY`](domain::money::MAX_MONEY) with at most [`MAX_SCALE`] decimals.
+pub fn money_pattern() -> String {
+    let max = domain::money::MAX_MONEY.to_string();
+    let (first, zeros) = max.split_at(1);
+    // MAX_MONEY is a power of ten, so "fewer digits, or exactly it" is the whole range.
+    debug_assert!(first == "1" && zeros.chars().all(|c| c == '0'));
+    format!(
+        r"^(0|[1-9][0-9]{{0,{}}})(\.[0-9]{{1,{MAX_SCALE}}})?$|^{max}(\.0{{1,{MAX_SCALE}}})?$",
+        zeros.len() - 1
+    )
+}
+
+/// Money as answers render it: totals and refunds may pass a write's limit or be negative.
+fn read_money_pattern() -> String {
+    format!(r"^-?[0-9]+(\.[0-9]{{1,{MAX_SCALE}}})?$")
+}
+
+/// A rate: a fraction from 0 to 1 as a decimal string (`"0.200"`), at most [`MAX_SCALE`]
+/// decimals.
+pub fn rate_pattern() -> String {
+    format!(r"^(0(\.[0-9]{{1,{MAX_SCALE}}})?|1(\.0{{1,{MAX_SCALE}}})?)$")
+}
+
+/// A decimal string as written or read back (a promotion's `x`, a count written as text).
+pub fn decimal_pattern() -> String {
+    format!(r"^-?[0-9]{{1,12}}(\.[0-9]{{1,{MAX_SCALE}}})?$")
+}
+
+use domain::money::MAX_SCALE;
 
 /// The format of money and rates: decimal text (never a binary float).
 const DECIMAL_FORMAT: &str = "decimal";
@@ -29,11 +50,11 @@ const DECIMAL_FORMAT: &str = "decimal";
 /// What a field holds, as the record declarations say it (`domain::record::Kind`).
 pub use domain::record::Kind;
 
-fn typed(t: Type) -> ObjectBuilder {
+pub fn typed(t: Type) -> ObjectBuilder {
     ObjectBuilder::new().schema_type(t)
 }
 
-fn nullable(t: Type) -> ObjectBuilder {
+pub fn nullable(t: Type) -> ObjectBuilder {
     ObjectBuilder::new().schema_type(SchemaType::from_iter([t, Type::Null]))
 }
 
@@ -70,7 +91,7 @@ fn any_value() -> Schema {
     )
 }
 
-fn decimal_text(t: ObjectBuilder, pattern: &str) -> ObjectBuilder {
+pub fn decimal_text(t: ObjectBuilder, pattern: &str) -> ObjectBuilder {
     t.format(Some(SchemaFormat::Custom(DECIMAL_FORMAT.into())))
         .pattern(Some(pattern))
 }
@@ -81,40 +102,6 @@ pub fn date_time(t: ObjectBuilder) -> ObjectBuilder {
     t.format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
 }
 
-/// The schema of a value written in a body (null clears a nullable field).
-pub fn write_schema(kind: Kind) -> Schema {
-    use Kind::*;
-    match kind {
-        Id | Integer => nullable(Type::Integer).build().into(),
-        Money => decimal_text(nullable(Type::String), MONEY).build().into(),
-        Rate => decimal_text(nullable(Type::String), RATE).build().into(),
-        Date => nullable(Type::String)
-            .description(Some(
-                "`2026-03-28T12:30:00.000Z` or `2026-03-28 12:30:00` (UTC).",
-            ))
-            .build()
-            .into(),
-        Bool => nullable(Type::Boolean).build().into(),
-        Number | Decimal => OneOfBuilder::new()
-            .item(typed(Type::Number))
-            .item(typed(Type::String).pattern(Some(DECIMAL)))
-            .item(typed(Type::Null))
-            .build()
-            .into(),
-        Ids | Categories => array_of(typed(Type::Integer).minimum(Some(0))),
-        Texts => array_of(typed(Type::String)),
-        StoreRoles => keyed(store_role()),
-        Choice(words) => typed(Type::String)
-            .enum_values(Some(words.iter().copied()))
-            .build()
-            .into(),
-        Text | Url => nullable(Type::String).max_length(Some(2000)).build().into(),
-        Images => array_of(typed(Type::String)),
-        Children(inner) => keyed(named(&format!("{}Write", inner.schema))),
-        Json(schema) => one_of(vec![named(schema), typed(Type::Null).build().into()]),
-    }
-}
-
 /// The schema of a value as reads render it; `null` only where the field may be null.
 pub fn read_schema(kind: Kind, may_be_null: bool) -> Schema {
     use Kind::*;
@@ -123,11 +110,17 @@ pub fn read_schema(kind: Kind, may_be_null: bool) -> Schema {
         Id | Integer => scalar(Type::Integer).build().into(),
         Text | Url => scalar(Type::String).build().into(),
         Date => date_time(scalar(Type::String)).build().into(),
-        Money => decimal_text(scalar(Type::String), MONEY).build().into(),
-        Rate => decimal_text(scalar(Type::String), RATE).build().into(),
+        Money => decimal_text(scalar(Type::String), &read_money_pattern())
+            .build()
+            .into(),
+        Rate => decimal_text(scalar(Type::String), &rate_pattern())
+            .build()
+            .into(),
         Bool => scalar(Type::Boolean).build().into(),
         Number => scalar(Type::Number).build().into(),
-        Decimal => decimal_text(scalar(Type::String), DECIMAL).build().into(),
+        Decimal => decimal_text(scalar(Type::String), &decimal_pattern())
+            .build()
+            .into(),
         Ids => array_of(typed(Type::Integer)),
         Texts | Images => array_of(typed(Type::String)),
         StoreRoles => keyed(store_role()),
@@ -154,7 +147,7 @@ pub fn read_schema(kind: Kind, may_be_null: bool) -> Schema {
 }
 
 /// An employee's role at one store: `{id, roleId}` (`id` is the store's).
-fn store_role() -> Schema {
+pub fn store_role() -> Schema {
     closed()
         .property("id", typed(Type::Integer))
         .property("roleId", typed(Type::Integer))
@@ -162,63 +155,6 @@ fn store_role() -> Schema {
         .required("roleId")
         .build()
         .into()
-}
-
-/// A record as a write sends it: the fields its declaration lets writes set, plus `id` (an
-/// update) where the record has one. Unknown fields are refused (422); nested records refer to
-/// their own write component (`ProductInstanceWrite`).
-pub fn write_record(decl: &'static RecordDecl) -> Schema {
-    let required: Vec<&str> = decl
-        .fields
-        .iter()
-        .filter(|f| f.access == Access::Required)
-        .map(|f| f.name)
-        .collect();
-    let mut object = closed().description(Some(format!(
-        "Without `id` a create (required: {}); with `id` a partial update of that record.",
-        required.join(", ")
-    )));
-    if let Some(id) = decl.field("id") {
-        object = object.property("id", described(typed(Type::Integer).minimum(Some(0)), id));
-    }
-    for field in decl
-        .fields
-        .iter()
-        .filter(|f| f.writable() && f.name != "id")
-    {
-        object = object.property(field.name, write_schema(field.kind));
-    }
-    object.build().into()
-}
-
-/// A record as reads render it, the one place a declaration becomes a schema: every field it
-/// shows, in its order, then `extra` (answer-only fields such as the stock columns a `storeId`
-/// header adds). Every shown field is sent (null when empty, where it may be) and so required,
-/// except `extra` and a secret shown once. Nested records refer to their own component.
-pub fn read_record(decl: &'static RecordDecl, extra: &[(&str, Kind)]) -> Schema {
-    let mut object = closed();
-    for field in decl.fields {
-        let once = field.access == Access::Once;
-        if !field.shown() && !once {
-            continue;
-        }
-        object = object.property(field.name, read_schema(field.kind, field.nullable));
-        if !once {
-            object = object.required(field.name);
-        }
-    }
-    for (name, kind) in extra {
-        object = object.property(*name, read_schema(*kind, false));
-    }
-    object.build().into()
-}
-
-/// A schema with its field's doc comment as the description.
-fn described(builder: ObjectBuilder, field: &FieldDecl) -> ObjectBuilder {
-    match field.doc {
-        "" => builder,
-        doc => builder.description(Some(doc)),
-    }
 }
 
 /// The named schemas every answer shares: the `api` object and its message records, the
@@ -232,7 +168,11 @@ pub fn shared() -> Vec<(&'static str, Schema)> {
         ("ErrorEnvelope", error_envelope()),
         ("OAuthError", oauth_error()),
         ("Envelope", envelope(vec![])),
-        ("ApiVersion", choice(&["2.0", "2"])),
+        (
+            "ApiVersion",
+            choice(&api::http::version::ACCEPTED.map(|(value, _)| value)),
+        ),
+        ("HeaderBoolean", choice(&["true", "false"])),
     ]
 }
 
@@ -367,7 +307,9 @@ pub fn date(nullable_too: bool) -> Schema {
 
 /// Money as answers render it: decimal text.
 pub fn money() -> Schema {
-    decimal_text(typed(Type::String), MONEY).build().into()
+    decimal_text(typed(Type::String), &read_money_pattern())
+        .build()
+        .into()
 }
 
 pub fn boolean() -> Schema {
@@ -413,6 +355,13 @@ pub fn one_of(items: Vec<RefOr<Schema>>) -> Schema {
 pub fn binary() -> Schema {
     typed(Type::String)
         .content_media_type("application/octet-stream")
+        .build()
+        .into()
+}
+
+/// Money as a write sends it, `null` clearing it.
+pub fn money_write() -> Schema {
+    decimal_text(nullable(Type::String), &money_pattern())
         .build()
         .into()
 }

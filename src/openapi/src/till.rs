@@ -6,8 +6,8 @@ use utoipa::openapi::path::{HttpMethod, PathItem};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
 
+use crate::common::{api_operation, header_param, ids_param, item, ok, with};
 use crate::endpoints::envelope_with;
-use crate::paths::{api_operation, header_param, ids_param, item, ok, with};
 use crate::schemas::{self, closed, keyed, named};
 
 /// A closed object of `fields`, all required.
@@ -166,7 +166,6 @@ fn report() -> PathItem {
         ok(
             "Each session's report, keyed by its id.",
             envelope_with("sessionReports", keyed(named("SessionReport"))),
-            None,
         ),
     );
     item(vec![(HttpMethod::Get, with(op, &["400"]).build())])
@@ -221,7 +220,6 @@ fn sales_report() -> PathItem {
         ok(
             "The totals by bucket and key.",
             envelope_with("salesReport", named("SalesReport")),
-            None,
         ),
     );
     item(vec![(HttpMethod::Get, with(op, &["400"]).build())])

@@ -19,38 +19,39 @@ from merchantd_client.api.transaction import create_transaction
 from merchantd_client.types import Unset
 from merchantd_client.models import (
     ApiVersion,
-    BasketLineWrite,
+    BasketCreate,
+    BasketCreateBasketProducts,
+    BasketLineCreate,
     BasketList,
-    BasketWrite,
-    BasketWriteBasketProducts,
+    BasketUpdate,
     BasketWriteBody,
     BasketWriteBodyBaskets,
-    CountLineWrite,
+    CountCreate,
+    CountCreateProducts,
+    CountLineCreate,
     CountList,
-    CountWrite,
     CountWriteBody,
     CountWriteBodyStockReconciliations,
-    CountWriteProducts,
     ErrorEnvelope,
-    ProductInstanceWrite,
+    ProductCreate,
+    ProductCreateInstances,
+    ProductInstanceCreate,
     ProductList,
-    ProductWrite,
     ProductWriteBody,
     ProductWriteBodyProducts,
-    ProductWriteInstances,
     Status,
     StoreList,
     TokenRequest,
     TokenRequestGrantType,
     TokenResponse,
+    TransactionCreate,
+    TransactionCreateType,
     TransactionList,
-    TransactionWrite,
     TransactionWriteBody,
     TransactionWriteBodyTransactions,
-    TransactionWriteType,
 )
 
-V2 = ApiVersion.VALUE_0
+V2 = ApiVersion.V2_0
 T = TypeVar("T")
 
 
@@ -89,10 +90,10 @@ def main(base: str, refresh: str) -> None:
     api = AuthenticatedClient(base_url=base, token=pair.access_token, raise_on_unexpected_status=True)
 
     # A product with one price instance.
-    instances = ProductWriteInstances()
-    instances["regular"] = ProductInstanceWrite(name="Regular", price="300", tax_percentage="0.200")
+    instances = ProductCreateInstances()
+    instances["regular"] = ProductInstanceCreate(name="Regular", price="300", tax_percentage="0.200")
     products = ProductWriteBodyProducts()
-    products["latte"] = ProductWrite(name="Latte", instances=instances)
+    products["latte"] = ProductCreate(name="Latte", instances=instances)
     created = expect(
         create_product.sync(client=api, x_accept_version=V2, body=ProductWriteBody(products=products)),
         ProductList,
@@ -107,10 +108,10 @@ def main(base: str, refresh: str) -> None:
     store = min(s.id for s in stores.stores.additional_properties.values())
 
     # A basket of two, paid by card, then completed.
-    lines = BasketWriteBasketProducts()
-    lines["line"] = BasketLineWrite(product_id=latte.id, quantity=2)
+    lines = BasketCreateBasketProducts()
+    lines["line"] = BasketLineCreate(product_id=latte.id, quantity=2)
     baskets = BasketWriteBodyBaskets()
-    baskets["sale"] = BasketWrite(store_id=store, basket_products=lines)
+    baskets["sale"] = BasketCreate(store_id=store, basket_products=lines)
     basket = expect(
         create_basket.sync(client=api, x_accept_version=V2, body=BasketWriteBody(baskets=baskets)),
         BasketList,
@@ -120,8 +121,8 @@ def main(base: str, refresh: str) -> None:
     check(not basket.completed, "a new basket is open")
 
     payments = TransactionWriteBodyTransactions()
-    payments["card"] = TransactionWrite(
-        basket_id=basket.id, type_=TransactionWriteType.CARD, amount=600, completed=True
+    payments["card"] = TransactionCreate(
+        basket_id=basket.id, type_=TransactionCreateType.CARD, amount=600, completed=True
     )
     paid = expect(
         create_transaction.sync(client=api, x_accept_version=V2, body=TransactionWriteBody(transactions=payments)),
@@ -131,7 +132,7 @@ def main(base: str, refresh: str) -> None:
     check(paid.amount == 600 and paid.completed is True, "the payment")
 
     done = BasketWriteBodyBaskets()
-    done["done"] = BasketWrite(id=basket.id, completed=True)
+    done["done"] = BasketUpdate(id=basket.id, completed=True)
     completed = expect(
         create_basket.sync(client=api, x_accept_version=V2, body=BasketWriteBody(baskets=done)),
         BasketList,
@@ -153,10 +154,10 @@ def main(base: str, refresh: str) -> None:
     check(stocked.stock_sold == 2 and stocked.stock_left == -2, f"stock {stocked.stock_sold}, {stocked.stock_left}")
 
     # A stock count finds 5 where -2 were expected: a surplus of 7.
-    counted = CountWriteProducts()
-    counted[str(latte.id)] = CountLineWrite(product_id=latte.id, quantity=5)
+    counted = CountCreateProducts()
+    counted[str(latte.id)] = CountLineCreate(product_id=latte.id, quantity=5)
     counts = CountWriteBodyStockReconciliations()
-    counts["evening"] = CountWrite(store_id=store, products=counted, completed=True)
+    counts["evening"] = CountCreate(store_id=store, products=counted, completed=True)
     count = expect(
         create_count.sync(client=api, x_accept_version=V2, body=CountWriteBody(stock_reconciliations=counts)),
         CountList,
@@ -177,9 +178,10 @@ def main(base: str, refresh: str) -> None:
         sys.exit("GET /stock/reconcile: no surplus totals")
     check(surplus[str(store)][str(latte.id)] == 7, "a surplus of 7 at the store")
 
-    # A write whose every object is refused: 422 with the typed error envelope.
+    # A write whose every object is refused: 422 with the typed error envelope. (A product
+    # without a name no longer type-checks: the create schema requires it.)
     bad = ProductWriteBodyProducts()
-    bad["nameless"] = ProductWrite(barcode="123")
+    bad["long"] = ProductCreate(name="Long", barcode="1" * 65)
     refused = create_product.sync_detailed(client=api, x_accept_version=V2, body=ProductWriteBody(products=bad))
     check(refused.status_code == 422, f"status {refused.status_code}")
     envelope = expect(refused.parsed, ErrorEnvelope, "the 422's body")
@@ -187,8 +189,8 @@ def main(base: str, refresh: str) -> None:
     errors = envelope.api.message.error
     if isinstance(errors, Unset):
         sys.exit("the 422 has no error records")
-    record = errors["110:nameless"]
-    check(record.code == "validationError" and record.object_ref == "nameless", f"record {record}")
+    record = errors["110:long"]
+    check(record.code == "validationError" and record.object_ref == "long", f"record {record}")
     print("python client: status, refresh, product, basket, payment, completion, filtered read, count, 422: ok")
 
 

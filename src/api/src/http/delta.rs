@@ -21,6 +21,9 @@ pub struct Narrowed {
     pub deleted: bool,
 }
 
+/// The most digits a sequence number has (an `i64` has 19; 18 always parses).
+pub const MAX_SEQUENCE_DIGITS: usize = 18;
+
 /// The `changedSince` header: a sequence number a list answered before.
 pub fn changed_since(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
     let Some(raw) = headers.get(CHANGED_SINCE) else {
@@ -29,7 +32,9 @@ pub fn changed_since(headers: &HeaderMap) -> Result<Option<i64>, ApiError> {
     raw.to_str()
         .ok()
         .map(str::trim)
-        .filter(|t| !t.is_empty() && t.len() <= 18 && t.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|t| {
+            !t.is_empty() && t.len() <= MAX_SEQUENCE_DIGITS && t.bytes().all(|b| b.is_ascii_digit())
+        })
         .and_then(|t| t.parse::<i64>().ok())
         .map(Some)
         .ok_or_else(|| {

@@ -123,7 +123,11 @@ fn last_event_id(req: &HttpRequest) -> Result<Option<i64>, ApiError> {
     raw.to_str()
         .ok()
         .map(str::trim)
-        .filter(|t| !t.is_empty() && t.len() <= 18 && t.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|t| {
+            !t.is_empty()
+                && t.len() <= crate::http::delta::MAX_SEQUENCE_DIGITS
+                && t.bytes().all(|b| b.is_ascii_digit())
+        })
         .and_then(|t| t.parse().ok())
         .map(Some)
         .ok_or_else(|| {

@@ -8,6 +8,49 @@ use chrono::{DateTime, Duration, NaiveDateTime, Utc};
 
 use crate::http::error::ApiError;
 
+/// A filter header a list reads beyond its id headers and its record's declared filters,
+/// declared once: the handler parses it by this, the document shows it from this.
+#[derive(Clone, Copy, Debug)]
+pub struct FilterHeader {
+    pub name: &'static str,
+    pub kind: FilterKind,
+    pub required: bool,
+    /// What it narrows the list to.
+    pub doc: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilterKind {
+    /// Comma-separated ids, at most [`MAX_IDS`].
+    Ids,
+    /// One id.
+    OneId,
+    /// `true` or `false`.
+    Bool,
+    /// `YYYY-MM-DD HH:MM:SS`, UTC.
+    DateTime,
+    /// Free text of at most this many characters.
+    Search(usize),
+}
+
+impl FilterHeader {
+    pub const fn new(name: &'static str, kind: FilterKind, doc: &'static str) -> Self {
+        Self {
+            name,
+            kind,
+            required: false,
+            doc,
+        }
+    }
+
+    pub const fn required(self) -> Self {
+        Self {
+            required: true,
+            ..self
+        }
+    }
+}
+
 /// The text of a header, if sent. A header that is not visible ASCII is a 400.
 fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ApiError> {
     match headers.get(name) {

@@ -15,7 +15,7 @@ use domain::crypto::sha256_hex_of;
 
 pub const HEADER: &str = "idempotency-key";
 const REPLAYED: &str = "idempotent-replayed";
-const MAX_LEN: usize = 255;
+pub const MAX_LEN: usize = 255;
 
 /// The request's key, if it sent one. `request` is what identifies the request besides its
 /// method and path: the body of a POST or PUT, the id header of a DELETE.

@@ -20,10 +20,10 @@ use domain::dates::to_iso;
 use domain::log::{LogChange, LogRecord, NewLog};
 use domain::now_millis;
 
-const MAX_TAGS: usize = 32;
-const MAX_TAG_LEN: usize = 64;
-const MAX_OBJECT_LEN: usize = 64;
-const MAX_IDENTIFIER_LEN: usize = 128;
+pub const MAX_TAGS: usize = 32;
+pub const MAX_TAG_LEN: usize = 64;
+pub const MAX_OBJECT_LEN: usize = 64;
+pub const MAX_IDENTIFIER_LEN: usize = 128;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(

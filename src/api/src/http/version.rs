@@ -7,7 +7,11 @@ use crate::http::error::ApiError;
 pub const HEADER: &str = "x-accept-version";
 const SUPPORTED: &str = "2.0";
 
-/// Accepts `2.0` and `2` (the same version); anything else, or no header, is a 400 (101).
+/// The values the header may take (the same version), each with the name generated clients
+/// give it.
+pub const ACCEPTED: [(&str, &str); 2] = [(SUPPORTED, "V2_0"), ("2", "V2")];
+
+/// Accepts [`ACCEPTED`]; anything else, or no header, is a 400 (101).
 pub fn check(headers: &HeaderMap) -> Result<(), ApiError> {
     let Some(raw) = headers.get(HEADER) else {
         return Err(ApiError::UnsupportedVersion {
@@ -15,7 +19,7 @@ pub fn check(headers: &HeaderMap) -> Result<(), ApiError> {
         });
     };
     match raw.to_str().map(str::trim) {
-        Ok("2.0" | "2") => Ok(()),
+        Ok(value) if ACCEPTED.iter().any(|(accepted, _)| *accepted == value) => Ok(()),
         Ok(other) => Err(ApiError::UnsupportedVersion {
             detail: format!(
                 "{HEADER}: \"{}\" is not supported; supported versions: {SUPPORTED}.",

@@ -28,15 +28,16 @@ pub const CASH: &str = "CASH";
 )]
 pub struct SessionRecord {
     pub id: i64,
-    #[field(required, filter = "registerIds")]
+    #[field(required, create_only, filter = "registerIds")]
     pub register_id: i64,
     /// The register's store, for reading by store.
     #[field(read_only)]
     pub store_id: i64,
     /// Who opened it: the token's employee unless the write names another.
+    #[field(create_only)]
     pub employee_id: Option<i64>,
     /// The cash in the drawer at the start, in minor units.
-    #[field(required)]
+    #[field(required, create_only)]
     pub opening_float: i64,
     /// Written true (with `countedCash`) to close it; a closed session never changes.
     pub closed: bool,

@@ -9,7 +9,7 @@ use crate::http::auth::Call;
 use crate::http::delta;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
-use crate::http::filters;
+use crate::http::filters::{self, FilterHeader, FilterKind};
 use crate::http::resources::generic::{self, IdHeaders};
 use crate::http::resources::show_deleted;
 use crate::views::lists::ListQuery;
@@ -39,16 +39,40 @@ impl Stages {
     }
 }
 
+const STORE_IDS: FilterHeader = FilterHeader::new(
+    "storeIds",
+    FilterKind::Ids,
+    "Only promotions valid at any of these stores (`storeId` is read the same).",
+);
+const ACTIVE: FilterHeader = FilterHeader::new(
+    "active",
+    FilterKind::Bool,
+    "Only promotions running now (`true`), or only those not running (`false`).",
+);
+const EXPIRED: FilterHeader = FilterHeader::new(
+    "expired",
+    FilterKind::Bool,
+    "Only promotions whose end has passed (`true`), or only those whose has not.",
+);
+const IMMINENT: FilterHeader = FilterHeader::new(
+    "imminent",
+    FilterKind::Bool,
+    "Only promotions starting within the merchant's imminent window (`true`), or the others.",
+);
+
+/// The filters `GET /promotion` reads beyond its ids.
+pub const FILTERS: &[FilterHeader] = &[STORE_IDS, ACTIVE, EXPIRED, IMMINENT];
+
 async fn list(call: Call) -> Result<Reply, ApiError> {
     let Call { req, caller, state } = call;
     let headers = req.headers();
     let ids = filters::id_list_any(headers, &PromotionRecord::ID_HEADERS)?;
     let days = i64::try_from(state.settings.promotion_imminent_days).unwrap_or(i64::MAX);
     let stages = Stages {
-        stores: filters::id_list_any(headers, &["storeIds", "storeId"])?,
-        active: filters::boolean(headers, "active")?,
-        expired: filters::boolean(headers, "expired")?,
-        imminent: filters::boolean(headers, "imminent")?,
+        stores: filters::id_list_any(headers, &[STORE_IDS.name, "storeId"])?,
+        active: filters::boolean(headers, ACTIVE.name)?,
+        expired: filters::boolean(headers, EXPIRED.name)?,
+        imminent: filters::boolean(headers, IMMINENT.name)?,
         now: now_millis(),
         imminent_window: days.saturating_mul(DAY_MS),
     };

@@ -8,6 +8,7 @@ use actix_web::web;
 use crate::http::auth::Call;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
+use crate::http::filters::{FilterHeader, FilterKind};
 use crate::http::resources::generic::{list_query, narrowed_list, IdHeaders};
 use crate::http::resources::{delete_ids, outcome_reply};
 use crate::http::{delta, filters, idempotency, logs};
@@ -27,12 +28,22 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// The longest search text.
-const MAX_SEARCH: usize = 100;
+pub const MAX_SEARCH: usize = 100;
+
+const SEARCH: FilterHeader = FilterHeader::new(
+    "search",
+    FilterKind::Search(MAX_SEARCH),
+    "The first letters of a name (or a word of it), an email or a phone number; case is \
+     ignored, and so is everything but the digits of a phone number.",
+);
+
+/// The filters `GET /customer` reads beyond its ids and declared fields.
+pub const FILTERS: &[FilterHeader] = &[SEARCH];
 
 pub async fn list(call: Call) -> Result<Reply, ApiError> {
     let Call { req, caller, state } = call;
     let mut query = list_query::<CustomerRecord>(req.headers())?;
-    let search = filters::search(req.headers(), "search", MAX_SEARCH)?;
+    let search = filters::search(req.headers(), SEARCH.name, MAX_SEARCH)?;
     let snapshot = Snapshot::of(&state.merchants, caller.merchant_id).await?;
     if let Some(text) = &search {
         // The index narrows to the candidates; `matches` below decides.

@@ -21,7 +21,7 @@ use domain::fleet::tenant::AppliedTenant;
 use engine::fleet::operator::CreateRefused;
 
 /// Merchants one create may hold: each hashes its users' passwords (before the transaction).
-const MAX_CREATE: usize = 20;
+pub const MAX_CREATE: usize = 20;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -93,8 +93,8 @@ async fn admit(req: &ServiceRequest) -> Result<(), ApiError> {
 
 /// Merchants one page of `GET /operator/merchant` lists unless `limit` says otherwise, and at
 /// most.
-const DEFAULT_PAGE: i64 = 100;
-const MAX_PAGE: i64 = 1_000;
+pub const DEFAULT_PAGE: i64 = 100;
+pub const MAX_PAGE: i64 = 1_000;
 
 /// `GET /operator/merchant`: merchants by id with their usage, a page at a time: headers
 /// `afterId` (the previous page's `nextAfterId`) and `limit`; `merchantIds` for some.

@@ -13,7 +13,7 @@ use crate::http::filters::HeaderCheck;
 use crate::http::AppState;
 use domain::sales::report::ReportRange;
 
-const MAX_REPORT_DAYS: i64 = 366;
+pub const MAX_REPORT_DAYS: i64 = 366;
 
 pub async fn basket(call: Call) -> Result<Reply, ApiError> {
     let Call { req, caller, state } = call;
@@ -84,7 +84,7 @@ async fn range_headers(
 }
 
 /// The longest range of `GET /report/sales`, in days.
-const MAX_SALES_DAYS: i64 = 366;
+pub const MAX_SALES_DAYS: i64 = 366;
 
 /// `GET /report/sales` → `salesReport` (docs/sales-report.md): the sales running totals over
 /// `reportFrom`* ≤ local time < `reportTo`* (each store's wall clock: `2026-11-27` or

@@ -8,24 +8,42 @@
 use crate::http::auth::Call;
 use crate::http::envelope::Reply;
 use crate::http::error::ApiError;
-use crate::http::filters::{self, HeaderCheck};
+use crate::http::filters::{self, FilterHeader, FilterKind, HeaderCheck};
 use crate::http::resources::generic::IdHeaders;
 use crate::views::lists::{self, SalesQuery};
 use domain::record::filter;
 use domain::stock::count::StockReconciliation;
 use engine::merchant::resource::Resource;
 
+const FROM: FilterHeader = FilterHeader::new(
+    "from",
+    FilterKind::DateTime,
+    "Counts completed at or after this instant.",
+)
+.required();
+const TO: FilterHeader = FilterHeader::new(
+    "to",
+    FilterKind::DateTime,
+    "Counts completed before this instant.",
+)
+.required();
+const STORE_IDS: FilterHeader =
+    FilterHeader::new("storeIds", FilterKind::Ids, "The stores counted.").required();
+
+/// What `GET /stock/reconcile` reads besides its ids: all three are required.
+pub const FILTERS: &[FilterHeader] = &[FROM, TO, STORE_IDS];
+
 pub async fn list(call: Call) -> Result<Reply, ApiError> {
     let Call { req, caller, state } = call;
     let h = req.headers();
     let mut check = HeaderCheck::new(h);
-    let from = check.date_time("from", true);
-    let to = check.date_time("to", true);
-    let stores = check.ids("storeIds", true);
-    check.range(("from", from), ("to", to), None);
+    let from = check.date_time(FROM.name, FROM.required);
+    let to = check.date_time(TO.name, TO.required);
+    let stores = check.ids(STORE_IDS.name, STORE_IDS.required);
+    check.range((FROM.name, from), (TO.name, to), None);
     check.finish(&[])?;
     let (Some(from), Some(to), Some(stores)) = (from, to, stores) else {
-        return Err(ApiError::bad_header("from", "the header is missing."));
+        return Err(ApiError::bad_header(FROM.name, "the header is missing."));
     };
     let (from, to) = (from.timestamp_millis(), to.timestamp_millis());
     let query = SalesQuery {

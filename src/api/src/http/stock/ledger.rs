@@ -13,7 +13,7 @@ use domain::now_millis;
 use domain::stock::levels::Ledger;
 
 /// Products one read may name.
-const MAX_PRODUCTS: usize = 100;
+pub const MAX_PRODUCTS: usize = 100;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,7 +1,7 @@
 //! Stock's routes: supplier invoices received, stock counts and the stock ledger.
 
 pub mod counts;
-mod ledger;
+pub mod ledger;
 
 use actix_web::web;
 use domain::stock::count::StockReconciliation;

@@ -34,10 +34,10 @@ use engine::merchant::resource::Resource;
 use engine::webhooks::guard::refused_url;
 
 /// Deliveries a listing shows at most, and by default.
-const MAX_LISTED: i64 = 1000;
-const DEFAULT_LISTED: i64 = 100;
+pub const MAX_LISTED: i64 = 1000;
+pub const DEFAULT_LISTED: i64 = 100;
 /// Deliveries one resend names at most.
-const MAX_RESEND: usize = 1000;
+pub const MAX_RESEND: usize = 1000;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     generic::routes::<WebhookRecord>(cfg, "/webhook");
