@@ -97,6 +97,10 @@ pub enum Command {
         /// Write here instead of standard output (the repository keeps it at docs/openapi.json).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Also write the field tables of the pages in this folder (`<!-- fields: Record -->`
+        /// marks; the repository's are in docs/) from the declarations.
+        #[arg(long)]
+        docs: Option<PathBuf>,
     },
 }
 
@@ -436,11 +440,24 @@ async fn run_catalogue(settings: &Settings, command: CatalogueCommand) -> anyhow
 /// The commands that need no settings and no database: `openapi` (the document depends on the
 /// code only) and `login` (a client of a server, not one; nothing logged).
 async fn without_settings(command: Command) -> anyhow::Result<()> {
-    if let Command::Openapi { out } = &command {
+    if let Command::Openapi { out, docs } = &command {
         let text = crate::openapi::pretty();
         match out {
             Some(path) => std::fs::write(path, text)?,
             None => print!("{text}"),
+        }
+        if let Some(folder) = docs {
+            for entry in std::fs::read_dir(folder)? {
+                let path = entry?.path();
+                if path.extension().is_some_and(|e| e == "md") {
+                    let page = std::fs::read_to_string(&path)?;
+                    let written = crate::openapi::tables::refresh(&page)
+                        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                    if written != page {
+                        std::fs::write(&path, written)?;
+                    }
+                }
+            }
         }
         return Ok(());
     }

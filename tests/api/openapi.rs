@@ -279,3 +279,26 @@ async fn a_write_answer_lists_the_saved_ids() {
     );
     assert_eq!(headers["x-object-ids"].to_str().unwrap(), ids);
 }
+
+/// The field tables of `docs/` are written from the declarations (`merchantd openapi --docs
+/// docs`): each page is what that command would write.
+#[test]
+fn the_field_tables_in_docs_are_the_declarations() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
+    let mut tables = 0;
+    for entry in std::fs::read_dir(&folder).expect("docs") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        let page = std::fs::read_to_string(&path).expect("page");
+        tables += page.matches("<!-- fields: ").count();
+        let written = merchantd::openapi::tables::refresh(&page).expect("the page's marks");
+        assert!(
+            written == page,
+            "{} has a stale field table: run `cargo run -- openapi --out docs/openapi.json --docs docs`",
+            path.display()
+        );
+    }
+    assert!(tables >= 3, "the field tables are no longer marked");
+}

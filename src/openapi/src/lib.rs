@@ -20,6 +20,7 @@ mod public;
 mod records;
 mod reference;
 pub mod schemas;
+pub mod tables;
 #[cfg(test)]
 mod tests;
 mod till;

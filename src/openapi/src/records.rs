@@ -104,7 +104,7 @@ fn described(builder: ObjectBuilder, doc: &str) -> ObjectBuilder {
 pub fn create_record(decl: &'static RecordDecl) -> Schema {
     let mut object = described(closed(), &format!("A new {}.", decl.noun.to_lowercase()));
     for field in written(decl) {
-        object = object.property(field.name, write_field(field));
+        object = object.property(field.name, with_doc(write_field(field), field));
         if field.access == Access::Required {
             object = object.required(field.name);
         }
@@ -130,7 +130,7 @@ pub fn update_record(decl: &'static RecordDecl) -> Schema {
         )
         .required("id");
     for field in written(decl).filter(|f| !f.create_only) {
-        object = object.property(field.name, write_field(field));
+        object = object.property(field.name, with_doc(write_field(field), field));
     }
     object.build().into()
 }
@@ -160,6 +160,7 @@ pub fn read_record(decl: &'static RecordDecl, extra: &[(&str, Kind)]) -> Schema 
             true => read_only(schema),
             false => schema,
         };
+        let schema = with_doc(schema, field);
         object = object.property(field.name, schema);
         if !once {
             object = object.required(field.name);
@@ -169,6 +170,27 @@ pub fn read_record(decl: &'static RecordDecl, extra: &[(&str, Kind)]) -> Schema 
         object = object.property(*name, read_only(schemas::read_schema(*kind, false)));
     }
     object.build().into()
+}
+
+/// A field's schema with its doc comment as the description, where it has one and the schema
+/// can carry one.
+fn with_doc(schema: Schema, field: &FieldDecl) -> Schema {
+    match (schema, field.doc) {
+        (schema, "") => schema,
+        (Schema::Object(mut object), doc) => {
+            object.description = Some(doc.to_owned());
+            Schema::Object(object)
+        }
+        (Schema::Array(mut array), doc) => {
+            array.description = Some(doc.to_owned());
+            Schema::Array(array)
+        }
+        (Schema::OneOf(mut one_of), doc) => {
+            one_of.description = Some(doc.to_owned());
+            Schema::OneOf(one_of)
+        }
+        (other, _) => other,
+    }
 }
 
 fn read_only(schema: Schema) -> Schema {

@@ -15,19 +15,26 @@ pub struct CustomerRecord {
     pub id: i64,
     #[field(max_len = 200, required)]
     pub name: String,
+    /// One `@`, a domain with a dot, no spaces.
     #[field(max_len = 254)]
     pub email: Option<String>,
+    /// Digits, spaces and `+ - ( ) .`, at least one digit.
     #[field(max_len = 40)]
     pub phone: Option<String>,
     #[field(max_len = 2000)]
     pub note: Option<String>,
-    /// Whether the customer agreed to marketing messages (false until they say so).
+    /// Whether the customer agreed to marketing messages: `false` until they say so; a till
+    /// asks, the merchant keeps the answer.
     pub marketing_consent: bool,
-    /// The merchant's own fields (`{"loyaltyTier": "gold"}`): text keys and text values.
+    /// The merchant's own fields (`{"loyaltyTier": "gold"}`): at most 50, keys of 1 to 60
+    /// characters, text values of at most 500; `null` clears them, an object replaces them
+    /// all.
     #[field(kind = "json")]
     pub attributes: Option<Attributes>,
+    /// When it was created.
     #[field(read_only)]
     pub active_date: Option<i64>,
+    /// When it was deleted.
     #[field(read_only)]
     pub delete_date: Option<i64>,
     /// When its personal data was erased (`POST /customer/erase`); it is deleted since.

@@ -10,12 +10,15 @@ use merchantd_macros::Record;
 #[record(path = "/register", table = "registers", event = "register")]
 pub struct RegisterRecord {
     pub id: i64,
+    /// A live store of the merchant; a register stays at the store it was created at.
     #[field(required, filter = "storeIds")]
     pub store_id: i64,
     #[field(max_len = 200, required)]
     pub name: String,
+    /// When it was created.
     #[field(read_only)]
     pub active_date: Option<i64>,
+    /// When it was deleted.
     #[field(read_only)]
     pub delete_date: Option<i64>,
 }

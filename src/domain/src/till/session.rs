@@ -28,9 +28,10 @@ pub const CASH: &str = "CASH";
 )]
 pub struct SessionRecord {
     pub id: i64,
+    /// A live register of the merchant with no session open.
     #[field(required, create_only, filter = "registerIds")]
     pub register_id: i64,
-    /// The register's store, for reading by store.
+    /// The register's store.
     #[field(read_only)]
     pub store_id: i64,
     /// Who opened it: the token's employee unless the write names another.
@@ -39,11 +40,13 @@ pub struct SessionRecord {
     /// The cash in the drawer at the start, in minor units.
     #[field(required, create_only)]
     pub opening_float: i64,
-    /// Written true (with `countedCash`) to close it; a closed session never changes.
+    /// Written `true` (with `countedCash`) to close it; a closed session never changes (111).
     pub closed: bool,
-    /// The cash counted at the close, in minor units.
+    /// The cash counted at the close, in minor units: required to close (or given by
+    /// `countedDenominations`).
     pub counted_cash: Option<i64>,
-    /// The count by denomination (minor units of one coin or note → how many).
+    /// The count by denomination: a coin or note's minor units → how many (`{"2000": 2,
+    /// "5": 9}`); must add up to `countedCash` when both are sent.
     #[field(kind = "json")]
     pub counted_denominations: Option<Denominations>,
     /// Float + cash sales − cash refunds + paid in − paid out, at the close.
@@ -58,15 +61,19 @@ pub struct SessionRecord {
     /// The register's last number at the close (below the first when nothing was sold).
     #[field(read_only)]
     pub last_receipt_number: Option<i64>,
+    /// Who closed it.
     #[field(read_only)]
     pub closed_by: Option<i64>,
+    /// When it closed.
     #[field(read_only)]
     pub close_date: Option<i64>,
     /// The figures at the close: what the Z-report shows.
     #[field(kind = "json", read_only, hidden)]
     pub figures: Option<TillFigures>,
+    /// When it opened.
     #[field(read_only)]
     pub active_date: Option<i64>,
+    /// Never set: a session is not deleted.
     #[field(read_only)]
     pub delete_date: Option<i64>,
 }
