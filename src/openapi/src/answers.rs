@@ -8,11 +8,11 @@ use crate::schemas::{self, closed, named};
 
 /// A closed object whose every field is required.
 fn all_required(fields: Vec<(&str, Schema)>) -> Schema {
-    let mut object = closed();
-    for (name, schema) in fields {
-        object = object.property(name, schema).required(name);
-    }
-    object.build().into()
+    let fields = fields
+        .into_iter()
+        .map(|(name, schema)| (name, utoipa::openapi::RefOr::T(schema)))
+        .collect();
+    schemas::fields_object("", fields, &[])
 }
 
 /// The schemas of the answers described in this file, under `components.schemas`.

@@ -59,8 +59,8 @@ fn import() -> PathItem {
     let op = api_operation(
         &Method::POST,
         "/product/import",
-        "importCatalogue".into(),
-        "Import products, categories and opening stock from CSV".into(),
+        "importCatalogue",
+        "Import products, categories and opening stock from CSV",
     )
     .description(Some(format!(
         "A catalogue file (`text/csv`, UTF-8) with the header `{}`: a row per price instance, \
@@ -119,8 +119,8 @@ fn export() -> PathItem {
     let op = api_operation(
         &Method::GET,
         "/product/export",
-        "exportCatalogue".into(),
-        "The catalogue as CSV".into(),
+        "exportCatalogue",
+        "The catalogue as CSV",
     )
     .description(Some(format!(
         "The merchant's live products as the file `POST /product/import` reads (header `{}`, \

@@ -260,11 +260,16 @@ pub fn json_ok(description: &str, schema: impl Into<RefOr<Schema>>) -> Response 
 
 /// An operation behind the token gate: the scope its method needs on `path`, the version
 /// header, and the answers every API request may give. Its tag is the path's first segment.
-pub fn api_operation(method: &Method, path: &str, id: String, summary: String) -> OperationBuilder {
+pub fn api_operation(
+    method: &Method,
+    path: &str,
+    id: impl Into<String>,
+    summary: impl Into<String>,
+) -> OperationBuilder {
     let scope = needed_scope(method, path).as_str();
     let mut op = OperationBuilder::new()
-        .operation_id(Some(id))
-        .summary(Some(summary))
+        .operation_id(Some(id.into()))
+        .summary(Some(summary.into()))
         .tag(tag_of(path))
         .security(SecurityRequirement::new("oauth", [scope]))
         .parameter_ref(Ref::new("#/components/parameters/AcceptVersion"));

@@ -44,13 +44,7 @@ pub(super) fn public(id: &str, summary: &str, tag: &str) -> OperationBuilder {
 }
 
 fn me() -> Vec<(&'static str, PathItem)> {
-    let user = api_operation(
-        &Method::GET,
-        "/user",
-        "getUser".into(),
-        "The token's user".into(),
-    )
-    .response(
+    let user = api_operation(&Method::GET, "/user", "getUser", "The token's user").response(
         "200",
         ok(
             "The employee the token acts for.",
@@ -60,8 +54,8 @@ fn me() -> Vec<(&'static str, PathItem)> {
     let merchant = api_operation(
         &Method::GET,
         "/merchant",
-        "getMerchant".into(),
-        "The token's merchant".into(),
+        "getMerchant",
+        "The token's merchant",
     )
     .response(
         "200",
@@ -134,18 +128,13 @@ fn logs() -> PathItem {
     };
     let logs = || envelope_with("logs", schemas::keyed(named("Log")));
     let list = log_headers(
-        api_operation(&Method::GET, "/log", "listLogs".into(), "Read logs".into()),
+        api_operation(&Method::GET, "/log", "listLogs", "Read logs"),
         false,
     )
     .parameter(id())
     .response("200", ok("The logs found.", logs()));
     let post = log_headers(
-        api_operation(
-            &Method::POST,
-            "/log",
-            "createLog".into(),
-            "File a log".into(),
-        ),
+        api_operation(&Method::POST, "/log", "createLog", "File a log"),
         true,
     )
     .parameter(id())
@@ -161,14 +150,9 @@ fn logs() -> PathItem {
             .build(),
     ))
     .response("201", ok("The saved log.", logs()));
-    let delete = api_operation(
-        &Method::DELETE,
-        "/log",
-        "deleteLog".into(),
-        "Delete a log".into(),
-    )
-    .parameter(id())
-    .response("205", json_ok("The log was deleted.", named("Envelope")));
+    let delete = api_operation(&Method::DELETE, "/log", "deleteLog", "Delete a log")
+        .parameter(id())
+        .response("205", json_ok("The log was deleted.", named("Envelope")));
     item(vec![
         (HttpMethod::Get, list.build()),
         (
@@ -186,7 +170,7 @@ fn uploader() -> PathItem {
         .required("file")
         .build();
     let upload = |method: Method, id: &str| {
-        let op = api_operation(&method, "/uploader", id.into(), "Upload an image".into())
+        let op = api_operation(&method, "/uploader", id, "Upload an image")
             .parameter(header_param(
                 "contentType",
                 schemas::choice(&[
@@ -243,8 +227,8 @@ fn report_operation(path: &str) -> utoipa::openapi::path::OperationBuilder {
     api_operation(
         &Method::GET,
         path,
-        "basketReport".into(),
-        "Sales totals over a range".into(),
+        "basketReport",
+        "Sales totals over a range",
     )
     .parameter(date_param("reportFrom", true))
     .parameter(date_param("reportTo", true))
@@ -262,8 +246,8 @@ fn events() -> PathItem {
     let op = api_operation(
         &Method::GET,
         "/events",
-        "streamEvents".into(),
-        "The merchant's change events, live (server-sent events)".into(),
+        "streamEvents",
+        "The merchant's change events, live (server-sent events)",
     )
     .parameter(sequence_param(
         "Last-Event-ID",
@@ -300,8 +284,8 @@ fn webhook_deliveries() -> PathItem {
     let op = api_operation(
         &Method::GET,
         "/webhook/delivery",
-        "listWebhookDeliveries".into(),
-        "An endpoint's deliveries and their attempts, newest first".into(),
+        "listWebhookDeliveries",
+        "An endpoint's deliveries and their attempts, newest first",
     )
     .parameter(header_param(
         "webhookId",
@@ -355,8 +339,8 @@ fn webhook_resend() -> PathItem {
     let op = api_operation(
         &Method::POST,
         "/webhook/resend",
-        "resendWebhookDeliveries".into(),
-        "Queue finished deliveries again".into(),
+        "resendWebhookDeliveries",
+        "Queue finished deliveries again",
     )
     .request_body(Some(
         RequestBodyBuilder::new()
@@ -395,8 +379,8 @@ fn customer_export() -> PathItem {
     let op = api_operation(
         &Method::GET,
         "/customer/export",
-        "exportCustomer".into(),
-        "Everything held about one customer (admin)".into(),
+        "exportCustomer",
+        "Everything held about one customer (admin)",
     )
     .parameter(header_param(
         "customerId",
@@ -420,8 +404,8 @@ fn customer_erase() -> PathItem {
     let op = api_operation(
         &Method::POST,
         "/customer/erase",
-        "eraseCustomers".into(),
-        "Erase customers' personal data; their sales stay (admin)".into(),
+        "eraseCustomers",
+        "Erase customers' personal data; their sales stay (admin)",
     )
     .parameter(ids_param("customerIds", false))
     .parameter(ids_param("customerId", false))

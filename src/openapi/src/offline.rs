@@ -8,17 +8,16 @@ use utoipa::openapi::{Content, RefOr, Required};
 
 use crate::common::{api_operation, header_param, ids_param, ids_param_within, item, ok, with};
 use crate::endpoints::envelope_with;
-use crate::schemas::{self, closed, keyed, named};
+use crate::schemas::{self, keyed, named};
 
+/// A closed object of `fields`, `required` those a client must send.
 fn object(description: &str, fields: Vec<(&str, RefOr<Schema>)>, required: &[&str]) -> Schema {
-    let mut o = closed().description(Some(description.to_owned()));
-    for (name, schema) in fields {
-        o = o.property(name, schema);
-        if required.contains(&name) {
-            o = o.required(name);
-        }
-    }
-    o.build().into()
+    let optional: Vec<&str> = fields
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| !required.contains(name))
+        .collect();
+    schemas::fields_object(description, fields, &optional)
 }
 
 pub fn schemas() -> Vec<(&'static str, Schema)> {
@@ -165,8 +164,8 @@ fn sync() -> PathItem {
     let op = api_operation(
         &Method::POST,
         "/basket/sync",
-        "syncBaskets".into(),
-        "Record sales a till made offline".into(),
+        "syncBaskets",
+        "Record sales a till made offline",
     )
     .description(Some(
         "Each sale is recorded once per `clientId`: sent again with the same body it answers \
@@ -207,8 +206,8 @@ fn digest() -> PathItem {
     let op = api_operation(
         &Method::GET,
         "/digest",
-        "digest".into(),
-        "Reconciliation digest of one resource".into(),
+        "digest",
+        "Reconciliation digest of one resource",
     )
     .description(Some(
         "Per bucket of ids (`[first, first + bucketSize)`) holding records of the resource: \
@@ -253,8 +252,8 @@ fn ledger() -> PathItem {
     let op = api_operation(
         &Method::GET,
         "/stock/movement",
-        "stockMovements".into(),
-        "The stock ledger of some products".into(),
+        "stockMovements",
+        "The stock ledger of some products",
     )
     .description(Some(
         "Every movement of the products' stock (a sale, a return, goods received, a stock \

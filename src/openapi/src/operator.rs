@@ -7,7 +7,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{RefOr, Required};
 
 use crate::common::{ids_param, item, json_content, json_ok, shared, with};
-use crate::schemas::{self, closed, keyed, named};
+use crate::schemas::{self, closed, fields_object, keyed, named};
 use api::http::fleet::operator::MAX_CREATE;
 
 /// The name of the operator's bearer scheme under `components.securitySchemes`.
@@ -26,74 +26,53 @@ pub fn scheme() -> SecurityScheme {
     )
 }
 
-fn object(fields: Vec<(&str, RefOr<Schema>)>, required: &[&str]) -> ObjectBuilder {
-    let mut o = closed();
-    for (name, schema) in fields {
-        o = o.property(name, schema);
-        if required.contains(&name) {
-            o = o.required(name);
-        }
-    }
-    o
-}
-
-fn list(item: ObjectBuilder) -> RefOr<Schema> {
-    RefOr::T(ArrayBuilder::new().items(item).build().into())
+fn list(item: Schema) -> RefOr<Schema> {
+    RefOr::T(
+        ArrayBuilder::new()
+            .items(utoipa::openapi::schema::ArrayItems::RefOrSchema(Box::new(
+                item.into(),
+            )))
+            .build()
+            .into(),
+    )
 }
 
 pub fn schemas() -> Vec<(&'static str, Schema)> {
     let int = || RefOr::T(schemas::integer());
     let text = || RefOr::T(schemas::string());
     let ids = || RefOr::T(keyed(schemas::integer()));
-    let manifest = manifest();
-    let usage = object(
-        vec![
-            ("products", int()),
-            ("sales", int()),
-            ("fileBytes", int()),
-            ("requests", int()),
-            ("writes", int()),
-            ("eventClients", int()),
-        ],
-        &[
-            "products",
-            "sales",
-            "fileBytes",
-            "requests",
-            "writes",
-            "eventClients",
-        ],
-    )
-    .description(Some(
+    let counts = [
+        "products",
+        "sales",
+        "fileBytes",
+        "requests",
+        "writes",
+        "eventClients",
+    ];
+    let usage = fields_object(
         "What the merchant holds (live products, completed sales, uploaded bytes), and what it \
          did on the replica that answers since it started (requests, writes, event streams \
          open now).",
-    ))
-    .build()
-    .into();
-    let merchant = object(
+        counts.iter().map(|name| (*name, int())).collect(),
+        &[],
+    );
+    let date = || RefOr::T(schemas::date(true));
+    let merchant = fields_object(
+        "A merchant of the operator's, with its usage.",
         vec![
             ("id", int()),
             ("key", text()),
             ("name", text()),
-            ("createDate", RefOr::T(schemas::date(true))),
-            ("suspendDate", RefOr::T(schemas::date(true))),
-            ("deleteAfter", RefOr::T(schemas::date(true))),
+            ("createDate", date()),
+            ("suspendDate", date()),
+            ("deleteAfter", date()),
             ("usage", named("MerchantUsage")),
         ],
-        &[
-            "id",
-            "key",
-            "name",
-            "createDate",
-            "suspendDate",
-            "deleteAfter",
-            "usage",
-        ],
-    )
-    .build()
-    .into();
-    let created = object(
+        &[],
+    );
+    let created = fields_object(
+        "The new merchant's id, and its stores' (by key), users' (by email) and applications' \
+         (by client id).",
         vec![
             ("id", int()),
             ("key", text()),
@@ -101,31 +80,21 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
             ("users", ids()),
             ("applications", ids()),
         ],
-        &["id", "key", "stores", "users", "applications"],
-    )
-    .description(Some(
-        "The new merchant's id, and its stores' (by key), users' (by email) and applications' \
-         (by client id).",
-    ))
-    .build()
-    .into();
-    let imported = object(
+        &[],
+    );
+    let imported = fields_object(
+        "The merchant an archive held, now stored here with every id it had, and how many \
+         tables and rows it brought.",
         vec![
             ("id", int()),
             ("key", text()),
             ("tables", int()),
             ("rows", int()),
         ],
-        &["id", "key", "tables", "rows"],
-    )
-    .description(Some(
-        "The merchant an archive held, now stored here with every id it had, and how many \
-         tables and rows it brought.",
-    ))
-    .build()
-    .into();
+        &[],
+    );
     vec![
-        ("MerchantManifest", manifest),
+        ("MerchantManifest", manifest()),
         ("ImportedMerchant", imported),
         ("MovedMerchant", moved()),
         ("MerchantUsage", usage),
@@ -138,7 +107,9 @@ pub fn schemas() -> Vec<(&'static str, Schema)> {
 fn moved() -> Schema {
     let int = || RefOr::T(schemas::integer());
     let text = || RefOr::T(schemas::string());
-    object(
+    fields_object(
+        "A merchant moved between pods: from and to which, the rows copied, how long its \
+         writes waited (the hold) and how long the whole move took.",
         vec![
             ("id", int()),
             ("key", text()),
@@ -148,85 +119,57 @@ fn moved() -> Schema {
             ("heldMilliseconds", int()),
             ("milliseconds", int()),
         ],
-        &[
-            "id",
-            "key",
-            "from",
-            "to",
-            "rows",
-            "heldMilliseconds",
-            "milliseconds",
-        ],
+        &[],
     )
-    .description(Some(
-        "A merchant moved between pods: from and to which, the rows copied, how long its \
-         writes waited (the hold) and how long the whole move took.",
-    ))
-    .build()
-    .into()
 }
 
 /// A tenant manifest as JSON: the file's sections and fields.
 fn manifest() -> Schema {
     let text = || RefOr::T(schemas::string());
-    object(
+    let merchant = fields_object(
+        "",
         vec![
-            (
-                "merchant",
-                object(
-                    vec![
-                        ("key", text()),
-                        ("name", text()),
-                        ("legacy_clients", RefOr::T(schemas::boolean())),
-                    ],
-                    &["key", "name"],
-                )
-                .build()
-                .into(),
-            ),
-            ("sales", RefOr::T(schemas::object())),
-            (
-                "stores",
-                list(object(
-                    vec![("key", text()), ("name", text())],
-                    &["key", "name"],
-                )),
-            ),
-            (
-                "users",
-                list(object(
-                    vec![
-                        ("email", text()),
-                        ("password", text()),
-                        ("password_hash", text()),
-                        ("role", text()),
-                        ("first_name", text()),
-                        ("last_name", text()),
-                    ],
-                    &["email", "role"],
-                )),
-            ),
-            (
-                "applications",
-                list(object(
-                    vec![
-                        ("name", text()),
-                        ("client_id", text()),
-                        ("client_secret", text()),
-                        ("redirect_uris", RefOr::T(schemas::strings())),
-                        ("description", text()),
-                    ],
-                    &["name", "client_id", "redirect_uris"],
-                )),
-            ),
+            ("key", text()),
+            ("name", text()),
+            ("legacy_clients", RefOr::T(schemas::boolean())),
         ],
-        &["merchant"],
-    )
-    .description(Some(
+        &["legacy_clients"],
+    );
+    let store = fields_object("", vec![("key", text()), ("name", text())], &[]);
+    let user = fields_object(
+        "",
+        vec![
+            ("email", text()),
+            ("password", text()),
+            ("password_hash", text()),
+            ("role", text()),
+            ("first_name", text()),
+            ("last_name", text()),
+        ],
+        &["password", "password_hash", "first_name", "last_name"],
+    );
+    let application = fields_object(
+        "",
+        vec![
+            ("name", text()),
+            ("client_id", text()),
+            ("client_secret", text()),
+            ("redirect_uris", RefOr::T(schemas::strings())),
+            ("description", text()),
+        ],
+        &["client_secret", "description"],
+    );
+    fields_object(
         "A tenant manifest (DESIGN §3) as JSON: the same sections and fields as the file.",
-    ))
-    .build()
-    .into()
+        vec![
+            ("merchant", RefOr::T(merchant)),
+            ("sales", RefOr::T(schemas::object())),
+            ("stores", list(store)),
+            ("users", list(user)),
+            ("applications", list(application)),
+        ],
+        &["sales", "stores", "users", "applications"],
+    )
 }
 
 fn operation(id: &str, summary: &str) -> OperationBuilder {

@@ -8,19 +8,9 @@ use utoipa::openapi::{Content, RefOr, Required};
 
 use crate::common::{api_operation, item, ok, with};
 use crate::endpoints::envelope_with;
-use crate::schemas::{self, closed, keyed, named};
+use crate::schemas::{self, keyed, named};
 
-/// A closed object of `fields`, each required but those named in `optional`.
-fn object(description: &str, fields: Vec<(&str, RefOr<Schema>)>, optional: &[&str]) -> Schema {
-    let mut o = closed().description(Some(description.to_owned()));
-    for (name, schema) in fields {
-        o = o.property(name, schema);
-        if !optional.contains(&name) {
-            o = o.required(name);
-        }
-    }
-    o.build().into()
-}
+use schemas::fields_object as object;
 
 /// The receipt and its parts.
 pub fn schemas() -> Vec<(&'static str, Schema)> {
@@ -124,8 +114,8 @@ fn calculate() -> PathItem {
     let op = api_operation(
         &Method::POST,
         "/basket/calculate",
-        "calculateBaskets".into(),
-        "Price baskets without writing them".into(),
+        "calculateBaskets",
+        "Price baskets without writing them",
     )
     .description(Some(
         "The sale engine that completion records, run without writing: each basket of the body \

@@ -274,6 +274,26 @@ fn oauth_error() -> Schema {
     ])
 }
 
+/// A closed object of `fields` (with `description` when not empty), every field required but
+/// those named in `optional`.
+pub fn fields_object(
+    description: &str,
+    fields: Vec<(&str, RefOr<Schema>)>,
+    optional: &[&str],
+) -> Schema {
+    let mut object = closed();
+    if !description.is_empty() {
+        object = object.description(Some(description));
+    }
+    for (name, schema) in fields {
+        object = object.property(name, schema);
+        if !optional.contains(&name) {
+            object = object.required(name);
+        }
+    }
+    object.build().into()
+}
+
 /// Any JSON object (a request body this document does not itemise).
 pub fn object() -> Schema {
     typed(Type::Object).build().into()

@@ -8,15 +8,11 @@ use utoipa::openapi::RefOr;
 
 use crate::common::{api_operation, header_param, ids_param, item, ok, with};
 use crate::endpoints::envelope_with;
-use crate::schemas::{self, closed, keyed, named};
+use crate::schemas::{self, keyed, named};
 
 /// A closed object of `fields`, all required.
 fn object(description: &str, fields: Vec<(&str, RefOr<Schema>)>) -> Schema {
-    let mut o = closed().description(Some(description.to_owned()));
-    for (name, schema) in fields {
-        o = o.property(name, schema).required(name);
-    }
-    o.build().into()
+    schemas::fields_object(description, fields, &[])
 }
 
 pub fn schemas() -> Vec<(&'static str, Schema)> {
@@ -151,8 +147,8 @@ fn report() -> PathItem {
     let op = api_operation(
         &Method::GET,
         "/register/session/report",
-        "sessionReports".into(),
-        "X- and Z-reports of till sessions".into(),
+        "sessionReports",
+        "X- and Z-reports of till sessions",
     )
     .description(Some(
         "The report of each session `sessionIds` names: an open session's X-report (its \
@@ -180,8 +176,8 @@ fn sales_report() -> PathItem {
     let op = api_operation(
         &Method::GET,
         "/report/sales",
-        "salesReport".into(),
-        "Sales by day or hour, from running totals".into(),
+        "salesReport",
+        "Sales by day or hour, from running totals",
     )
     .description(Some(
         "Completed sale baskets summed from the running totals their completion updated: by \
