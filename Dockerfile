@@ -21,11 +21,11 @@ ARG RUST_VERSION=1.95
 
 FROM rust:${RUST_VERSION}-bookworm AS build
 WORKDIR /src
-# Only what the build reads (see .dockerignore): the workspace's members (the record macros, and
-# the fuzz targets' manifest and sources, which cargo loads though it does not build them), the
-# bench targets Cargo.toml declares, and the migrations, compiled in by sqlx::migrate!.
+# Only what the build reads (see .dockerignore): the workspace's members (every crate under src/,
+# and the fuzz targets' manifest and sources, which cargo loads though it does not build them),
+# the bench targets Cargo.toml declares, and the migrations, compiled in by the storage crate's
+# build script. The production allocator is jemalloc (`--features jemalloc`, Cargo.toml).
 COPY Cargo.toml Cargo.lock ./
-COPY macros ./macros
 COPY fuzz/Cargo.toml ./fuzz/Cargo.toml
 COPY fuzz/fuzz_targets ./fuzz/fuzz_targets
 COPY benches ./benches
@@ -33,7 +33,7 @@ COPY migrations ./migrations
 COPY src ./src
 RUN --mount=type=cache,target=/usr/local/cargo/registry,sharing=locked \
     --mount=type=cache,target=/src/target,sharing=locked \
-    cargo build --release --locked --bin merchantd \
+    cargo build --release --locked --features jemalloc --bin merchantd \
     && install -D -m 0755 target/release/merchantd /out/merchantd \
     && strip /out/merchantd
 # The image's default configuration: listen on every interface (a container's loopback is of no

@@ -28,7 +28,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 if [[ -z "$binary" ]]; then
-    (cd "$root" && cargo build --release --quiet --bin merchantd)
+    (cd "$root" && cargo build --release --quiet --features jemalloc --bin merchantd)
     binary="${CARGO_TARGET_DIR:-$root/target}/release/merchantd"
 fi
 work="$(mktemp -d)"

@@ -5,7 +5,7 @@
 #                       [--duration S] [--history 0,20000,...] [--keep] ...   (see load.py --help)
 #
 # Without --binary it builds the release binary of the repository holding this script
-# (`cargo build --release`) and measures target/release/merchantd. It installs wrk from Debian's
+# (`cargo build --release --features jemalloc`) and measures target/release/merchantd. It installs wrk from Debian's
 # packages when missing, then runs load.py (Python 3 standard library only): the server is pinned
 # to CPU 0 with workers = 1, wrk and the driver to CPU 1. The median table is printed at the end and
 # the raw results go to target/load/results-<timestamp>.json.
@@ -40,8 +40,8 @@ for tool in python3 taskset; do
 done
 
 if [[ -z "$binary" ]]; then
-    echo "building release: cargo build --release (in $repo)" >&2
-    (cd "$repo" && cargo build --release --bin merchantd)
+    echo "building release: cargo build --release --features jemalloc (in $repo)" >&2
+    (cd "$repo" && cargo build --release --features jemalloc --bin merchantd)
     binary="$repo/target/release/merchantd"
 fi
 [[ -x "$binary" ]] || { echo "no executable binary at $binary" >&2; exit 1; }
