@@ -7,45 +7,39 @@ use ports::{RecordChanges, RecordKind, Records, SalesFilter};
 use crate::records::Record;
 use crate::{Db, DbError, Tx};
 
+/// Which records of a type a read asks for.
+#[derive(Clone, Copy)]
+pub(crate) enum Wanted<'a> {
+    /// Those the cache holds (see [`Record::load`]).
+    Cached,
+    /// These ids.
+    Ids(&'a [i64]),
+    /// Those matching a filter (sales records).
+    Matching(&'a SalesFilter),
+}
+
+impl Wanted<'_> {
+    async fn read<R: Record>(self, db: &Db, merchant_id: i64) -> Result<Vec<R>, DbError> {
+        match self {
+            Wanted::Cached => R::load(db, merchant_id).await,
+            Wanted::Ids(ids) => R::find(db, merchant_id, ids).await,
+            Wanted::Matching(filter) => R::history(db, merchant_id, filter).await,
+        }
+    }
+}
+
 macro_rules! by_kind {
     ($($collection:ident: $ty:path = $rules:ident,)*) => {
-        /// The records of `kind` the cache holds (see [`Record::load`]).
-        pub(crate) async fn load_kind(
+        /// The records of `kind` that `wanted` names.
+        pub(crate) async fn read_kind(
             db: &Db,
             merchant_id: i64,
             kind: RecordKind,
+            wanted: Wanted<'_>,
         ) -> Result<Records, DbError> {
             Ok(match kind {
                 $(RecordKind::$collection => {
-                    Records::$collection(<$ty as Record>::load(db, merchant_id).await?)
-                })*
-            })
-        }
-
-        /// Records of `kind` by id.
-        pub(crate) async fn find_kind(
-            db: &Db,
-            merchant_id: i64,
-            kind: RecordKind,
-            ids: &[i64],
-        ) -> Result<Records, DbError> {
-            Ok(match kind {
-                $(RecordKind::$collection => {
-                    Records::$collection(<$ty as Record>::find(db, merchant_id, ids).await?)
-                })*
-            })
-        }
-
-        /// Records of `kind` by filter.
-        pub(crate) async fn query_kind(
-            db: &Db,
-            merchant_id: i64,
-            kind: RecordKind,
-            filter: &SalesFilter,
-        ) -> Result<Records, DbError> {
-            Ok(match kind {
-                $(RecordKind::$collection => {
-                    Records::$collection(<$ty as Record>::history(db, merchant_id, filter).await?)
+                    Records::$collection(wanted.read::<$ty>(db, merchant_id).await?)
                 })*
             })
         }

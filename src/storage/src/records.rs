@@ -73,7 +73,7 @@ pub trait Record: MaybeChildren {
     }
 
     /// Writes the records of one write, in order: new ones together (see [`persist_rows`] and
-    /// [`persist_parents`]), then the changed ones.
+    /// [`insert_parents`]), then the changed ones.
     async fn persist_all(
         tx: &mut Tx,
         merchant_id: i64,
@@ -96,38 +96,47 @@ async fn persist_each<R: Record>(
     Ok(())
 }
 
+/// The records of one write that are new.
+fn new_ones<R>(records: &[(Change, R)]) -> Vec<&R> {
+    records
+        .iter()
+        .filter(|(c, _)| c.is_new())
+        .map(|(_, r)| r)
+        .collect()
+}
+
 /// New plain rows in one statement, then the updates one by one.
 async fn persist_rows<R: TableRow>(
     tx: &mut Tx,
     merchant_id: i64,
     records: &[(Change, R)],
 ) -> Result<(), DbError> {
-    let new: Vec<&R> = records
-        .iter()
-        .filter(|(c, _)| c.is_new())
-        .map(|(_, r)| r)
-        .collect();
-    tx.insert_rows(merchant_id, &new).await?;
+    tx.insert_rows(merchant_id, &new_ones(records)).await?;
     for (_, record) in records.iter().filter(|(c, _)| !c.is_new()) {
         tx.write_row(merchant_id, record, false).await?;
     }
     Ok(())
 }
 
-/// New parents in one statement and all their children in another, then the updates.
+/// New parents in one statement and all their children in another.
+async fn insert_parents<P: rows::WithChildren>(
+    tx: &mut Tx,
+    merchant_id: i64,
+    records: &[(Change, P)],
+) -> Result<(), DbError> {
+    let new = new_ones(records);
+    tx.insert_rows(merchant_id, &new).await?;
+    let children: Vec<&P::Child> = new.iter().flat_map(|p| p.children()).collect();
+    tx.insert_rows(merchant_id, &children).await
+}
+
+/// New parents with their children (see [`insert_parents`]), then the updates.
 async fn persist_parents<P: rows::WithChildren>(
     tx: &mut Tx,
     merchant_id: i64,
     records: &[(Change, P)],
 ) -> Result<(), DbError> {
-    let new: Vec<&P> = records
-        .iter()
-        .filter(|(c, _)| c.is_new())
-        .map(|(_, r)| r)
-        .collect();
-    tx.insert_rows(merchant_id, &new).await?;
-    let children: Vec<&P::Child> = new.iter().flat_map(|p| p.children()).collect();
-    tx.insert_rows(merchant_id, &children).await?;
+    insert_parents(tx, merchant_id, records).await?;
     for (change, record) in records.iter().filter(|(c, _)| !c.is_new()) {
         if *change == Change::UpdatedKeepingChildren {
             tx.write_row(merchant_id, record, false).await?;
@@ -218,7 +227,8 @@ pub trait SalesRecord: Record {
     }
 }
 
-/// Plain rows, or parents with their children: how a record's rows are read and written.
+/// How a record's rows are read and written: plain rows, parents with their children, or rows
+/// whose writes do more (revoke tokens, keep secrets).
 #[allow(async_fn_in_trait)]
 pub trait MaybeChildren: TableRow {
     async fn select_rows(
@@ -282,8 +292,6 @@ rows_of!(
     rows::select, write_row, persist_rows;
     StoreRecord,
     CategoryRecord,
-    EmployeeRecord,
-    ApplicationRecord,
     SupplierRecord,
     SupplierStoreRecord,
     CustomerRecord,
@@ -292,14 +300,20 @@ rows_of!(
     CashMovementRecord,
     PromotionRecord,
     TransactionRecord,
-    OrderRecord,
-    WebhookRecord,
-    StockReconciliation
+    OrderRecord
 );
 rows_of!(
     rows::select_with_children, write_with_children, persist_parents;
-    ProductRecord, BasketRecord, InvoiceRecord
+    BasketRecord, InvoiceRecord
 );
+// Products keep their instances' ids; employees, applications and webhooks revoke tokens or
+// keep secrets as they are written; a count is read with its lines and surplus entries, and
+// written with the wastage basket its completion books.
+rows_of!(rows::select_with_children, persist_product, persist_products; ProductRecord);
+rows_of!(rows::select, persist_employee, persist_each; EmployeeRecord);
+rows_of!(rows::select, persist_application, persist_each; ApplicationRecord);
+rows_of!(rows::select, persist_webhook, persist_each; WebhookRecord);
+rows_of!(reconcile::select_counts, persist_count, persist_each; StockReconciliation);
 
 /// A `plain` record of the registry is a row of its declaration, stored the default way.
 macro_rules! plain_records {
@@ -324,198 +338,72 @@ impl Record for RegisterRecord {}
 impl Record for SessionRecord {}
 impl Record for CashMovementRecord {}
 impl Record for PromotionRecord {}
+impl Record for ProductRecord {}
+impl Record for EmployeeRecord {}
+impl Record for ApplicationRecord {}
+impl Record for WebhookRecord {}
 
-/// Employees, applications and webhooks revoke tokens or keep secrets as they are written.
-macro_rules! written_with_effects {
-    ($($t:ty: $persist:ident),*) => {
-        $(impl Record for $t {
-            async fn persist(
-                &self,
-                tx: &mut Tx,
-                merchant_id: i64,
-                is_new: bool,
-            ) -> Result<(), DbError> {
-                tx.$persist(merchant_id, self, is_new).await
-            }
-
-            async fn persist_all(
-                tx: &mut Tx,
-                merchant_id: i64,
-                records: &[(Change, Self)],
-            ) -> Result<(), DbError> {
-                persist_each(tx, merchant_id, records).await
-            }
-        })*
-    };
+/// New products and all their instances in two statements, then the updates (which keep the
+/// stored instances' rows).
+async fn persist_products(
+    tx: &mut Tx,
+    merchant_id: i64,
+    records: &[(Change, ProductRecord)],
+) -> Result<(), DbError> {
+    insert_parents(tx, merchant_id, records).await?;
+    for (_, product) in records.iter().filter(|(c, _)| !c.is_new()) {
+        tx.persist_product(merchant_id, product, false).await?;
+    }
+    Ok(())
 }
 
-written_with_effects!(
-    EmployeeRecord: persist_employee,
-    ApplicationRecord: persist_application,
-    WebhookRecord: persist_webhook
-);
+/// Sales records: the cache holds those `open` selects (a clause after `WHERE merchant_id =
+/// $1`), history reads the rest by filter; `completed` is the SQL condition of `completed:
+/// true`.
+macro_rules! sales_records {
+    ($($t:ty: open $open:expr, completed $completed:expr;)*) => {$(
+        impl Record for $t {
+            async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
+                Self::select(db, merchant_id, $open, &[]).await
+            }
 
-impl Record for ProductRecord {
-    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
-        tx.persist_product(merchant_id, self, is_new).await
-    }
-
-    /// New products and all their instances in two statements.
-    async fn persist_all(
-        tx: &mut Tx,
-        merchant_id: i64,
-        records: &[(Change, Self)],
-    ) -> Result<(), DbError> {
-        let new: Vec<&Self> = records
-            .iter()
-            .filter(|(c, _)| c.is_new())
-            .map(|(_, r)| r)
-            .collect();
-        tx.insert_rows(merchant_id, &new).await?;
-        let instances: Vec<_> = new.iter().flat_map(|p| p.instances.iter()).collect();
-        tx.insert_rows(merchant_id, &instances).await?;
-        for (_, product) in records.iter().filter(|(c, _)| !c.is_new()) {
-            tx.persist_product(merchant_id, product, false).await?;
+            async fn history(
+                db: &Db,
+                merchant_id: i64,
+                filter: &SalesFilter,
+            ) -> Result<Vec<Self>, DbError> {
+                <Self as SalesRecord>::query(db, merchant_id, filter).await
+            }
         }
-        Ok(())
-    }
+
+        impl SalesRecord for $t {
+            const COMPLETED: &'static str = $completed;
+        }
+    )*};
 }
 
 /// Open: not completed and not deleted.
 const OPEN: &str = "AND completed = 0 AND delete_date IS NULL";
 
-impl Record for BasketRecord {
-    async fn history(
-        db: &Db,
-        merchant_id: i64,
-        filter: &SalesFilter,
-    ) -> Result<Vec<Self>, DbError> {
-        <Self as SalesRecord>::query(db, merchant_id, filter).await
-    }
-
-    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        Self::select(db, merchant_id, OPEN, &[]).await
-    }
-}
-
-impl SalesRecord for BasketRecord {
-    const COMPLETED: &'static str = "completed = 1";
-}
-
-impl Record for TransactionRecord {
-    async fn history(
-        db: &Db,
-        merchant_id: i64,
-        filter: &SalesFilter,
-    ) -> Result<Vec<Self>, DbError> {
-        <Self as SalesRecord>::query(db, merchant_id, filter).await
-    }
-
-    /// Pending payments, and every payment of an open basket (what the basket has been paid).
-    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        // Two indexed look-ups joined by UNION: written with OR, the planner read every
-        // payment the merchant ever took (50 ms of activation at 200,000 sales).
-        let clause = "AND id IN (\
-                      SELECT id FROM transactions WHERE merchant_id = $1 AND completed = 0 \
-                      AND delete_date IS NULL \
-                      UNION SELECT id FROM transactions WHERE merchant_id = $1 AND basket_id IN \
-                      (SELECT id FROM baskets WHERE merchant_id = $1 AND completed = 0 \
-                      AND delete_date IS NULL))";
-        Self::select(db, merchant_id, clause, &[]).await
-    }
-}
-
-impl SalesRecord for TransactionRecord {
-    const COMPLETED: &'static str = "completed = 1";
-}
+/// Pending payments, and every payment of an open basket (what the basket has been paid).
+/// Two indexed look-ups joined by UNION: written with OR, the planner read every payment the
+/// merchant ever took (50 ms of activation at 200,000 sales).
+const PAYMENTS_OF_OPEN: &str = "AND id IN (\
+    SELECT id FROM transactions WHERE merchant_id = $1 AND completed = 0 \
+    AND delete_date IS NULL \
+    UNION SELECT id FROM transactions WHERE merchant_id = $1 AND basket_id IN \
+    (SELECT id FROM baskets WHERE merchant_id = $1 AND completed = 0 \
+    AND delete_date IS NULL))";
 
 /// An order is finished once completed or cancelled.
 const ORDER_FINISHED: &str = "status IN ('completed', 'cancelled')";
 
-impl Record for OrderRecord {
-    async fn history(
-        db: &Db,
-        merchant_id: i64,
-        filter: &SalesFilter,
-    ) -> Result<Vec<Self>, DbError> {
-        <Self as SalesRecord>::query(db, merchant_id, filter).await
-    }
-
-    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        let clause = format!("AND NOT ({ORDER_FINISHED}) AND delete_date IS NULL");
-        Self::select(db, merchant_id, &clause, &[]).await
-    }
-}
-
-impl SalesRecord for OrderRecord {
-    const COMPLETED: &'static str = ORDER_FINISHED;
-}
-
-impl Record for InvoiceRecord {
-    async fn history(
-        db: &Db,
-        merchant_id: i64,
-        filter: &SalesFilter,
-    ) -> Result<Vec<Self>, DbError> {
-        <Self as SalesRecord>::query(db, merchant_id, filter).await
-    }
-
-    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        Self::select(db, merchant_id, OPEN, &[]).await
-    }
-}
-
-impl SalesRecord for InvoiceRecord {
-    const COMPLETED: &'static str = "completed = 1";
-}
-
-/// A count is read with its lines and surplus entries, and written with the wastage basket
-/// its completion books.
-impl Record for StockReconciliation {
-    async fn history(
-        db: &Db,
-        merchant_id: i64,
-        filter: &SalesFilter,
-    ) -> Result<Vec<Self>, DbError> {
-        <Self as SalesRecord>::query(db, merchant_id, filter).await
-    }
-
-    async fn load(db: &Db, merchant_id: i64) -> Result<Vec<Self>, DbError> {
-        Self::select(db, merchant_id, OPEN, &[]).await
-    }
-
-    async fn find(db: &Db, merchant_id: i64, ids: &[i64]) -> Result<Vec<Self>, DbError> {
-        let mut found = Vec::new();
-        for chunk in ids.chunks(CHUNK) {
-            let clause = in_list("id", 2, chunk.len());
-            found.extend(Self::select(db, merchant_id, &clause, chunk).await?);
-        }
-        Ok(found)
-    }
-
-    async fn persist(&self, tx: &mut Tx, merchant_id: i64, is_new: bool) -> Result<(), DbError> {
-        tx.persist_count(merchant_id, self, is_new).await
-    }
-
-    async fn persist_all(
-        tx: &mut Tx,
-        merchant_id: i64,
-        records: &[(Change, Self)],
-    ) -> Result<(), DbError> {
-        persist_each(tx, merchant_id, records).await
-    }
-}
-
-impl SalesRecord for StockReconciliation {
-    const COMPLETED: &'static str = "completed = 1";
-
-    async fn select(
-        db: &Db,
-        merchant_id: i64,
-        clause: &str,
-        binds: &[i64],
-    ) -> Result<Vec<Self>, DbError> {
-        let mut conn = db.pool().acquire().await?;
-        reconcile::select_counts(&mut conn, db.backend(), merchant_id, clause, binds).await
-    }
+sales_records! {
+    BasketRecord: open OPEN, completed "completed = 1";
+    TransactionRecord: open PAYMENTS_OF_OPEN, completed "completed = 1";
+    OrderRecord:
+        open &format!("AND NOT ({ORDER_FINISHED}) AND delete_date IS NULL"),
+        completed ORDER_FINISHED;
+    InvoiceRecord: open OPEN, completed "completed = 1";
+    StockReconciliation: open OPEN, completed "completed = 1";
 }

@@ -15,7 +15,7 @@ use ports::{
 };
 
 use crate::group::GroupWrite;
-use crate::kinds::{find_kind, load_kind, persist_changes, query_kind};
+use crate::kinds::{persist_changes, read_kind, Wanted};
 use crate::{Db, DbError, Tx};
 
 /// Everything a merchant's cached state is built from. The collections are read concurrently.
@@ -29,11 +29,12 @@ pub(crate) async fn load(db: &Db, merchant_id: i64) -> Result<StoredMerchant, Db
     let refunded = db.refunded_amounts(merchant_id).await?;
     let (stock, records) = tokio::try_join!(
         db.load_merchant_stock(merchant_id),
-        try_join_all(
-            RecordKind::ALL
-                .iter()
-                .map(|kind| load_kind(db, merchant_id, *kind))
-        ),
+        try_join_all(RecordKind::ALL.iter().map(|kind| read_kind(
+            db,
+            merchant_id,
+            *kind,
+            Wanted::Cached
+        ))),
     )?;
     let registers: Vec<i64> = records
         .iter()
@@ -165,7 +166,7 @@ impl StockStore for Db {
 impl HistoryStore for Db {
     fn find(&self, kind: RecordKind, merchant_id: i64, ids: Vec<i64>) -> Pending<'static, Records> {
         let db = self.clone();
-        Box::pin(async move { Ok(find_kind(&db, merchant_id, kind, &ids).await?) })
+        Box::pin(async move { Ok(read_kind(&db, merchant_id, kind, Wanted::Ids(&ids)).await?) })
     }
 
     fn query(
@@ -175,7 +176,9 @@ impl HistoryStore for Db {
         filter: SalesFilter,
     ) -> Pending<'static, Records> {
         let db = self.clone();
-        Box::pin(async move { Ok(query_kind(&db, merchant_id, kind, &filter).await?) })
+        Box::pin(
+            async move { Ok(read_kind(&db, merchant_id, kind, Wanted::Matching(&filter)).await?) },
+        )
     }
 
     fn made_by_clients(
