@@ -112,31 +112,9 @@ pub(crate) fn record_attrs(input: &DeriveInput) -> syn::Result<RecordAttrs> {
             } else if path.is_ident("computed") {
                 out.computed.push(computed(&meta)?);
             } else if path.is_ident("once") {
-                let (mut name, mut after) = (String::new(), String::new());
-                meta.parse_nested_meta(|inner| {
-                    if inner.path.is_ident("name") {
-                        name = lit(&inner)?;
-                    } else if inner.path.is_ident("after") {
-                        after = lit(&inner)?;
-                    } else {
-                        return Err(inner.error("once takes name and after"));
-                    }
-                    Ok(())
-                })?;
-                out.once = Some((name, after));
+                out.once = Some(name_and(&meta, "once", "after")?);
             } else if path.is_ident("write_only") {
-                let (mut name, mut kind) = (String::new(), String::new());
-                meta.parse_nested_meta(|inner| {
-                    if inner.path.is_ident("name") {
-                        name = lit(&inner)?;
-                    } else if inner.path.is_ident("kind") {
-                        kind = lit(&inner)?;
-                    } else {
-                        return Err(inner.error("write_only takes name and kind"));
-                    }
-                    Ok(())
-                })?;
-                out.write_only.push((name, kind));
+                out.write_only.push(name_and(&meta, "write_only", "kind")?);
             } else {
                 return Err(meta.error("unknown record attribute"));
             }
@@ -144,6 +122,26 @@ pub(crate) fn record_attrs(input: &DeriveInput) -> syn::Result<RecordAttrs> {
         })?;
     }
     Ok(out)
+}
+
+/// `what(name = "..", other = "..")`: the two strings, in that order.
+fn name_and(
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    what: &str,
+    other: &str,
+) -> syn::Result<(String, String)> {
+    let (mut name, mut second) = (String::new(), String::new());
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident("name") {
+            name = lit(&inner)?;
+        } else if inner.path.is_ident(other) {
+            second = lit(&inner)?;
+        } else {
+            return Err(inner.error(format!("{what} takes name and {other}")));
+        }
+        Ok(())
+    })?;
+    Ok((name, second))
 }
 
 fn doc_of(attrs: &[syn::Attribute]) -> String {
@@ -188,10 +186,10 @@ pub(crate) fn field_spec(field: &syn::Field) -> syn::Result<FieldSpec> {
         ident,
         ty: field.ty.clone(),
         name: camel(&rust),
+        read_only: stamped_by_server(&rust),
         column: Some(rust),
         kind: None,
         choices: None,
-        read_only: false,
         required: false,
         writable: false,
         hidden: false,
@@ -266,6 +264,15 @@ pub(crate) fn field_spec(field: &syn::Field) -> syn::Result<FieldSpec> {
         })?;
     }
     Ok(spec)
+}
+
+/// The dates the server sets and a write never does (creation, completion, deletion,
+/// erasure): read-only without saying so, as an `id` is.
+fn stamped_by_server(rust: &str) -> bool {
+    matches!(
+        rust,
+        "create_date" | "complete_date" | "delete_date" | "erase_date"
+    )
 }
 
 /// A field rendered from a method: `computed(name, kind, get, after, ..)`.

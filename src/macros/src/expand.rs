@@ -282,7 +282,8 @@ fn entries_index(specs: &[FieldSpec], attrs: &RecordAttrs, target: &FieldSpec) -
     None
 }
 
-/// The record's names: its schema, table, collection key, noun, event object and id headers.
+/// The record's names: its schema, table, collection key, noun, event object, id headers and
+/// the path of its routes.
 struct Names {
     schema: String,
     table: String,
@@ -290,6 +291,7 @@ struct Names {
     noun: String,
     event: String,
     ids: (String, String),
+    path: String,
 }
 
 impl Names {
@@ -327,6 +329,11 @@ impl Names {
             }
             (a, b) => (a.clone(), b.clone()),
         };
+        let path = match &attrs.path {
+            Some(given) => given.clone(),
+            None if event.is_empty() => String::new(),
+            None => format!("/{}", event.replace('_', "/")),
+        };
         Self {
             schema,
             table,
@@ -334,6 +341,7 @@ impl Names {
             noun,
             event,
             ids,
+            path,
         }
     }
 }
@@ -455,9 +463,9 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         noun,
         event,
         ids: (ids0, ids1),
+        path,
     } = Names::of(input, &attrs);
     let history = attrs.history;
-    let path = attrs.path.clone().unwrap_or_default();
     let doc = &attrs.doc;
     Ok(quote! {
         impl crate::record::Visit for #ident {

@@ -6,14 +6,13 @@ use crate::fields::{Fields, Patch, Shape};
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(path = "/category", table = "categories", event = "category")]
+#[record(table = "categories", event = "category")]
 pub struct CategoryRecord {
     pub id: i64,
     #[field(max_len = 200, required)]
     pub title: String,
     pub parent_id: Option<i64>,
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

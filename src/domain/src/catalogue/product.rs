@@ -35,12 +35,11 @@ pub struct InstanceRecord {
     pub tax_codes: Vec<String>,
     #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(path = "/product", table = "products", event = "product")]
+#[record(table = "products", event = "product")]
 pub struct ProductRecord {
     pub id: i64,
     #[field(max_len = 200, required)]
@@ -63,7 +62,6 @@ pub struct ProductRecord {
     #[field(name = "timestamp", kind = "date", read_only)]
     pub created_at: i64,
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

@@ -47,7 +47,7 @@ pub const ALL_DAYS: [i64; 7] = [0, 1, 2, 3, 4, 5, 6];
 crate::choice_cell!(PromotionType);
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(path = "/promotion", table = "promotions", event = "promotion")]
+#[record(table = "promotions", event = "promotion")]
 pub struct PromotionRecord {
     pub id: i64,
     #[field(max_len = 200, required)]
@@ -81,7 +81,6 @@ pub struct PromotionRecord {
     /// Applies on top of the other promotions of a line, instead of competing with them.
     pub stackable: bool,
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

@@ -8,7 +8,7 @@ use merchantd_macros::Record;
 pub const DEFAULT_TIMEZONE: &str = "Europe/London";
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(path = "/store", table = "stores", event = "store")]
+#[record(table = "stores", event = "store")]
 pub struct StoreRecord {
     pub id: i64,
     #[field(max_len = 200, required)]
@@ -37,7 +37,6 @@ pub struct StoreRecord {
     pub timezone: String,
     pub sandbox: bool,
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

@@ -6,7 +6,7 @@ use crate::fields::{Fields, Patch, Shape};
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(path = "/supplier", table = "suppliers", event = "supplier")]
+#[record(table = "suppliers", event = "supplier")]
 pub struct SupplierRecord {
     pub id: i64,
     #[field(max_len = 200, required)]
@@ -20,7 +20,6 @@ pub struct SupplierRecord {
     #[field(max_len = 2000)]
     pub note: Option<String>,
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 
@@ -49,11 +48,7 @@ impl SupplierRecord {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(
-    path = "/supplier/store",
-    table = "supplier_stores",
-    event = "supplier_store"
-)]
+#[record(table = "supplier_stores", event = "supplier_store")]
 pub struct SupplierStoreRecord {
     pub id: i64,
     #[field(required, filter = "supplierIds")]
@@ -81,7 +76,6 @@ pub struct SupplierStoreRecord {
     #[field(min = -crate::address::LNG_MAX, max = crate::address::LNG_MAX)]
     pub lng: Option<f64>,
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 
@@ -126,11 +120,7 @@ impl SupplierStoreRecord {
 /// a unit of it costs from that supplier. A record of the registry's `plain` kind: what it is
 /// is all said here.
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(
-    path = "/supplier/product",
-    table = "supplier_products",
-    event = "supplier_product"
-)]
+#[record(table = "supplier_products", event = "supplier_product")]
 pub struct SupplierProductRecord {
     pub id: i64,
     #[field(required, filter = "supplierIds", refers = "suppliers")]
@@ -145,7 +135,6 @@ pub struct SupplierProductRecord {
     pub unit_cost: Option<rust_decimal::Decimal>,
     #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

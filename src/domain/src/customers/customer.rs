@@ -10,7 +10,7 @@ use crate::fields::{Fields, Shape};
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(path = "/customer", table = "customers", event = "customer")]
+#[record(table = "customers", event = "customer")]
 pub struct CustomerRecord {
     pub id: i64,
     #[field(max_len = 200, required)]
@@ -35,10 +35,8 @@ pub struct CustomerRecord {
     #[field(read_only)]
     pub active_date: Option<i64>,
     /// When it was deleted.
-    #[field(read_only)]
     pub delete_date: Option<i64>,
     /// When its personal data was erased (`POST /customer/erase`); it is deleted since.
-    #[field(read_only)]
     pub erase_date: Option<i64>,
 }
 

@@ -11,7 +11,6 @@ use merchantd_macros::Record;
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
-    path = "/application",
     table = "applications",
     event = "application",
     once(name = "clientSecret", after = "clientId"),
@@ -30,7 +29,6 @@ pub struct ApplicationRecord {
     #[field(max_len = 300)]
     pub logo: Option<String>,
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
     /// The hash of a secret this write sets (create or regeneration); `None` on every record
     /// that was loaded or carried over, so a later write never rewrites the stored hash.

@@ -13,7 +13,7 @@ use merchantd_macros::Record;
 pub const NAME_MAX: usize = 100;
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(path = "/employee", table = "employees", event = "employee")]
+#[record(table = "employees", event = "employee")]
 pub struct EmployeeRecord {
     pub id: i64,
     /// Manifest users have no names until they are set through the API.
@@ -33,7 +33,6 @@ pub struct EmployeeRecord {
     pub joined_date: Option<i64>,
     pub exit_date: Option<i64>,
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

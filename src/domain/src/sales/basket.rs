@@ -39,7 +39,6 @@ crate::choice_cell!(BasketType);
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
-    path = "/basket",
     history,
     table = "baskets",
     event = "basket",
@@ -72,11 +71,9 @@ pub struct BasketRecord {
     pub lines: Vec<BasketLine>,
     #[field(filter = "completed")]
     pub completed: bool,
-    #[field(read_only)]
     pub complete_date: Option<i64>,
     #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
     /// Promotions applied by hand, beside the automatic ones.
     pub promotion_ids: Vec<i64>,

@@ -14,7 +14,6 @@ pub const ORDER_SHAPE: Shape = Shape::of::<OrderRecord>();
 /// A customer order made from a completed basket.
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
-    path = "/order",
     history,
     table = "orders",
     event = "order",
@@ -52,11 +51,9 @@ pub struct OrderRecord {
     pub note: Option<String>,
     #[field(max_len = 20, kind = "choice", choices = &STATUSES)]
     pub status: String,
-    #[field(read_only)]
     pub complete_date: Option<i64>,
     #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

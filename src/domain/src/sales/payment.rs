@@ -10,12 +10,7 @@ pub const PAYMENT_TYPES: [&str; 5] = ["CASH", "CARD", "CHEQUE", "VOUCHER", "APP"
 
 /// A payment against a basket.
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(
-    path = "/transaction",
-    history,
-    table = "transactions",
-    event = "transaction"
-)]
+#[record(history, table = "transactions", event = "transaction")]
 pub struct TransactionRecord {
     pub id: i64,
     #[field(required, filter = "basketIds")]
@@ -39,11 +34,9 @@ pub struct TransactionRecord {
     #[field(read_only)]
     pub employee_id: Option<i64>,
     pub completed: bool,
-    #[field(read_only)]
     pub complete_date: Option<i64>,
     #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
     /// The till's UUID for the payment, unique per merchant: creating it again answers the
     /// payment it made.

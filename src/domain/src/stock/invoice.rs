@@ -29,7 +29,6 @@ pub struct InvoiceItem {
 /// A purchase of stock from a supplier, received at one store.
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
-    path = "/invoice",
     history,
     table = "invoices",
     event = "invoice",
@@ -55,11 +54,9 @@ pub struct InvoiceRecord {
     pub note: Option<String>,
     pub invoice_date: Option<i64>,
     pub completed: bool,
-    #[field(read_only)]
     pub complete_date: Option<i64>,
     #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

@@ -7,7 +7,7 @@ use crate::fields::{Fields, Patch, Shape};
 use merchantd_macros::Record;
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
-#[record(path = "/register", table = "registers", event = "register")]
+#[record(table = "registers", event = "register")]
 pub struct RegisterRecord {
     pub id: i64,
     /// A live store of the merchant; a register stays at the store it was created at.
@@ -19,7 +19,6 @@ pub struct RegisterRecord {
     #[field(read_only)]
     pub active_date: Option<i64>,
     /// When it was deleted.
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

@@ -74,7 +74,6 @@ pub struct SessionRecord {
     #[field(read_only)]
     pub active_date: Option<i64>,
     /// Never set: a session is not deleted.
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 
@@ -419,7 +418,6 @@ pub struct CashMovementRecord {
     pub employee_id: Option<i64>,
     #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
 }
 

@@ -15,7 +15,6 @@ use merchantd_macros::Record;
 
 #[derive(Clone, Default, PartialEq, Record)]
 #[record(
-    path = "/webhook",
     table = "webhooks",
     event = "webhook",
     once(name = "secret", after = "url"),
@@ -34,9 +33,7 @@ pub struct WebhookRecord {
     /// Why the dispatcher turned the endpoint off; cleared when it is turned on again.
     #[field(read_only)]
     pub disabled_reason: Option<String>,
-    #[field(read_only)]
     pub create_date: i64,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
     /// A signing secret this write sets (create or rotation); `None` on every record loaded or
     /// carried over, so a later write never touches the stored secrets.

@@ -117,7 +117,6 @@ pub struct StockReconciliation {
     #[field(max_len = 2000)]
     pub note: Option<String>,
     pub completed: bool,
-    #[field(read_only)]
     pub complete_date: Option<i64>,
     /// Ordered by product id.
     #[field(name = "products", children)]
@@ -128,7 +127,6 @@ pub struct StockReconciliation {
     pub surplus_entries: Vec<SurplusEntry>,
     #[field(read_only)]
     pub active_date: Option<i64>,
-    #[field(read_only)]
     pub delete_date: Option<i64>,
     /// The wastage basket booked by the write that completed the count, stored with it in the
     /// same transaction. Records read back from the database hold only its id.
