@@ -7,6 +7,7 @@
 //! it does not fail.
 
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use domain::oauth::grants::refresh_token::{RefreshExchange, RefreshGrant};
@@ -17,7 +18,7 @@ use domain::oauth::token::{
 use domain::stock::levels::StockMap;
 use ports::{
     Grant, Granted, GroupStore, HistoryStore, NewCode, OpenGroup, Pending, RecordKind, Records,
-    SalesFilter, StateStore, StockStore, StoredMerchant, TokenStore,
+    SalesFilter, StateStore, StockStore, StorageError, StoredMerchant, TokenStore,
 };
 
 use crate::fleet::pods::Pods;
@@ -77,30 +78,62 @@ impl PodStorage {
         };
         self.of(merchant_id).await
     }
+
+    /// `work` on the pod holding the merchant.
+    pub(super) fn in_pod_of<'a, T, E, F, Fut>(&self, merchant_id: i64, work: F) -> Pending<'a, T>
+    where
+        F: FnOnce(Db) -> Fut + Send + 'a,
+        Fut: Future<Output = Result<T, E>> + Send + 'a,
+        StorageError: From<E>,
+    {
+        let pods = self.pods.clone();
+        Box::pin(async move {
+            let db = pods.of(merchant_id).await?;
+            Ok(work(db).await?)
+        })
+    }
+
+    /// `work` on the pod holding the merchant, and again on the pod it went to if it moves
+    /// meanwhile (see [`Pods::following`]): for writes.
+    pub(super) fn following<'a, T, F, Fut>(&self, merchant_id: i64, work: F) -> Pending<'a, T>
+    where
+        F: Fn(Db) -> Fut + Send + 'a,
+        Fut: Future<Output = Result<T, DbError>> + Send + 'a,
+        T: Send + 'a,
+    {
+        let pods = self.pods.clone();
+        Box::pin(async move { Ok(pods.following(merchant_id, work).await?) })
+    }
+
+    /// The first pod's answer that finds something, home first: for what is found by a hash or
+    /// a name, not by merchant.
+    pub(super) fn first_found<'a, T, E, F, Fut>(&'a self, find: F) -> Pending<'a, Option<T>>
+    where
+        F: Fn(&'a Db) -> Fut + Send + 'a,
+        Fut: Future<Output = Result<Option<T>, E>> + Send + 'a,
+        StorageError: From<E>,
+    {
+        Box::pin(async move {
+            for pod in self.pods.all() {
+                if let Some(found) = find(&pod.db).await? {
+                    return Ok(Some(found));
+                }
+            }
+            Ok(None)
+        })
+    }
 }
 
 impl StateStore for PodStorage {
     fn load(&self, merchant_id: i64) -> Pending<'static, StoredMerchant> {
-        let this = self.clone();
-        Box::pin(async move {
-            Ok(this
-                .pods
-                .following(merchant_id, |db| async move {
-                    crate::adapters::merchant::load(&db, merchant_id).await
-                })
-                .await?)
+        self.following(merchant_id, move |db| async move {
+            crate::adapters::merchant::load(&db, merchant_id).await
         })
     }
 
     fn version(&self, merchant_id: i64) -> Pending<'static, i64> {
-        let this = self.clone();
-        Box::pin(async move {
-            Ok(this
-                .pods
-                .following(merchant_id, |db| async move {
-                    db.merchant_version(merchant_id).await
-                })
-                .await?)
+        self.following(merchant_id, move |db| async move {
+            db.merchant_version(merchant_id).await
         })
     }
 
@@ -115,24 +148,16 @@ impl GroupStore for PodStorage {
         merchant_id: i64,
         expected: i64,
     ) -> Pending<'static, Option<Box<dyn OpenGroup>>> {
-        let this = self.clone();
-        Box::pin(async move {
-            Ok(this
-                .pods
-                .following(merchant_id, |db| async move {
-                    let group = db.open_group(merchant_id, expected).await?;
-                    Ok(group.map(|g| Box::new(g) as Box<dyn OpenGroup>))
-                })
-                .await?)
+        self.following(merchant_id, move |db| async move {
+            let group = db.open_group(merchant_id, expected).await?;
+            Ok(group.map(|g| Box::new(g) as Box<dyn OpenGroup>))
         })
     }
 }
 
 impl StockStore for PodStorage {
     fn store_stock(&self, merchant_id: i64, store_id: i64) -> Pending<'static, StockMap> {
-        let this = self.clone();
-        Box::pin(async move {
-            let db = this.of(merchant_id).await?;
+        self.in_pod_of(merchant_id, move |db| async move {
             StockStore::store_stock(&db, merchant_id, store_id).await
         })
     }
@@ -140,9 +165,7 @@ impl StockStore for PodStorage {
 
 impl HistoryStore for PodStorage {
     fn find(&self, kind: RecordKind, merchant_id: i64, ids: Vec<i64>) -> Pending<'static, Records> {
-        let this = self.clone();
-        Box::pin(async move {
-            let db = this.of(merchant_id).await?;
+        self.in_pod_of(merchant_id, move |db| async move {
             HistoryStore::find(&db, kind, merchant_id, ids).await
         })
     }
@@ -153,9 +176,7 @@ impl HistoryStore for PodStorage {
         merchant_id: i64,
         filter: SalesFilter,
     ) -> Pending<'static, Records> {
-        let this = self.clone();
-        Box::pin(async move {
-            let db = this.of(merchant_id).await?;
+        self.in_pod_of(merchant_id, move |db| async move {
             HistoryStore::query(&db, kind, merchant_id, filter).await
         })
     }
@@ -166,9 +187,7 @@ impl HistoryStore for PodStorage {
         merchant_id: i64,
         client_ids: Vec<String>,
     ) -> Pending<'static, Vec<i64>> {
-        let this = self.clone();
-        Box::pin(async move {
-            let db = this.of(merchant_id).await?;
+        self.in_pod_of(merchant_id, move |db| async move {
             HistoryStore::made_by_clients(&db, kind, merchant_id, client_ids).await
         })
     }
@@ -209,14 +228,7 @@ impl TokenStore for PodStorage {
     }
 
     fn access_token<'a>(&'a self, hash: &'a str) -> Pending<'a, Option<AccessTokenRecord>> {
-        Box::pin(async move {
-            for pod in self.pods.all() {
-                if let Some(found) = TokenStore::access_token(&pod.db, hash).await? {
-                    return Ok(Some(found));
-                }
-            }
-            Ok(None)
-        })
+        self.first_found(move |db| TokenStore::access_token(db, hash))
     }
 
     fn revoke_token<'a>(&'a self, hash: &'a str, application_id: i64) -> Pending<'a, Vec<String>> {
@@ -238,14 +250,7 @@ impl TokenStore for PodStorage {
     }
 
     fn client<'a>(&'a self, client_id: &'a str) -> Pending<'a, Option<Client>> {
-        Box::pin(async move {
-            for pod in self.pods.all() {
-                if let Some(found) = TokenStore::client(&pod.db, client_id).await? {
-                    return Ok(Some(found));
-                }
-            }
-            Ok(None)
-        })
+        self.first_found(move |db| TokenStore::client(db, client_id))
     }
 
     fn sign_in_candidates<'a>(&'a self, email: &'a str) -> Pending<'a, Vec<SignInCandidate>> {
@@ -267,8 +272,7 @@ impl TokenStore for PodStorage {
     }
 
     fn create_session<'a>(&'a self, hash: &'a str, session: &'a NewSession) -> Pending<'a, ()> {
-        Box::pin(async move {
-            let db = self.of(session.merchant_id).await?;
+        self.in_pod_of(session.merchant_id, move |db| async move {
             TokenStore::create_session(&db, hash, session).await
         })
     }
@@ -278,14 +282,7 @@ impl TokenStore for PodStorage {
         hash: &'a str,
         purpose: SessionPurpose,
     ) -> Pending<'a, Option<SessionRecord>> {
-        Box::pin(async move {
-            for pod in self.pods.all() {
-                if let Some(found) = TokenStore::session(&pod.db, hash, purpose).await? {
-                    return Ok(Some(found));
-                }
-            }
-            Ok(None)
-        })
+        self.first_found(move |db| TokenStore::session(db, hash, purpose))
     }
 
     fn end_session<'a>(&'a self, hash: &'a str) -> Pending<'a, ()> {
@@ -298,8 +295,7 @@ impl TokenStore for PodStorage {
     }
 
     fn connected_grants(&self, of: GrantsOf, now: i64) -> Pending<'_, Vec<ConnectedGrant>> {
-        Box::pin(async move {
-            let db = self.of(of.merchant_id).await?;
+        self.in_pod_of(of.merchant_id, move |db| async move {
             TokenStore::connected_grants(&db, of, now).await
         })
     }
@@ -309,15 +305,13 @@ impl TokenStore for PodStorage {
         of: GrantsOf,
         family_id: &'a str,
     ) -> Pending<'a, Option<(i64, i64, Vec<String>)>> {
-        Box::pin(async move {
-            let db = self.of(of.merchant_id).await?;
+        self.in_pod_of(of.merchant_id, move |db| async move {
             TokenStore::revoke_grant(&db, of, family_id).await
         })
     }
 
     fn issue_code<'a>(&'a self, code: NewCode<'a>) -> Pending<'a, ()> {
-        Box::pin(async move {
-            let db = self.of(code.family.merchant_id).await?;
+        self.in_pod_of(code.family.merchant_id, move |db| async move {
             TokenStore::issue_code(&db, code).await
         })
     }
@@ -328,8 +322,7 @@ impl TokenStore for PodStorage {
         access_hash: &'a str,
         expires_at: i64,
     ) -> Pending<'a, ()> {
-        Box::pin(async move {
-            let db = self.of(family.merchant_id).await?;
+        self.in_pod_of(family.merchant_id, move |db| async move {
             TokenStore::issue_access_token(&db, family, access_hash, expires_at).await
         })
     }

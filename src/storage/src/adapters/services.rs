@@ -20,7 +20,7 @@ use crate::adapters::PodStorage;
 
 impl Directory for PodStorage {
     fn merchant(&self, id: i64) -> Pending<'_, Option<MerchantRecord>> {
-        Box::pin(async move { Ok(self.pods.of(id).await?.merchant(id).await?) })
+        self.in_pod_of(id, move |db| async move { db.merchant(id).await })
     }
 
     fn application_is_legacy(&self, application_id: i64) -> Pending<'_, bool> {
@@ -49,17 +49,12 @@ impl LogStore for PodStorage {
         log: &'a NewLog<'a>,
         now: i64,
     ) -> Pending<'a, LogRecord> {
-        Box::pin(async move {
-            Ok(self
-                .pods
-                .following(merchant_id, |db| async move {
-                    let mut tx = db.begin().await?;
-                    tx.stay_with(merchant_id).await?;
-                    let record = tx.insert_log(merchant_id, log, now).await?;
-                    tx.commit().await?;
-                    Ok(record)
-                })
-                .await?)
+        self.following(merchant_id, move |db| async move {
+            let mut tx = db.begin().await?;
+            tx.stay_with(merchant_id).await?;
+            let record = tx.insert_log(merchant_id, log, now).await?;
+            tx.commit().await?;
+            Ok(record)
         })
     }
 
@@ -70,43 +65,28 @@ impl LogStore for PodStorage {
         change: &'a LogChange<'a>,
         now: i64,
     ) -> Pending<'a, Option<LogRecord>> {
-        Box::pin(async move {
-            Ok(self
-                .pods
-                .following(merchant_id, |db| async move {
-                    let mut tx = db.begin().await?;
-                    tx.stay_with(merchant_id).await?;
-                    let record = tx.update_log(merchant_id, log_id, change, now).await?;
-                    tx.commit().await?;
-                    Ok(record)
-                })
-                .await?)
+        self.following(merchant_id, move |db| async move {
+            let mut tx = db.begin().await?;
+            tx.stay_with(merchant_id).await?;
+            let record = tx.update_log(merchant_id, log_id, change, now).await?;
+            tx.commit().await?;
+            Ok(record)
         })
     }
 
     fn delete_log<'a>(&'a self, merchant_id: i64, log_id: &'a str) -> Pending<'a, bool> {
-        Box::pin(async move {
-            Ok(self
-                .pods
-                .following(merchant_id, |db| async move {
-                    let mut tx = db.begin().await?;
-                    tx.stay_with(merchant_id).await?;
-                    let deleted = tx.delete_log(merchant_id, log_id).await?;
-                    tx.commit().await?;
-                    Ok(deleted)
-                })
-                .await?)
+        self.following(merchant_id, move |db| async move {
+            let mut tx = db.begin().await?;
+            tx.stay_with(merchant_id).await?;
+            let deleted = tx.delete_log(merchant_id, log_id).await?;
+            tx.commit().await?;
+            Ok(deleted)
         })
     }
 
     fn log<'a>(&'a self, merchant_id: i64, log_id: &'a str) -> Pending<'a, Option<LogRecord>> {
-        Box::pin(async move {
-            Ok(self
-                .pods
-                .of(merchant_id)
-                .await?
-                .log(merchant_id, log_id)
-                .await?)
+        self.in_pod_of(merchant_id, move |db| async move {
+            db.log(merchant_id, log_id).await
         })
     }
 
@@ -116,9 +96,8 @@ impl LogStore for PodStorage {
         object: &'a str,
         identifier: &'a str,
     ) -> Pending<'a, Vec<LogRecord>> {
-        Box::pin(async move {
-            let db = self.pods.of(merchant_id).await?;
-            Ok(db.logs_of(merchant_id, object, identifier).await?)
+        self.in_pod_of(merchant_id, move |db| async move {
+            db.logs_of(merchant_id, object, identifier).await
         })
     }
 
@@ -127,22 +106,16 @@ impl LogStore for PodStorage {
         merchant_id: i64,
         values: &'a [String],
     ) -> Pending<'a, Vec<LogRecord>> {
-        Box::pin(async move {
-            let db = self.pods.of(merchant_id).await?;
-            Ok(db.logs_quoting(merchant_id, values).await?)
+        self.in_pod_of(merchant_id, move |db| async move {
+            db.logs_quoting(merchant_id, values).await
         })
     }
 }
 
 impl FileStore for PodStorage {
     fn put_file<'a>(&'a self, file: &'a NewFile<'a>, now: i64) -> Pending<'a, ()> {
-        Box::pin(async move {
-            Ok(self
-                .pods
-                .following(file.merchant_id, |db| async move {
-                    db.put_file(file, now).await
-                })
-                .await?)
+        self.following(file.merchant_id, move |db| async move {
+            db.put_file(file, now).await
         })
     }
 
@@ -152,63 +125,46 @@ impl FileStore for PodStorage {
         now: i64,
         quota: u64,
     ) -> Pending<'a, Option<u64>> {
-        Box::pin(async move {
-            Ok(self
-                .pods
-                .following(file.merchant_id, |db| async move {
-                    db.put_file_within(file, now, quota).await
-                })
-                .await?)
+        self.following(file.merchant_id, move |db| async move {
+            db.put_file_within(file, now, quota).await
         })
     }
 
     fn file<'a>(&'a self, file_name: &'a str) -> Pending<'a, Option<StoredFile>> {
-        Box::pin(async move {
-            for pod in self.pods.all() {
-                if let Some(found) = pod.db.file(file_name).await? {
-                    return Ok(Some(found));
-                }
-            }
-            Ok(None)
-        })
+        self.first_found(move |db| db.file(file_name))
     }
 }
 
 impl EventLog for PodStorage {
     fn changed_since<'a>(&'a self, window: ChangeWindow<'a>) -> Pending<'a, Option<BTreeSet<i64>>> {
-        Box::pin(async move {
-            let db = self.pods.of(window.merchant_id).await?;
-            Ok(db.changed_since(window).await?)
+        self.in_pod_of(window.merchant_id, move |db| async move {
+            db.changed_since(window).await
         })
     }
 
     fn events_after(&self, merchant_id: i64, after: i64, limit: i64) -> Pending<'_, Vec<Event>> {
-        Box::pin(async move {
-            let db = self.pods.of(merchant_id).await?;
-            Ok(db.events_after(merchant_id, after, limit).await?)
+        self.in_pod_of(merchant_id, move |db| async move {
+            db.events_after(merchant_id, after, limit).await
         })
     }
 
     fn event_position(&self, merchant_id: i64) -> Pending<'_, LogPosition> {
-        Box::pin(async move {
-            let db = self.pods.of(merchant_id).await?;
-            Ok(db.event_position(merchant_id).await?)
+        self.in_pod_of(merchant_id, move |db| async move {
+            db.event_position(merchant_id).await
         })
     }
 
     fn customer_events(&self, merchant_id: i64, customer_id: i64) -> Pending<'_, Vec<Event>> {
-        Box::pin(async move {
-            let db = self.pods.of(merchant_id).await?;
-            Ok(db.customer_events(merchant_id, customer_id).await?)
+        self.in_pod_of(merchant_id, move |db| async move {
+            db.customer_events(merchant_id, customer_id).await
         })
     }
 }
 
 impl ReportStore for PodStorage {
     fn basket_report<'a>(&'a self, range: &'a ReportRange<'a>) -> Pending<'a, BasketReport> {
-        Box::pin(async move {
-            let db = self.pods.of(range.merchant_id).await?;
-            Ok(db.basket_report(range).await?)
+        self.in_pod_of(range.merchant_id, move |db| async move {
+            db.basket_report(range).await
         })
     }
 
@@ -216,9 +172,8 @@ impl ReportStore for PodStorage {
         &'a self,
         range: &'a TotalsRange<'a>,
     ) -> Pending<'a, Vec<(TotalsKey, Totals)>> {
-        Box::pin(async move {
-            let db = self.pods.of(range.merchant_id).await?;
-            Ok(db.sales_totals(range).await?)
+        self.in_pod_of(range.merchant_id, move |db| async move {
+            db.sales_totals(range).await
         })
     }
 
@@ -228,9 +183,8 @@ impl ReportStore for PodStorage {
         products: &'a [i64],
         range: (i64, i64),
     ) -> Pending<'a, Option<Ledger>> {
-        Box::pin(async move {
-            let db = self.pods.of(merchant_id).await?;
-            Ok(db.stock_ledger(merchant_id, products, range).await?)
+        self.in_pod_of(merchant_id, move |db| async move {
+            db.stock_ledger(merchant_id, products, range).await
         })
     }
 
@@ -240,32 +194,28 @@ impl ReportStore for PodStorage {
         object: &'a str,
         size: i64,
     ) -> Pending<'a, Vec<Bucket>> {
-        Box::pin(async move {
-            let db = self.pods.of(merchant_id).await?;
-            Ok(db.digest(merchant_id, object, size).await?)
+        self.in_pod_of(merchant_id, move |db| async move {
+            db.digest(merchant_id, object, size).await
         })
     }
 
     fn catch_up_digests(&self, merchant_id: i64) -> Pending<'_, ()> {
-        Box::pin(async move {
-            let db = self.pods.of(merchant_id).await?;
-            Ok(db.catch_up_digests(merchant_id, i64::MAX).await?)
+        self.in_pod_of(merchant_id, move |db| async move {
+            db.catch_up_digests(merchant_id, i64::MAX).await
         })
     }
 }
 
 impl DeliveryLog for PodStorage {
     fn webhook_deliveries<'a>(&'a self, query: &'a DeliveryQuery) -> Pending<'a, Vec<Delivery>> {
-        Box::pin(async move {
-            let db = self.pods.of(query.merchant_id).await?;
-            Ok(db.webhook_deliveries(query).await?)
+        self.in_pod_of(query.merchant_id, move |db| async move {
+            db.webhook_deliveries(query).await
         })
     }
 
     fn resend_deliveries<'a>(&'a self, resend: Resend<'a>) -> Pending<'a, Vec<i64>> {
-        Box::pin(async move {
-            let db = self.pods.of(resend.merchant_id).await?;
-            Ok(db.resend_deliveries(resend).await?)
+        self.in_pod_of(resend.merchant_id, move |db| async move {
+            db.resend_deliveries(resend).await
         })
     }
 }
