@@ -19,6 +19,7 @@ mod support;
 
 /// The allocator of the `merchantd` binary (src/main.rs), so the server measured here allocates
 /// as the one deployed does (glibc's malloc made this import 2× slower).
+#[cfg(feature = "jemalloc")]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -17,9 +17,11 @@ use rust_decimal::Decimal;
 const PRODUCTS: i64 = 10_000;
 
 /// The server's allocator and options (src/main.rs), so memory figures match it.
+#[cfg(feature = "jemalloc")]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+#[cfg(feature = "jemalloc")]
 #[allow(non_upper_case_globals)]
 #[export_name = "_rjem_malloc_conf"]
 pub static malloc_conf: &[u8; 60] =
