@@ -255,14 +255,67 @@ impl Fields {
         }
     }
 
-    /// Records a missing required field.
+    /// An id naming a live record of the merchant (`what`: "a customer"), or `current`, the
+    /// one the record names already, kept even if deleted since. `None`: the id is neither,
+    /// a problem of the field.
+    pub fn reference(
+        &mut self,
+        key: &str,
+        current: Option<i64>,
+        live: &dyn Fn(i64) -> bool,
+        what: &str,
+    ) -> Option<Patch<i64>> {
+        let patch = self.integer(key);
+        self.live(key, patch, current, live, what)
+    }
+
+    /// A reference the create sets and the record keeps (a basket's store): once created,
+    /// another id is refused with `moved`; a new one must name a live record. `None`: refused,
+    /// a problem of the field.
+    pub fn fixed_reference(
+        &mut self,
+        key: &str,
+        current: i64,
+        creating: bool,
+        live: &dyn Fn(i64) -> bool,
+        what: &str,
+        moved: &str,
+    ) -> Option<Patch<i64>> {
+        match self.integer(key) {
+            Patch::Set(id) if !creating && id != current => {
+                self.problem(key, moved);
+                None
+            }
+            patch => self.live(key, patch, None, live, what),
+        }
+    }
+
+    fn live(
+        &mut self,
+        key: &str,
+        patch: Patch<i64>,
+        current: Option<i64>,
+        live: &dyn Fn(i64) -> bool,
+        what: &str,
+    ) -> Option<Patch<i64>> {
+        match patch {
+            Patch::Set(id) if current != Some(id) && !live(id) => {
+                self.problem(key, format!("{id} is not {what} of this merchant."));
+                None
+            }
+            patch => Some(patch),
+        }
+    }
+
+    /// Whether a problem of field `key` was found already.
+    pub fn has_problem(&self, key: &str) -> bool {
+        let prefix = format!("{key}:");
+        self.problems.iter().any(|p| p.starts_with(&prefix))
+    }
+
+    /// Records a missing required field (unless the field has a problem already).
     pub fn require<T>(&mut self, key: &str, value: &Option<T>) {
-        if value.is_none()
-            && !self
-                .problems
-                .iter()
-                .any(|p| p.starts_with(&format!("{key}:")))
-        {
+        if value.is_none() && !self.has_problem(key) {
             self.problem(key, "required field is missing.");
         }
     }

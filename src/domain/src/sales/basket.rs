@@ -323,33 +323,32 @@ impl BasketRecord {
     /// The store (set at creation, never moved) and the customer a write names.
     fn apply_references(&mut self, f: &mut Fields, ctx: &BasketContext<'_>, creating: bool) {
         use crate::fields::Patch;
-        match f.integer("storeId") {
-            Patch::Set(store) if !creating && store != self.store_id => {
-                f.reject("storeId", "a basket cannot move to another store.")
-            }
-            Patch::Set(store) if (ctx.store_exists)(store) => self.store_id = store,
-            Patch::Set(store) => f.reject(
-                "storeId",
-                format!("{store} is not a store of this merchant."),
-            ),
-            Patch::Clear if creating => {}
-            Patch::Clear => f.reject("storeId", "cannot be cleared."),
-            Patch::Keep => {}
+        let moved = "a basket cannot move to another store.";
+        let store = f.fixed_reference(
+            "storeId",
+            self.store_id,
+            creating,
+            ctx.store_exists,
+            "a store",
+            moved,
+        );
+        match store {
+            Some(Patch::Set(store)) => self.store_id = store,
+            Some(Patch::Clear) if !creating => f.reject("storeId", "cannot be cleared."),
+            _ => {}
         }
         if creating && self.store_id == 0 {
             f.reject("storeId", "required field is missing.");
         }
-        match f.integer("customerId") {
-            // A basket keeps naming a customer deleted since (a till sends it again).
-            Patch::Set(id) if self.customer_id == Some(id) || (ctx.customer_exists)(id) => {
-                self.customer_id = Some(id)
-            }
-            Patch::Set(id) => f.reject(
-                "customerId",
-                format!("{id} is not a customer of this merchant."),
-            ),
-            Patch::Clear => self.customer_id = None,
-            Patch::Keep => {}
+        // A basket keeps naming a customer deleted since (a till sends it again).
+        let customer = f.reference(
+            "customerId",
+            self.customer_id,
+            ctx.customer_exists,
+            "a customer",
+        );
+        if let Some(patch) = customer {
+            self.customer_id = patch.apply(self.customer_id);
         }
         self.apply_till(f, &ctx.till, creating);
     }
@@ -374,17 +373,17 @@ impl BasketRecord {
             }
             Patch::Clear | Patch::Keep => {}
         }
-        match f.integer("employeeId") {
-            Patch::Set(e) if self.employee_id == Some(e) || (till.employee_exists)(e) => {
-                self.employee_id = Some(e)
+        match f.reference(
+            "employeeId",
+            self.employee_id,
+            till.employee_exists,
+            "an employee",
+        ) {
+            Some(Patch::Keep) if creating && till.caller != 0 => {
+                self.employee_id = Some(till.caller)
             }
-            Patch::Set(e) => f.reject(
-                "employeeId",
-                format!("{e} is not an employee of this merchant."),
-            ),
-            Patch::Clear => self.employee_id = None,
-            Patch::Keep if creating && till.caller != 0 => self.employee_id = Some(till.caller),
-            Patch::Keep => {}
+            Some(patch) => self.employee_id = patch.apply(self.employee_id),
+            None => {}
         }
     }
 

@@ -102,17 +102,15 @@ impl OrderRecord {
             _ if creating => f.reject("basketId", "required field is missing."),
             _ => {}
         }
-        match f.integer("customerId") {
-            Patch::Set(c) if self.customer_id == Some(c) || (ctx.customer_exists)(c) => {
-                self.customer_id = Some(c)
-            }
-            Patch::Set(c) => f.reject(
-                "customerId",
-                format!("{c} is not a customer of this merchant."),
-            ),
-            Patch::Clear => self.customer_id = None,
-            Patch::Keep if creating => self.customer_id = basket_customer,
-            Patch::Keep => {}
+        match f.reference(
+            "customerId",
+            self.customer_id,
+            ctx.customer_exists,
+            "a customer",
+        ) {
+            Some(Patch::Keep) if creating => self.customer_id = basket_customer,
+            Some(patch) => self.customer_id = patch.apply(self.customer_id),
+            None => {}
         }
         match f.text("fulfilment") {
             Patch::Set(x) if FULFILMENTS.contains(&x.as_str()) => self.fulfilment = x,

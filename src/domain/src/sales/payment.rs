@@ -104,13 +104,18 @@ impl TransactionRecord {
         let amount = fields.get("amount").cloned();
         let tip = fields.get("tip").cloned();
         let mut f = Fields::declared::<Self>(fields);
-        match f.integer("basketId") {
-            Patch::Set(b) if !creating && b != self.basket_id => {
-                f.reject("basketId", "a transaction cannot move to another basket.")
-            }
-            Patch::Set(b) if (ctx.basket_exists)(b) => self.basket_id = b,
-            Patch::Set(b) => f.reject("basketId", format!("{b} is not a basket of this merchant.")),
-            _ if creating => f.reject("basketId", "required field is missing."),
+        let moved = "a transaction cannot move to another basket.";
+        let basket = f.fixed_reference(
+            "basketId",
+            self.basket_id,
+            creating,
+            ctx.basket_exists,
+            "a basket",
+            moved,
+        );
+        match basket {
+            Some(Patch::Set(b)) => self.basket_id = b,
+            Some(_) if creating => f.reject("basketId", "required field is missing."),
             _ => {}
         }
         let refunded = self.refund(&mut f, ctx, creating);

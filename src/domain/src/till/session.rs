@@ -298,13 +298,10 @@ impl SessionRecord {
             },
             _ => f.reject("registerId", "required field is missing."),
         }
-        match f.integer("employeeId") {
-            Patch::Set(e) if (ctx.employee_exists)(e) => self.employee_id = Some(e),
-            Patch::Set(e) => f.reject(
-                "employeeId",
-                format!("{e} is not an employee of this merchant."),
-            ),
-            _ => self.employee_id = (ctx.caller != 0).then_some(ctx.caller),
+        match f.reference("employeeId", None, ctx.employee_exists, "an employee") {
+            Some(Patch::Set(e)) => self.employee_id = Some(e),
+            Some(_) => self.employee_id = (ctx.caller != 0).then_some(ctx.caller),
+            None => {}
         }
         match minor_units(f, "openingFloat", float) {
             Some(amount) => self.opening_float = amount,

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 use crate::merchant::job::{
-    record_events, replay_methods, send_answer, Answer, DeleteOutcome, Job, Replay, Wants,
+    record_events, replay_methods, send_answer, Answer, DeleteOutcome, Job, Replay,
 };
 use crate::merchant::ports::{Registered, WriteStep};
 use crate::merchant::render::Render;
@@ -18,7 +18,6 @@ use domain::batch::{Change, Idempotency, StoredAnswer};
 use domain::customers::customer::CustomerRecord;
 use domain::event::NewEvent;
 use domain::sales::order::OrderRecord;
-use domain::stock::levels::StockMove;
 use domain::Failure;
 
 /// One customer made anonymous by the job: the record as it is now, and the identifying
@@ -100,16 +99,6 @@ impl Job for EraseJob {
         self.ids.len()
     }
 
-    fn wants(&self, _: &MerchantState, _: &mut Wants) {}
-
-    fn reads_stock(&self) -> bool {
-        false
-    }
-
-    fn ids_needed(&self, _: &MerchantState) -> usize {
-        0
-    }
-
     fn apply(&mut self, state: &mut MerchantState, _: &mut dyn Iterator<Item = i64>, now: i64) {
         self.outcomes.clear();
         self.erased.clear();
@@ -125,10 +114,6 @@ impl Job for EraseJob {
 
     fn changed(&self) -> bool {
         !self.erased.is_empty()
-    }
-
-    fn moves(&self) -> &[StockMove] {
-        &[]
     }
 
     /// The orders, then each customer's row and the scrub of what is stored beside it.

@@ -13,7 +13,6 @@ use crate::merchant::resource::Resource;
 use crate::merchant::state::MerchantState;
 use domain::batch::{Change, Idempotency, StoredAnswer};
 use domain::event::NewEvent;
-use domain::stock::levels::StockMove;
 use domain::Failure;
 
 /// A soft delete of some records of one resource.
@@ -61,14 +60,6 @@ impl<R: Resource> Job for DeleteJob<R> {
         }
     }
 
-    fn reads_stock(&self) -> bool {
-        false
-    }
-
-    fn ids_needed(&self, _: &MerchantState) -> usize {
-        0
-    }
-
     fn apply(&mut self, state: &mut MerchantState, _: &mut dyn Iterator<Item = i64>, now: i64) {
         self.outcomes.clear();
         self.changed.clear();
@@ -98,10 +89,6 @@ impl<R: Resource> Job for DeleteJob<R> {
 
     fn changed(&self) -> bool {
         !self.changed.is_empty()
-    }
-
-    fn moves(&self) -> &[StockMove] {
-        &[]
     }
 
     fn steps<'a>(&'a self, out: &mut Vec<WriteStep<'a>>) {

@@ -57,18 +57,30 @@ pub(crate) trait Job: Send {
     /// Objects (or ids) it writes, for the bound on a group's size.
     fn objects(&self) -> usize;
     /// History records it names that the state does not hold.
-    fn wants(&self, state: &MerchantState, wants: &mut Wants);
-    fn reads_stock(&self) -> bool;
+    fn wants(&self, state: &MerchantState, wants: &mut Wants) {
+        let _ = (state, wants);
+    }
+    /// Whether it needs the stock levels of the stores it touches.
+    fn reads_stock(&self) -> bool {
+        false
+    }
     /// The `clientId`s of records it creates (offline sales, baskets and payments made under
     /// the till's id), to be looked up in history first.
     fn client_ids(&self) -> Vec<(Kind, String)> {
         Vec::new()
     }
-    fn ids_needed(&self, state: &MerchantState) -> usize;
+    /// New identifiers it takes, at most.
+    fn ids_needed(&self, state: &MerchantState) -> usize {
+        let _ = state;
+        0
+    }
     /// Validates every object in order against `state` and applies the accepted ones to it.
     fn apply(&mut self, state: &mut MerchantState, ids: &mut dyn Iterator<Item = i64>, now: i64);
     fn changed(&self) -> bool;
-    fn moves(&self) -> &[StockMove];
+    /// The stock it moves.
+    fn moves(&self) -> &[StockMove] {
+        &[]
+    }
     /// What it adds to the sales running totals.
     fn totals(&self) -> Option<&Deltas> {
         None

@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use crate::merchant::job::{
-    replay_methods, send_answer, Answer, Job, ObjectOutcome, Replay, Saved, Wants,
+    replay_methods, send_answer, Answer, Job, ObjectOutcome, Replay, Saved,
 };
 use crate::merchant::ports::WriteStep;
 use crate::merchant::render::Render;
@@ -167,8 +167,6 @@ impl Job for SyncJob {
     fn objects(&self) -> usize {
         self.sales.len()
     }
-
-    fn wants(&self, _: &MerchantState, _: &mut Wants) {}
 
     fn reads_stock(&self) -> bool {
         true

@@ -220,20 +220,22 @@ impl StockReconciliation {
     ) -> Result<Self, Vec<String>> {
         let products = fields.get("products").cloned();
         let mut f = Fields::declared::<Self>(fields);
-        match f.integer("storeId") {
-            Patch::Set(store) if !creating && store != self.store_id => {
-                f.reject("storeId", "a count cannot move to another store.")
-            }
-            Patch::Set(store) if (ctx.store_exists)(store) => self.store_id = store,
-            Patch::Set(store) => f.reject(
-                "storeId",
-                format!("{store} is not a store of this merchant."),
-            ),
-            Patch::Clear if !creating => f.reject("storeId", "cannot be cleared."),
+        let moved = "a count cannot move to another store.";
+        let store = f.fixed_reference(
+            "storeId",
+            self.store_id,
+            creating,
+            ctx.store_exists,
+            "a store",
+            moved,
+        );
+        match store {
+            Some(Patch::Set(store)) => self.store_id = store,
+            Some(Patch::Clear) if !creating => f.reject("storeId", "cannot be cleared."),
             _ => {}
         }
-        if creating && self.store_id == 0 && !f.problems.iter().any(|p| p.starts_with("storeId")) {
-            f.reject("storeId", "required field is missing.");
+        if creating && self.store_id == 0 {
+            f.require("storeId", &None::<i64>);
         }
         self.note = f.text("note").apply(self.note);
         match products {

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use crate::merchant::job::{replay_methods, send_answer, Answer, Job, Replay, Wants};
+use crate::merchant::job::{replay_methods, send_answer, Answer, Job, Replay};
 use crate::merchant::ports::WriteStep;
 use crate::merchant::render::Render;
 use crate::merchant::resource::Input;
@@ -439,8 +439,6 @@ impl Job for ImportJob {
     fn objects(&self) -> usize {
         self.file.products.len()
     }
-
-    fn wants(&self, _: &MerchantState, _: &mut Wants) {}
 
     fn reads_stock(&self) -> bool {
         self.file.products.iter().any(|p| !p.stock.is_empty())
