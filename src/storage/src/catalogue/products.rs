@@ -12,12 +12,8 @@ impl Tx {
         product: &ProductRecord,
         is_new: bool,
     ) -> Result<(), DbError> {
+        self.write_row(merchant_id, product, is_new).await?;
         let conn = self.conn()?;
-        if is_new {
-            rows::insert(conn, merchant_id, product).await?;
-        } else {
-            rows::update(conn, merchant_id, product).await?;
-        }
         let stored: std::collections::HashMap<i64, Option<i64>> = if is_new {
             Default::default()
         } else {

@@ -20,13 +20,12 @@ impl Tx {
         record: &EmployeeRecord,
         is_new: bool,
     ) -> Result<(), DbError> {
-        let conn = self.conn()?;
+        self.write_row(merchant_id, record, is_new).await?;
         if is_new {
-            return rows::insert(conn, merchant_id, record).await;
+            return Ok(());
         }
-        rows::update(conn, merchant_id, record).await?;
         if let Some(at) = record.delete_date {
-            revoke_employee_tokens(conn, merchant_id, record.id, at).await?;
+            revoke_employee_tokens(self.conn()?, merchant_id, record.id, at).await?;
         }
         // A changed role or exit date changes what the employee's tokens grant: other replicas
         // forget the tokens they cached.

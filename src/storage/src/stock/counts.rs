@@ -36,27 +36,24 @@ pub async fn select_counts(
     let mut all = vec![merchant_id];
     all.extend_from_slice(binds);
     let lines = rows::select_json(conn, backend, query, &all, CountLine::from_row).await?;
-    let mut lines_of: HashMap<i64, Vec<CountLine>> = HashMap::new();
-    for line in lines {
-        lines_of
-            .entry(line.reconciliation_id)
-            .or_default()
-            .push(line);
-    }
+    let mut lines_of = by_count(lines, |l| l.reconciliation_id);
     let entries: Vec<SurplusEntry> =
         rows::select(conn, backend, merchant_id, &line_clause, binds).await?;
-    let mut entries_of: HashMap<i64, Vec<SurplusEntry>> = HashMap::new();
-    for entry in entries {
-        entries_of
-            .entry(entry.reconciliation_id)
-            .or_default()
-            .push(entry);
-    }
+    let mut entries_of = by_count(entries, |e| e.reconciliation_id);
     for c in &mut counts {
         c.lines = lines_of.remove(&c.id).unwrap_or_default();
         c.surplus_entries = entries_of.remove(&c.id).unwrap_or_default();
     }
     Ok(counts)
+}
+
+/// `items` grouped by the count they belong to (`count_of`), in their order.
+fn by_count<T>(items: Vec<T>, count_of: impl Fn(&T) -> i64) -> HashMap<i64, Vec<T>> {
+    let mut of: HashMap<i64, Vec<T>> = HashMap::new();
+    for item in items {
+        of.entry(count_of(&item)).or_default().push(item);
+    }
+    of
 }
 
 /// Writes a count and replaces its lines. A count is written completed exactly once (it never
@@ -69,11 +66,9 @@ impl Tx {
         count: &StockReconciliation,
         is_new: bool,
     ) -> Result<(), DbError> {
+        self.write_row(merchant_id, count, is_new).await?;
         let conn = self.conn()?;
-        if is_new {
-            rows::insert(conn, merchant_id, count).await?;
-        } else {
-            rows::update(conn, merchant_id, count).await?;
+        if !is_new {
             sqlx::query(
             "DELETE FROM stock_reconciliation_lines WHERE merchant_id = $1 AND reconciliation_id = $2",
         )
