@@ -87,7 +87,7 @@ fn repeats(before: &Event, event: &NewEvent) -> bool {
 
 /// The `data` column of `events e` as its readers see it: an empty one (see [`repeats`]) is
 /// the event's before it.
-pub(crate) const DATA: &str = "CASE WHEN e.data = '' THEN (SELECT p.data FROM events p \
+const DATA: &str = "CASE WHEN e.data = '' THEN (SELECT p.data FROM events p \
      WHERE p.merchant_id = e.merchant_id AND p.seq = e.seq - 1) ELSE e.data END AS data";
 
 impl Db {
@@ -126,16 +126,11 @@ impl Db {
         after: i64,
         limit: i64,
     ) -> Result<Vec<Event>, DbError> {
-        let rows = sqlx::query(&format!(
-            "SELECT e.seq, e.event_type, e.object_id, e.occurred_at, {DATA} FROM events e \
-             WHERE e.merchant_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3",
-        ))
-        .bind(merchant_id)
-        .bind(after)
-        .bind(limit)
-        .fetch_all(self.pool())
-        .await?;
-        events_of(&rows)
+        self.read_events(
+            "WHERE e.merchant_id = $1 AND e.seq > $2 ORDER BY e.seq LIMIT $3",
+            &[merchant_id, after, limit],
+        )
+        .await
     }
 
     /// The ids of the records of one type (`product`) that events in `(after, upto]` name.
@@ -235,10 +230,27 @@ impl Db {
         }
         Ok(removed)
     }
+
+    /// The events `rest` selects (what follows `FROM events e`: joins, conditions, order, with
+    /// `binds` for its parameters), each with the payload it repeats when stored empty.
+    pub(crate) async fn read_events(
+        &self,
+        rest: &str,
+        binds: &[i64],
+    ) -> Result<Vec<Event>, DbError> {
+        let sql = format!(
+            "SELECT e.seq, e.event_type, e.object_id, e.occurred_at, {DATA} FROM events e {rest}"
+        );
+        let mut query = sqlx::query(&sql);
+        for bind in binds {
+            query = query.bind(*bind);
+        }
+        events_of(&query.fetch_all(self.pool()).await?)
+    }
 }
 
 /// Events from rows of `seq, event_type, object_id, occurred_at, data`.
-pub(crate) fn events_of(rows: &[sqlx::any::AnyRow]) -> Result<Vec<Event>, DbError> {
+fn events_of(rows: &[sqlx::any::AnyRow]) -> Result<Vec<Event>, DbError> {
     rows.iter()
         .map(|row| {
             Ok(Event {

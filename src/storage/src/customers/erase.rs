@@ -8,7 +8,6 @@ use std::collections::BTreeSet;
 
 use sqlx::AnyConnection;
 
-use crate::events::events_of;
 use crate::logs::{record as log_record, Row as LogRow};
 use crate::{Db, DbError, Tx};
 use domain::customers::erase::{
@@ -268,24 +267,22 @@ impl Db {
         merchant_id: i64,
         customer_id: i64,
     ) -> Result<Vec<Event>, DbError> {
-        let rows = sqlx::query(&format!(
-            "SELECT e.seq, e.event_type, e.object_id, e.occurred_at, {} FROM events e \
-             WHERE e.merchant_id = $1 AND ((e.event_type LIKE 'customer.%' AND e.object_id = $2) \
+        self.read_events(
+            "WHERE e.merchant_id = $1 AND ((e.event_type LIKE 'customer.%' AND e.object_id = $2) \
              OR (e.event_type LIKE 'order.%' AND e.object_id IN \
              (SELECT id FROM orders WHERE merchant_id = $3 AND customer_id = $4)) \
              OR (e.event_type LIKE 'basket.%' AND e.object_id IN \
              (SELECT id FROM baskets WHERE merchant_id = $5 AND customer_id = $6))) ORDER BY e.seq",
-            crate::events::DATA
-        ))
-        .bind(merchant_id)
-        .bind(customer_id)
-        .bind(merchant_id)
-        .bind(customer_id)
-        .bind(merchant_id)
-        .bind(customer_id)
-        .fetch_all(self.pool())
-        .await?;
-        events_of(&rows)
+            &[
+                merchant_id,
+                customer_id,
+                merchant_id,
+                customer_id,
+                merchant_id,
+                customer_id,
+            ],
+        )
+        .await
     }
 
     /// The logs of the merchant quoting one of `values` (ignoring case), in filing order.

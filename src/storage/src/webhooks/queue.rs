@@ -185,19 +185,13 @@ impl Db {
         endpoint: &Endpoint,
         limit: i64,
     ) -> Result<Vec<Event>, DbError> {
-        let rows = sqlx::query(&format!(
-            "SELECT e.seq, e.event_type, e.object_id, e.occurred_at, {} FROM events e \
-             JOIN (SELECT seq FROM webhook_deliveries WHERE merchant_id = $1 AND webhook_id = $2 \
+        self.read_events(
+            "JOIN (SELECT seq FROM webhook_deliveries WHERE merchant_id = $1 AND webhook_id = $2 \
                    AND status = 'pending' ORDER BY seq LIMIT $3) d ON d.seq = e.seq \
              WHERE e.merchant_id = $1 ORDER BY e.seq",
-            crate::events::DATA
-        ))
-        .bind(endpoint.merchant_id)
-        .bind(endpoint.id)
-        .bind(limit)
-        .fetch_all(self.pool())
-        .await?;
-        crate::events::events_of(&rows)
+            &[endpoint.merchant_id, endpoint.id, limit],
+        )
+        .await
     }
 
     /// Extends a claim's lease; false when the claim no longer holds it.
