@@ -24,19 +24,26 @@ const NDJSON: &str = "application/x-ndjson";
 /// The largest archive an import takes (files are in it, base64).
 const MAX_ARCHIVE_BYTES: u64 = 16 << 30;
 
+/// The one merchant `merchantIds` names; what the request does to it (`verb`) words the refusal
+/// of none or several.
+fn one_merchant(req: &HttpRequest, verb: &str) -> Result<i64, ApiError> {
+    let ids = id_list(req.headers(), "merchantIds")?.unwrap_or_default();
+    let mut ids = ids.into_iter();
+    match (ids.next(), ids.next()) {
+        (Some(id), None) => Ok(id),
+        _ => Err(ApiError::bad_header(
+            "merchantIds",
+            format!("name exactly one merchant to {verb}."),
+        )),
+    }
+}
+
 /// `GET /operator/merchant/export` with `merchantIds` naming one merchant: its archive.
 pub async fn export(
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let ids = id_list(req.headers(), "merchantIds")?.unwrap_or_default();
-    let mut ids = ids.into_iter();
-    let (Some(id), None) = (ids.next(), ids.next()) else {
-        return Err(ApiError::bad_header(
-            "merchantIds",
-            "name exactly one merchant to export.",
-        ));
-    };
+    let id = one_merchant(&req, "export")?;
     let Some(chunks) = state.services.operator.export(id).await? else {
         return Err(ApiError::NotFound {
             detail: format!("Merchant {id} does not exist."),
@@ -140,14 +147,7 @@ pub async fn move_merchant(
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<Reply, ApiError> {
-    let ids = id_list(req.headers(), "merchantIds")?.unwrap_or_default();
-    let mut ids = ids.into_iter();
-    let (Some(id), None) = (ids.next(), ids.next()) else {
-        return Err(ApiError::bad_header(
-            "merchantIds",
-            "name exactly one merchant to move.",
-        ));
-    };
+    let id = one_merchant(&req, "move")?;
     let pod = req
         .headers()
         .get("pod")

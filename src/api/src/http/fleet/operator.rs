@@ -24,44 +24,30 @@ use engine::fleet::operator::CreateRefused;
 pub const MAX_CREATE: usize = 20;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/operator/merchant")
-            .wrap(from_fn(gate))
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(
-        web::resource("/operator/merchant/suspend")
-            .wrap(from_fn(gate))
-            .route(web::post().to(suspend)),
-    )
-    .service(
-        web::resource("/operator/merchant/resume")
-            .wrap(from_fn(gate))
-            .route(web::post().to(resume)),
-    )
-    .service(
-        web::resource("/operator/merchant/delete")
-            .wrap(from_fn(gate))
-            .route(web::post().to(delete)),
-    )
-    .service(
-        web::resource("/operator/merchant/export")
-            .wrap(from_fn(gate))
-            .route(web::get().to(crate::http::fleet::archive::export)),
-    )
-    .service(
-        web::resource("/operator/merchant/move")
-            .wrap(from_fn(gate))
-            .route(web::post().to(crate::http::fleet::archive::move_merchant)),
-    )
-    .service(
-        web::resource("/operator/merchant/import")
-            .wrap(from_fn(gate))
-            .route(web::post().to(crate::http::fleet::archive::import)),
-    )
+    use crate::http::fleet::archive::{export, import, move_merchant};
+    let resources = [
+        (
+            "/operator/merchant",
+            vec![web::get().to(list), web::post().to(create)],
+        ),
+        ("/operator/merchant/suspend", vec![web::post().to(suspend)]),
+        ("/operator/merchant/resume", vec![web::post().to(resume)]),
+        ("/operator/merchant/delete", vec![web::post().to(delete)]),
+        ("/operator/merchant/export", vec![web::get().to(export)]),
+        (
+            "/operator/merchant/move",
+            vec![web::post().to(move_merchant)],
+        ),
+        ("/operator/merchant/import", vec![web::post().to(import)]),
+    ];
+    for (path, routes) in resources {
+        let resource = routes
+            .into_iter()
+            .fold(web::resource(path), |resource, route| resource.route(route));
+        cfg.service(resource.wrap(from_fn(gate)));
+    }
     // Any other path of the realm is a 404 behind its gate, not the merchant API's.
-    .service(
+    cfg.service(
         web::scope("/operator")
             .wrap(from_fn(gate))
             .default_service(web::to(crate::http::not_found)),
