@@ -126,18 +126,21 @@ pub(super) fn account_pages() -> Vec<(&'static str, PathItem)> {
             )
             .build()
     };
-    // A body too large or not a form is refused before the page sees it.
-    let post = |id: &str, summary: &str, fields: &[&str]| {
-        public(id, summary, "account")
-            .request_body(Some(form(fields)))
-            .response(shared("413").0, shared("413").1)
-            .response(shared("415").0, shared("415").1)
-            .response("503", unavailable())
-    };
     let back = || {
         ResponseBuilder::new()
             .description("See Other: back to `/account`.")
             .build()
+    };
+    // Every form is checked against its CSRF token; a body too large or not a form is refused
+    // before the page sees it.
+    let post = |id: &str, summary: &str, fields: &[&str]| {
+        public(id, summary, "account")
+            .request_body(Some(form(fields)))
+            .response("303", back())
+            .response("400", html("A CSRF token that does not match."))
+            .response(shared("413").0, shared("413").1)
+            .response(shared("415").0, shared("415").1)
+            .response("503", unavailable())
     };
     let show = public(
         "account",
@@ -155,8 +158,6 @@ pub(super) fn account_pages() -> Vec<(&'static str, PathItem)> {
         "Sign in to the connected-applications page",
         &["email", "password", "csrf_token"],
     )
-    .response("303", back())
-    .response("400", html("A CSRF token that does not match."))
     .response("401", html("A wrong email or password: the form again."))
     .response("429", html("Too many sign-in attempts."))
     .build();
@@ -165,8 +166,6 @@ pub(super) fn account_pages() -> Vec<(&'static str, PathItem)> {
         "Revoke one connected application",
         &["family", "csrf_token"],
     )
-    .response("303", back())
-    .response("400", html("A CSRF token that does not match."))
     .response("401", html("No session: the sign-in form."))
     .response("404", html("No such grant the employee may revoke."))
     .build();
@@ -175,8 +174,6 @@ pub(super) fn account_pages() -> Vec<(&'static str, PathItem)> {
         "Sign out of the connected-applications page",
         &["csrf_token"],
     )
-    .response("303", back())
-    .response("400", html("A CSRF token that does not match."))
     .build();
     vec![
         (

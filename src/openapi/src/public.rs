@@ -1,7 +1,7 @@
 //! The routes outside the token gate: public files, health and metrics, the OAuth endpoints
 //! applications call, and this document with its reference page.
 
-use utoipa::openapi::path::{HttpMethod, PathItem};
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItem};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::schema::Schema;
@@ -120,9 +120,19 @@ fn token_body() -> utoipa::openapi::request_body::RequestBody {
     form_or_json(named("TokenBody"))
 }
 
+/// An endpoint a client calls with its credentials: a bad request, a bad client and a failure
+/// answer as RFC 6749 §5.2 errors, and calls may be throttled.
+fn client_endpoint(id: &str, summary: &str) -> OperationBuilder {
+    public(id, summary, "oauth")
+        .response("400", oauth_error())
+        .response("401", oauth_error())
+        .response("500", oauth_error())
+        .response(shared("429").0, shared("429").1)
+}
+
 /// The endpoints applications call: token, revoke, introspect, metadata.
 pub(super) fn oauth() -> Vec<(&'static str, PathItem)> {
-    let token = public("token", "Exchange a code or a refresh token", "oauth")
+    let token = client_endpoint("token", "Exchange a code or a refresh token")
         .request_body(Some(form_or_json(named("TokenRequest"))))
         .response(
             "200",
@@ -131,28 +141,16 @@ pub(super) fn oauth() -> Vec<(&'static str, PathItem)> {
                 named("TokenResponse"),
             ),
         )
-        .response("400", oauth_error())
-        .response("401", oauth_error())
-        .response("500", oauth_error())
-        .response(shared("429").0, shared("429").1)
         .response(shared("503").0, shared("503").1)
         .build();
-    let revoke = public(
-        "revoke",
-        "Revoke a token and its family (RFC 7009)",
-        "oauth",
-    )
-    .request_body(Some(token_body()))
-    .response(
-        "200",
-        json_ok("Revoked, or already unknown.", named("Envelope")),
-    )
-    .response("400", oauth_error())
-    .response("401", oauth_error())
-    .response("500", oauth_error())
-    .response(shared("429").0, shared("429").1)
-    .build();
-    let introspect = public("introspect", "Describe a token (RFC 7662)", "oauth")
+    let revoke = client_endpoint("revoke", "Revoke a token and its family (RFC 7009)")
+        .request_body(Some(token_body()))
+        .response(
+            "200",
+            json_ok("Revoked, or already unknown.", named("Envelope")),
+        )
+        .build();
+    let introspect = client_endpoint("introspect", "Describe a token (RFC 7662)")
         .request_body(Some(token_body()))
         .response(
             "200",
@@ -161,10 +159,6 @@ pub(super) fn oauth() -> Vec<(&'static str, PathItem)> {
                 named("Introspection"),
             ),
         )
-        .response("400", oauth_error())
-        .response("401", oauth_error())
-        .response("500", oauth_error())
-        .response(shared("429").0, shared("429").1)
         .build();
     let metadata = public(
         "metadata",
