@@ -131,19 +131,15 @@ impl Metrics {
 
 /// Change events appended to the merchants' logs, and the event streams open.
 fn event_family(r: &Registry) -> (IntCounter, IntGauge) {
-    let appended = register(
+    let appended = counter(
         r,
-        IntCounter::new(
-            "events_appended_total",
-            "Change events appended to the merchants' logs (in their writes' transactions).",
-        ),
+        "events_appended_total",
+        "Change events appended to the merchants' logs (in their writes' transactions).",
     );
-    let streams = register(
+    let streams = gauge(
         r,
-        IntGauge::new(
-            "event_stream_clients",
-            "Server-sent event streams open (GET /events).",
-        ),
+        "event_stream_clients",
+        "Server-sent event streams open (GET /events).",
     );
     (appended, streams)
 }
@@ -161,29 +157,21 @@ fn offline_family(r: &Registry) -> OfflineMetrics {
         7.0 * 86400.0,
     ];
     OfflineMetrics {
-        received: register(
+        received: counter(
             r,
-            IntCounter::new(
-                "offline_sales_received_total",
-                "Offline sales recorded by POST /basket/sync.",
-            ),
+            "offline_sales_received_total",
+            "Offline sales recorded by POST /basket/sync.",
         ),
-        lateness: register(
+        lateness: histogram(
             r,
-            Histogram::with_opts(
-                HistogramOpts::new(
-                    "offline_sale_lateness_seconds",
-                    "How long after its time of sale an offline sale reached the server.",
-                )
-                .buckets(seconds),
-            ),
+            "offline_sale_lateness_seconds",
+            "How long after its time of sale an offline sale reached the server.",
+            seconds,
         ),
-        shortfalls: register(
+        shortfalls: counter(
             r,
-            IntCounter::new(
-                "stock_shortfalls_total",
-                "Products an offline sale took more of than its store had left.",
-            ),
+            "stock_shortfalls_total",
+            "Products an offline sale took more of than its store had left.",
         ),
     }
 }
@@ -199,32 +187,22 @@ fn webhook_family(r: &Registry) -> WebhookMetrics {
             "Webhook delivery attempts by result (succeeded, retrying, gave_up).",
             &["result"],
         ),
-        latency: register(
+        latency: histogram(
             r,
-            Histogram::with_opts(
-                HistogramOpts::new(
-                    "webhook_delivery_latency_seconds",
-                    "From an event's commit to its successful delivery.",
-                )
-                .buckets(seconds.clone()),
-            ),
+            "webhook_delivery_latency_seconds",
+            "From an event's commit to its successful delivery.",
+            seconds.clone(),
         ),
-        attempt_duration: register(
+        attempt_duration: histogram(
             r,
-            Histogram::with_opts(
-                HistogramOpts::new(
-                    "webhook_attempt_duration_seconds",
-                    "One delivery attempt, from connecting to the receiver's answer.",
-                )
-                .buckets(seconds),
-            ),
+            "webhook_attempt_duration_seconds",
+            "One delivery attempt, from connecting to the receiver's answer.",
+            seconds,
         ),
-        queue_depth: register(
+        queue_depth: gauge(
             r,
-            IntGauge::new(
-                "webhook_queue_depth",
-                "Webhook deliveries waiting, all replicas (counted every few seconds).",
-            ),
+            "webhook_queue_depth",
+            "Webhook deliveries waiting, all replicas (counted every few seconds).",
         ),
         oldest_pending: register(
             r,
@@ -299,12 +277,10 @@ fn db_family(r: &Registry) -> (HistogramVec, IntCounter, Histogram) {
             &["op"],
         ),
     );
-    let commits = register(
+    let commits = counter(
         r,
-        IntCounter::new(
-            "db_commits_total",
-            "Transactions committed (on SQLite, each commits a group of writes).",
-        ),
+        "db_commits_total",
+        "Transactions committed (on SQLite, each commits a group of writes).",
     );
     let group_size = histogram(
         r,
@@ -317,16 +293,11 @@ fn db_family(r: &Registry) -> (HistogramVec, IntCounter, Histogram) {
 
 /// Merchant supervisors running and started, and the records their states cache.
 fn merchant_family(r: &Registry) -> (IntGauge, IntCounter, IntGaugeVec) {
-    let active = register(
+    let active = gauge(r, "merchant_actors_active", "Merchant supervisors running.");
+    let activations = counter(
         r,
-        IntGauge::new("merchant_actors_active", "Merchant supervisors running."),
-    );
-    let activations = register(
-        r,
-        IntCounter::new(
-            "merchant_actor_activations_total",
-            "Merchant supervisors started (first use or after passivation).",
-        ),
+        "merchant_actor_activations_total",
+        "Merchant supervisors started (first use or after passivation).",
     );
     let cached = register(
         r,
@@ -362,28 +333,32 @@ fn write_family(r: &Registry) -> (Histogram, Histogram) {
 
 /// Replicas on one PostgreSQL: whether this one hears the others, and what their writes cost it.
 fn replica_family(r: &Registry) -> (IntCounter, IntGauge, IntCounter) {
-    let reloads = register(
+    let reloads = counter(
         r,
-        IntCounter::new(
-            "merchant_reloads_total",
-            "Merchant states loaded again because another replica (or process) wrote.",
-        ),
+        "merchant_reloads_total",
+        "Merchant states loaded again because another replica (or process) wrote.",
     );
-    let listening = register(
+    let listening = gauge(
         r,
-        IntGauge::new(
-            "replica_listening",
-            "1 while this replica hears the others' writes on PostgreSQL (always 0 on SQLite).",
-        ),
+        "replica_listening",
+        "1 while this replica hears the others' writes on PostgreSQL (always 0 on SQLite).",
     );
-    let listens = register(
+    let listens = counter(
         r,
-        IntCounter::new(
-            "replica_listens_total",
-            "Times the listening connection was opened (more than 1: it was lost and reopened).",
-        ),
+        "replica_listens_total",
+        "Times the listening connection was opened (more than 1: it was lost and reopened).",
     );
     (reloads, listening, listens)
+}
+
+/// A counter without labels, registered.
+fn counter(r: &Registry, name: &str, help: &str) -> IntCounter {
+    register(r, IntCounter::new(name, help))
+}
+
+/// A gauge without labels, registered.
+fn gauge(r: &Registry, name: &str, help: &str) -> IntGauge {
+    register(r, IntGauge::new(name, help))
 }
 
 /// A counter with labels, registered.
