@@ -271,14 +271,7 @@ impl Dispatcher {
                 });
                 continue;
             };
-            let (attempt, outcome) = self.deliver(endpoint, event, delivery).await;
-            batch.push(AttemptRecord {
-                seq: delivery.seq,
-                event_type: event.kind.clone(),
-                fresh: false,
-                attempt,
-                outcome,
-            });
+            let outcome = self.attempt(endpoint, event, delivery, false, batch).await;
             if let Some(step) = Step::after(outcome) {
                 return Ok(step);
             }
@@ -335,14 +328,7 @@ impl Dispatcher {
                 first_attempt_at: None,
                 due: 0,
             };
-            let (attempt, outcome) = self.deliver(endpoint, event, fresh).await;
-            batch.push(AttemptRecord {
-                seq: event.seq,
-                event_type: event.kind.clone(),
-                fresh: true,
-                attempt,
-                outcome,
-            });
+            let outcome = self.attempt(endpoint, event, fresh, true, batch).await;
             *sent += 1;
             if let Some(step) = Step::after(outcome) {
                 return Ok(step);
@@ -353,6 +339,28 @@ impl Dispatcher {
         }
         batch.moved = true;
         Ok(Step::Sent)
+    }
+
+    /// Sends `event` as `delivery` (its first attempt when `fresh`) and keeps the attempt in
+    /// `batch` for the next flush; how it went.
+    async fn attempt(
+        &self,
+        endpoint: &Endpoint,
+        event: &Event,
+        delivery: PendingDelivery,
+        fresh: bool,
+        batch: &mut Unrecorded,
+    ) -> AttemptOutcome {
+        let seq = delivery.seq;
+        let (attempt, outcome) = self.deliver(endpoint, event, delivery).await;
+        batch.push(AttemptRecord {
+            seq,
+            event_type: event.kind.clone(),
+            fresh,
+            attempt,
+            outcome,
+        });
+        outcome
     }
 
     /// Renews the lease when less than an attempt's time (and a second) is left, so it never
