@@ -57,6 +57,18 @@ impl From<NoIdentifier> for Vec<String> {
     }
 }
 
+/// How many entries of the child object `key` (lines, instances, items keyed by client keys)
+/// have no `id`: each is new and takes an identifier.
+pub fn new_children(fields: &Map<String, Value>, key: &str) -> usize {
+    match fields.get(key) {
+        Some(Value::Object(entries)) => entries
+            .values()
+            .filter(|e| e.get("id").is_none_or(Value::is_null))
+            .count(),
+        _ => 0,
+    }
+}
+
 /// The next identifier reserved for a write.
 pub fn next_id(ids: &mut dyn Iterator<Item = i64>) -> Result<i64, NoIdentifier> {
     ids.next().ok_or(NoIdentifier)
@@ -152,6 +164,13 @@ impl Fields {
 
     fn problem(&mut self, key: &str, message: impl AsRef<str>) {
         self.problems.push(format!("{key}: {}", message.as_ref()));
+    }
+
+    /// A required text the record holds as `""` until first written (a name, a title): the
+    /// text written, else `current`; `None` while it is still empty, for [`Self::require`].
+    pub fn required_text(&mut self, key: &str, current: &str) -> Option<String> {
+        self.text(key)
+            .apply(Some(current.to_owned()).filter(|t| !t.is_empty()))
     }
 
     /// A text field of the record, as long as its declaration allows (`max_len`); empty text
@@ -287,6 +306,24 @@ impl Fields {
                 None
             }
             patch => self.live(key, patch, None, live, what),
+        }
+    }
+
+    /// A [`Self::fixed_reference`] written into `id` (a basket's or a count's store): set by a
+    /// create, kept after; clearing it once created is refused.
+    pub fn set_fixed_reference(
+        &mut self,
+        key: &str,
+        id: &mut i64,
+        creating: bool,
+        live: &dyn Fn(i64) -> bool,
+        what: &str,
+        moved: &str,
+    ) {
+        match self.fixed_reference(key, *id, creating, live, what, moved) {
+            Some(Patch::Set(set)) => *id = set,
+            Some(Patch::Clear) if !creating => self.problem(key, "cannot be cleared."),
+            _ => {}
         }
     }
 

@@ -28,9 +28,7 @@ impl CategoryRecord {
         parent_ok: impl Fn(i64, i64) -> Result<(), String>,
     ) -> Result<Self, Vec<String>> {
         let mut f = Fields::declared::<Self>(fields);
-        let title = f
-            .text("title")
-            .apply(Some(self.title.clone()).filter(|t| !t.is_empty()));
+        let title = f.required_text("title", &self.title);
         self.parent_id = match f.integer("parentId") {
             Patch::Set(parent) => match parent_ok(self.id, parent) {
                 Ok(()) => Some(parent),

@@ -86,13 +86,7 @@ impl ProductRecord {
     /// How many new identifiers a write of these fields needs (the product's own, if new, is
     /// counted by the caller).
     pub fn new_instances(fields: &Map<String, Value>) -> usize {
-        match fields.get("instances") {
-            Some(Value::Object(entries)) => entries
-                .values()
-                .filter(|e| e.get("id").is_none_or(Value::is_null))
-                .count(),
-            _ => 0,
-        }
+        crate::fields::new_children(fields, "instances")
     }
 
     /// Applies written fields; `ids` hands out identifiers for new instances.
@@ -107,9 +101,7 @@ impl ProductRecord {
         let categories_written = fields.get("categories").cloned();
         let images_written = fields.get("images").cloned();
         let mut f = Fields::declared::<Self>(fields);
-        let name = f
-            .text("name")
-            .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
+        let name = f.required_text("name", &self.name);
         self.barcode = f.text("barcode").apply(self.barcode);
         self.details = f.text("details").apply(self.details);
         self.tags = f.text("tags").apply(self.tags);

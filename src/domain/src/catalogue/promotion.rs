@@ -12,39 +12,16 @@ use crate::money;
 use crate::record::Choice;
 use merchantd_macros::Record;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum PromotionType {
-    #[default]
-    Percentage,
-    XForY,
-    MealDeal,
-}
-
-impl Choice for PromotionType {
-    const VALUES: &'static [&'static str] = &["percentage", "xForY", "mealDeal"];
-
-    fn as_str(self) -> &'static str {
-        match self {
-            PromotionType::Percentage => "percentage",
-            PromotionType::XForY => "xForY",
-            PromotionType::MealDeal => "mealDeal",
-        }
-    }
-
-    fn parse(text: &str) -> Option<Self> {
-        match text {
-            "percentage" => Some(PromotionType::Percentage),
-            "xForY" => Some(PromotionType::XForY),
-            "mealDeal" => Some(PromotionType::MealDeal),
-            _ => None,
-        }
+crate::choice! {
+    pub enum PromotionType {
+        Percentage = "percentage",
+        XForY = "xForY",
+        MealDeal = "mealDeal",
     }
 }
 
 /// Every day of the week, 0 = Sunday.
 pub const ALL_DAYS: [i64; 7] = [0, 1, 2, 3, 4, 5, 6];
-
-crate::choice_cell!(PromotionType);
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(table = "promotions", event = "promotion")]
@@ -153,9 +130,7 @@ impl PromotionRecord {
         let (raw_categories, raw_days) = (raw("categoryIds"), raw("daysAvailable"));
         let mut f = Fields::declared::<Self>(fields);
 
-        let title = f
-            .text("title")
-            .apply(Some(self.title.clone()).filter(|t| !t.is_empty()));
+        let title = f.required_text("title", &self.title);
         self.details = f.text("details").apply(self.details);
         self.terms = f.text("terms").apply(self.terms);
         let current_kind = (!creating).then_some(self.kind);

@@ -62,9 +62,7 @@ impl StoreRecord {
         creating: bool,
     ) -> Result<Self, Vec<String>> {
         let mut f = Fields::declared::<Self>(fields);
-        let name = f
-            .text("name")
-            .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
+        let name = f.required_text("name", &self.name);
         crate::apply_address!(f, self);
         match f.text("timezone") {
             Patch::Set(tz) if tz.parse::<chrono_tz::Tz>().is_ok() => self.timezone = tz,

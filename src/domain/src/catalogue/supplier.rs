@@ -32,9 +32,7 @@ impl SupplierRecord {
     /// Applies written fields (fields left out keep their value).
     pub fn apply(mut self, fields: Map<String, Value>) -> Result<Self, Vec<String>> {
         let mut f = Fields::declared::<Self>(fields);
-        let name = f
-            .text("name")
-            .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
+        let name = f.required_text("name", &self.name);
         self.description = f.text("description").apply(self.description);
         self.company_number = f.text("companyNumber").apply(self.company_number);
         self.vat_number = f.text("vatNumber").apply(self.vat_number);

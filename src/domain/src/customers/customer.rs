@@ -60,9 +60,7 @@ impl CustomerRecord {
     pub fn apply(mut self, mut fields: Map<String, Value>) -> Result<Self, Vec<String>> {
         let attributes = fields.shift_remove("attributes");
         let mut f = Fields::declared::<Self>(fields);
-        let name = f
-            .text("name")
-            .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
+        let name = f.required_text("name", &self.name);
         self.email = f.text("email").apply(self.email);
         self.phone = f.text("phone").apply(self.phone);
         self.note = f.text("note").apply(self.note);

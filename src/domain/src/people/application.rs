@@ -66,9 +66,7 @@ impl ApplicationRecord {
         let uris = fields.remove("redirectUris");
         let mut f = Fields::declared::<Self>(fields);
         self.new_secret_hash = None;
-        let name = f
-            .text("name")
-            .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
+        let name = f.required_text("name", &self.name);
         self.description = f.text("description").apply(self.description);
         self.logo = f.text("logo").apply(self.logo);
         self.active_date = f.date("activeDate").apply(self.active_date);

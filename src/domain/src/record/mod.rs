@@ -496,6 +496,44 @@ impl<T: FromCell> FromCell for Option<T> {
     }
 }
 
+/// An enumeration of words from one table (the first variant is the default): the enum, its
+/// [`Choice`] words and its cells, so a word is written once and cannot drift from its variant.
+#[macro_export]
+macro_rules! choice {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident {
+        $first:ident = $first_word:literal $(, $variant:ident = $word:literal)* $(,)?
+    }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+        $vis enum $name {
+            #[default]
+            $first,
+            $($variant,)*
+        }
+
+        impl $crate::record::Choice for $name {
+            const VALUES: &'static [&'static str] = &[$first_word $(, $word)*];
+
+            fn as_str(self) -> &'static str {
+                match self {
+                    Self::$first => $first_word,
+                    $(Self::$variant => $word,)*
+                }
+            }
+
+            fn parse(text: &str) -> Option<Self> {
+                match text {
+                    $first_word => Some(Self::$first),
+                    $($word => Some(Self::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+
+        $crate::choice_cell!($name);
+    };
+}
+
 /// Choices are stored and shown as their word.
 #[macro_export]
 macro_rules! choice_cell {

@@ -6,32 +6,34 @@ use super::{Cell, FieldDecl, Visit, Visitor};
 /// The value of a record's integer (or id, or date) field named `name` in JSON; `None` when it
 /// is null or the record has no such field.
 pub fn int_field(record: &dyn Visit, name: &str) -> Option<i64> {
-    let mut found = None;
-    probe(record, name, &mut |cell| {
-        if let Cell::Int(v) = cell {
-            found = Some(v);
-        }
-    });
-    found
+    field_as(record, name, |cell| match cell {
+        Cell::Int(v) => Some(v),
+        _ => None,
+    })
 }
 
 /// The value of a record's boolean field (or computed field) named `name` in JSON.
 pub fn bool_field(record: &dyn Visit, name: &str) -> Option<bool> {
-    let mut found = None;
-    probe(record, name, &mut |cell| {
-        if let Cell::Bool(v) = cell {
-            found = Some(v);
-        }
-    });
-    found
+    field_as(record, name, |cell| match cell {
+        Cell::Bool(v) => Some(v),
+        _ => None,
+    })
 }
 
 /// The value of a record's text field (or choice) named `name` in JSON.
 pub fn text_field(record: &dyn Visit, name: &str) -> Option<String> {
+    field_as(record, name, |cell| match cell {
+        Cell::Text(v) => Some(v.to_owned()),
+        _ => None,
+    })
+}
+
+/// The field named `name` as `read` takes it; `None` when it is not of the cell `read` takes.
+fn field_as<T>(record: &dyn Visit, name: &str, read: fn(Cell<'_>) -> Option<T>) -> Option<T> {
     let mut found = None;
     probe(record, name, &mut |cell| {
-        if let Cell::Text(v) = cell {
-            found = Some(v.to_owned());
+        if let Some(v) = read(cell) {
+            found = Some(v);
         }
     });
     found

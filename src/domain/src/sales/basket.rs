@@ -9,33 +9,12 @@ use crate::record::Choice;
 use crate::sales::pricing::{Receipt, Rounding};
 use merchantd_macros::Record;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum BasketType {
-    #[default]
-    Sale,
-    Wastage,
-}
-
-impl Choice for BasketType {
-    const VALUES: &'static [&'static str] = &["sale", "wastage"];
-
-    fn as_str(self) -> &'static str {
-        match self {
-            BasketType::Sale => "sale",
-            BasketType::Wastage => "wastage",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Self> {
-        match s {
-            "sale" => Some(BasketType::Sale),
-            "wastage" => Some(BasketType::Wastage),
-            _ => None,
-        }
+crate::choice! {
+    pub enum BasketType {
+        Sale = "sale",
+        Wastage = "wastage",
     }
 }
-
-crate::choice_cell!(BasketType);
 
 #[derive(Clone, Debug, Default, PartialEq, Record)]
 #[record(
@@ -322,21 +301,14 @@ impl BasketRecord {
 
     /// The store (set at creation, never moved) and the customer a write names.
     fn apply_references(&mut self, f: &mut Fields, ctx: &BasketContext<'_>, creating: bool) {
-        use crate::fields::Patch;
-        let moved = "a basket cannot move to another store.";
-        let store = f.fixed_reference(
+        f.set_fixed_reference(
             "storeId",
-            self.store_id,
+            &mut self.store_id,
             creating,
             ctx.store_exists,
             "a store",
-            moved,
+            "a basket cannot move to another store.",
         );
-        match store {
-            Some(Patch::Set(store)) => self.store_id = store,
-            Some(Patch::Clear) if !creating => f.reject("storeId", "cannot be cleared."),
-            _ => {}
-        }
         if creating && self.store_id == 0 {
             f.reject("storeId", "required field is missing.");
         }

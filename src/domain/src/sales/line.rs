@@ -232,13 +232,7 @@ pub(crate) fn line_quantity(
 
 /// New lines a write adds (each takes an identifier).
 pub fn new_lines(fields: &Map<String, Value>) -> usize {
-    match fields.get("basketProducts") {
-        Some(Value::Object(entries)) => entries
-            .values()
-            .filter(|e| e.get("id").is_none_or(Value::is_null))
-            .count(),
-        _ => 0,
-    }
+    crate::fields::new_children(fields, "basketProducts")
 }
 
 /// The sale baskets a write's return lines name.

@@ -278,11 +278,5 @@ fn item_prices(
 
 /// New items a write adds (each takes an identifier).
 pub fn new_items(fields: &Map<String, Value>) -> usize {
-    match fields.get("items") {
-        Some(Value::Object(entries)) => entries
-            .values()
-            .filter(|e| e.get("id").is_none_or(Value::is_null))
-            .count(),
-        _ => 0,
-    }
+    crate::fields::new_children(fields, "items")
 }

@@ -51,9 +51,7 @@ impl RegisterRecord {
         if self.store_id == 0 {
             f.reject("storeId", "required field is missing.");
         }
-        let name = f
-            .text("name")
-            .apply(Some(self.name.clone()).filter(|n| !n.is_empty()));
+        let name = f.required_text("name", &self.name);
         f.require("name", &name);
         f.finish()?;
         self.name = name.unwrap_or_default();

@@ -363,33 +363,12 @@ fn minor_units(f: &mut Fields, key: &str, value: Option<&Value>) -> Option<i64> 
     crate::sales::payment::minor_units(f, key, value)
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum MovementType {
-    #[default]
-    PaidIn,
-    PaidOut,
-}
-
-impl Choice for MovementType {
-    const VALUES: &'static [&'static str] = &["paidIn", "paidOut"];
-
-    fn as_str(self) -> &'static str {
-        match self {
-            MovementType::PaidIn => "paidIn",
-            MovementType::PaidOut => "paidOut",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Self> {
-        match s {
-            "paidIn" => Some(MovementType::PaidIn),
-            "paidOut" => Some(MovementType::PaidOut),
-            _ => None,
-        }
+crate::choice! {
+    pub enum MovementType {
+        PaidIn = "paidIn",
+        PaidOut = "paidOut",
     }
 }
-
-crate::choice_cell!(MovementType);
 
 /// Cash put into or taken out of a drawer during an open session, with why. It never changes.
 #[derive(Clone, Debug, Default, PartialEq, Record)]

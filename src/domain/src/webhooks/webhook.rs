@@ -112,9 +112,7 @@ impl WebhookRecord {
         let events = fields.remove("events");
         let mut f = Fields::declared::<Self>(fields);
         self.new_secret = None;
-        let url = f
-            .text("url")
-            .apply(Some(self.url.clone()).filter(|u| !u.is_empty()));
+        let url = f.required_text("url", &self.url);
         if let Some(url) = &url {
             if let Err(why) = check_url(url) {
                 f.reject("url", why);

@@ -220,20 +220,14 @@ impl StockReconciliation {
     ) -> Result<Self, Vec<String>> {
         let products = fields.get("products").cloned();
         let mut f = Fields::declared::<Self>(fields);
-        let moved = "a count cannot move to another store.";
-        let store = f.fixed_reference(
+        f.set_fixed_reference(
             "storeId",
-            self.store_id,
+            &mut self.store_id,
             creating,
             ctx.store_exists,
             "a store",
-            moved,
+            "a count cannot move to another store.",
         );
-        match store {
-            Some(Patch::Set(store)) => self.store_id = store,
-            Some(Patch::Clear) if !creating => f.reject("storeId", "cannot be cleared."),
-            _ => {}
-        }
         if creating && self.store_id == 0 {
             f.require("storeId", &None::<i64>);
         }
