@@ -9,3 +9,13 @@ pub fn obj(v: Value) -> Map<String, Value> {
         other => panic!("a test object must be a JSON object, not {other}"),
     }
 }
+
+/// Fails unless each needle is part of one of the problems a write was refused with.
+pub fn assert_named(problems: &[String], needles: &[&str]) {
+    for needle in needles {
+        assert!(
+            problems.iter().any(|p| p.contains(needle)),
+            "{needle} in {problems:?}"
+        );
+    }
+}

@@ -370,21 +370,21 @@ mod tests {
         let errs = create(json!({"type": "bogo", "x": "1.23456", "storeIds": [9, 10],
             "categoryIds": [1], "productIds": [-1], "daysAvailable": [7],
             "startDate": "soon", "notAField": 1}))
-        .unwrap_err()
-        .join(" ");
-        for needle in [
-            "notAField: unknown field.",
-            "title: required field is missing.",
-            "type: \"bogo\" is not one of",
-            "x: \"1.23456\" has more than 4 decimals.",
-            "storeIds: 10 is not a store of this merchant.",
-            "categoryIds: 1 is not a category of this merchant.",
-            "productIds: must be an array",
-            "daysAvailable: must be an array",
-            "startDate: \"soon\" is not a date",
-        ] {
-            assert!(errs.contains(needle), "{needle} in {errs}");
-        }
+        .unwrap_err();
+        crate::testing::assert_named(
+            &errs,
+            &[
+                "notAField: unknown field.",
+                "title: required field is missing.",
+                "type: \"bogo\" is not one of",
+                "x: \"1.23456\" has more than 4 decimals.",
+                "storeIds: 10 is not a store of this merchant.",
+                "categoryIds: 1 is not a category of this merchant.",
+                "productIds: must be an array",
+                "daysAvailable: must be an array",
+                "startDate: \"soon\" is not a date",
+            ],
+        );
     }
 
     #[test]

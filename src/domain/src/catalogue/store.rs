@@ -129,15 +129,15 @@ mod tests {
             0,
         )
         .unwrap_err();
-        let text = errs.join(" ");
-        for needle in [
-            "notAField: unknown field",
-            "countryId:",
-            "lat:",
-            "timezone:",
-        ] {
-            assert!(text.contains(needle), "{needle} in {text}");
-        }
+        crate::testing::assert_named(
+            &errs,
+            &[
+                "notAField: unknown field",
+                "countryId:",
+                "lat:",
+                "timezone:",
+            ],
+        );
     }
 
     #[test]

@@ -203,16 +203,16 @@ mod tests {
                 true,
                 |_| Ok(()),
             )
-            .unwrap_err()
-            .join(" ");
-        for needle in [
-            "notAField: unknown field",
-            "countryId:",
-            "lat:",
-            "lng:",
-            "email:",
-        ] {
-            assert!(errs.contains(needle), "{needle} in {errs}");
-        }
+            .unwrap_err();
+        crate::testing::assert_named(
+            &errs,
+            &[
+                "notAField: unknown field",
+                "countryId:",
+                "lat:",
+                "lng:",
+                "email:",
+            ],
+        );
     }
 }

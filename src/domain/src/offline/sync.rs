@@ -497,19 +497,19 @@ mod tests {
             "payments": {"p": {"type": "GOLD", "amount": -1}}
         }))
         .unwrap_err();
-        let text = problems.join("\n");
-        for needle in [
-            "colour: is not a field",
-            "clientId: \"nope\" is not a UUID",
-            "occurredAt: lies in the future",
-            "storeId: -1 is not an id",
-            "sessionId: a session is a register's",
-            "basketProducts.a.quantity: must not be 0",
-            "basketProducts.b.: must be an object",
-            "payments.p.type: \"GOLD\" is not one of",
-            "payments.p.amount: -1 is not a whole number",
-        ] {
-            assert!(text.contains(needle), "{needle} not in {text}");
-        }
+        crate::testing::assert_named(
+            &problems,
+            &[
+                "colour: is not a field",
+                "clientId: \"nope\" is not a UUID",
+                "occurredAt: lies in the future",
+                "storeId: -1 is not an id",
+                "sessionId: a session is a register's",
+                "basketProducts.a.quantity: must not be 0",
+                "basketProducts.b.: must be an object",
+                "payments.p.type: \"GOLD\" is not one of",
+                "payments.p.amount: -1 is not a whole number",
+            ],
+        );
     }
 }

@@ -328,15 +328,15 @@ mod tests {
                 false,
                 &Stores(vec![9]),
             )
-            .unwrap_err()
-            .join(" ");
-        for needle in [
-            "email: \"nope\"",
-            "roleId: must be a role id",
-            "stores: 77: 77 is not a store",
-        ] {
-            assert!(errs.contains(needle), "{needle} in {errs}");
-        }
+            .unwrap_err();
+        crate::testing::assert_named(
+            &errs,
+            &[
+                "email: \"nope\"",
+                "roleId: must be a role id",
+                "stores: 77: 77 is not a store",
+            ],
+        );
     }
 
     #[test]

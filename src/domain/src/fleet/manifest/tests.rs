@@ -25,6 +25,12 @@ fn err(text: &str) -> String {
     Manifest::parse("t.toml", text).unwrap_err().to_string()
 }
 
+/// Fails unless this manifest is refused with an error naming `said`.
+fn assert_refused_naming(text: &str, said: &str) {
+    let e = err(text);
+    assert!(e.contains(said), "{e}");
+}
+
 #[test]
 fn a_good_manifest_parses_and_drops_clear_secrets() {
     let m = Manifest::parse("t.toml", GOOD).unwrap();
@@ -48,10 +54,9 @@ fn unknown_role_names_file_entry_and_field() {
 
 #[test]
 fn bad_redirect_uri_is_named() {
-    let e = err(&GOOD.replace("http://127.0.0.1:8976/callback", "http://evil.example/cb"));
-    assert!(
-        e.contains("applications[0] (demo-pos): redirect_uris[0]:"),
-        "{e}"
+    assert_refused_naming(
+        &GOOD.replace("http://127.0.0.1:8976/callback", "http://evil.example/cb"),
+        "applications[0] (demo-pos): redirect_uris[0]:",
     );
 }
 
@@ -60,10 +65,9 @@ fn duplicate_email_is_named() {
     let twice = format!(
         "{GOOD}\n[[users]]\nemail = \"owner@demo.test\"\npassword = \"another-password\"\nrole = \"guest\"\n"
     );
-    let e = err(&twice);
-    assert!(
-        e.contains("users[1]: email: duplicate email \"owner@demo.test\""),
-        "{e}"
+    assert_refused_naming(
+        &twice,
+        "users[1]: email: duplicate email \"owner@demo.test\"",
     );
 }
 
