@@ -5,7 +5,7 @@ scenarios: before, after, before, after, ... so that the machine's drift falls o
     benches/load/ab.py BEFORE AFTER [--rounds 3] [--only read,write,calculate,sync]
                        [--postgres URL] [--duration S]
 
-Each round runs load.py once per binary (`--runs 1`, the same arguments otherwise), then the
+Each round runs load.py (through run.sh) once per binary (`--runs 1`, the same arguments otherwise), then the
 medians over the rounds are printed per scenario with after / before. A ratio within the
 rounds' own spread is noise; the spread is printed beside it. Raw results stay under
 target/load/ab-<time>/.
@@ -32,7 +32,8 @@ FIGURES = {
 
 
 def run(binary, args, out):
-    command = [sys.executable, os.path.join(HERE, "load.py"), "--binary", binary, "--runs", "1",
+    # Through run.sh, which installs wrk when it is missing and passes the rest to load.py.
+    command = [os.path.join(HERE, "run.sh"), "--binary", binary, "--runs", "1",
                "--out", out, "--only", args.only]
     if args.postgres:
         command += ["--postgres", args.postgres]
