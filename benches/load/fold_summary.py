@@ -15,10 +15,16 @@ def short(frame, width=150):
     return frame if len(frame) <= width else frame[: width - 1] + "…"
 
 
+# The workspace's crates: `merchantd::` (the binary) and `merchantd_<layer>::` (api, engine,
+# storage, domain, ...), as symbols name them.
+OURS = re.compile(r"(^|[<\s])merchantd(_[a-z]+)?::")
+
+
 def own(frame):
-    """A function of this crate (not a generic library frame instantiated with one of our types)."""
+    """A function of our crates (not a generic library frame instantiated with one of our types)."""
     f = frame.lstrip()
-    return f.startswith(("merchantd::", "<merchantd::", "<impl merchantd::")) and not f.startswith("merchantd::main")
+    return f.startswith(("merchantd", "<merchantd", "<impl merchantd")) and bool(OURS.search(f)) \
+        and not f.startswith("merchantd::main")
 
 
 def main():
@@ -38,7 +44,7 @@ def main():
             if own(f):
                 inclusive[f] += count
         # The innermost merchantd:: frame: where the project's code spends (or delegates) the time.
-        ours = next((f for f in reversed(frames) if "merchantd::" in f), None)
+        ours = next((f for f in reversed(frames) if OURS.search(f)), None)
         if ours:
             ours_self[ours] += count
     if not total:
