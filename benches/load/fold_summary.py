@@ -18,13 +18,14 @@ def short(frame, width=150):
 # The workspace's crates: `merchantd::` (the binary) and `merchantd_<layer>::` (api, engine,
 # storage, domain, ...), as symbols name them.
 OURS = re.compile(r"(^|[<\s])merchantd(_[a-z]+)?::")
+# A frame that is one of our functions: it starts with our path (an impl of ours, or a method).
+OWN = re.compile(r"<?(impl )?merchantd(_[a-z]+)?::")
 
 
 def own(frame):
     """A function of our crates (not a generic library frame instantiated with one of our types)."""
     f = frame.lstrip()
-    return f.startswith(("merchantd", "<merchantd", "<impl merchantd")) and bool(OURS.search(f)) \
-        and not f.startswith("merchantd::main")
+    return bool(OWN.match(f)) and not f.startswith("merchantd::main")
 
 
 def main():
